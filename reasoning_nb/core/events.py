@@ -1,0 +1,87 @@
+"""The typed events every provider emits, in one order: reasoning of a step, then its answer.
+
+Events are small frozen dataclasses with a ``kind`` discriminator so views can dispatch on a
+string and tests can compare sequences.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Union
+
+if TYPE_CHECKING:
+    from .trace import Trace
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A piece of reasoning ("thinking") text."""
+
+    text: str
+    kind: ClassVar[str] = "reasoning"
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the answer."""
+
+    text: str
+    kind: ClassVar[str] = "answer"
+
+
+@dataclass(frozen=True, slots=True)
+class Reclassify:
+    """All answer text so far was really reasoning.
+
+    Sent when a lone closing tag shows the template had pre-opened the reasoning block: the live
+    view guessed "answer" and must move that text into the reasoning pane.
+    """
+
+    kind: ClassVar[str] = "reclassify"
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts as the server reports them; ``None`` where it does not say."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    kind: ClassVar[str] = "usage"
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A warning for the user (fallback used, value clamped, block left open...)."""
+
+    text: str
+    kind: ClassVar[str] = "notice"
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """Why the model stopped: ``stop``, ``length``, ... (the provider's word, normalised)."""
+
+    reason: str
+    kind: ClassVar[str] = "finish"
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderState:
+    """Opaque data that must travel back with the history (signatures, encrypted reasoning)."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+    kind: ClassVar[str] = "provider_state"
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The last event of every stream: the folded trace."""
+
+    trace: Trace
+    kind: ClassVar[str] = "done"
+
+
+Event = Union[
+    ReasoningDelta, TextDelta, Reclassify, Usage, Notice, Finish, ProviderState, Done
+]

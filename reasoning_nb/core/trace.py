@@ -1,0 +1,239 @@
+"""Trace: everything one run produced, folded from its events; what the notebook saves.
+
+``to_dict()`` is the saved schema (``"schema": 1``): JSON-safe, no secrets, and it round-trips
+through ``from_dict()``. Unknown keys in a saved dict are ignored so later schemas stay readable.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .events import Event, Finish, Notice, ProviderState, ReasoningDelta, Reclassify, TextDelta, Usage
+
+SCHEMA = 1
+STATUSES = ("running", "complete", "truncated", "cancelled", "error")
+USAGE_KEYS = ("input_tokens", "output_tokens", "reasoning_tokens")
+TIMING_KEYS = ("first_token_ms", "reasoning_ms", "total_ms")
+
+
+def _empty_usage() -> dict[str, int | None]:
+    return dict.fromkeys(USAGE_KEYS)
+
+
+def _empty_timing() -> dict[str, float | None]:
+    return dict.fromkeys(TIMING_KEYS)
+
+
+@dataclass
+class Trace:
+    """One model run: reasoning and answer kept apart, with usage, timing, status and warnings."""
+
+    model: str = ""
+    """The full model id as given, e.g. ``ollama:qwen3:0.6b``."""
+    provider: str = ""
+    """The provider id, e.g. ``ollama``."""
+    preset: str = "auto"
+    budget_tokens: int | None = None
+    prompt: str = ""
+    reasoning: str = ""
+    """All reasoning text; separate blocks are joined with a blank line."""
+    answer: str = ""
+    """The answer, with no reasoning tags left in it."""
+    usage: dict[str, int | None] = field(default_factory=_empty_usage)
+    timing: dict[str, float | None] = field(default_factory=_empty_timing)
+    status: str = "running"
+    finish_reason: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+    request: dict[str, Any] = field(default_factory=dict)
+    """The reasoning-related request fields actually sent (never a secret)."""
+    provider_state: dict[str, Any] = field(default_factory=dict)
+    """Opaque data a provider needs back in the history (signatures...)."""
+    started_at: str | None = None
+    """Wall-clock start, ISO 8601 UTC."""
+
+    # Live bookkeeping, not saved.
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
+    _t0: float | None = field(default=None, repr=False, compare=False)
+    _first_reasoning: float | None = field(default=None, repr=False, compare=False)
+    _last_reasoning: float | None = field(default=None, repr=False, compare=False)
+    _first_answer: float | None = field(default=None, repr=False, compare=False)
+    _last_kind: str = field(default="", repr=False, compare=False)
+
+    # -- folding -------------------------------------------------------------------------------
+
+    def start(self) -> Trace:
+        """Start the clocks (called by the runner just before the request goes out)."""
+        self._t0 = self.clock()
+        if self.started_at is None:
+            self.started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        return self
+
+    def fold(self, event: Event) -> None:
+        """Apply one event to the trace."""
+        if isinstance(event, ReasoningDelta):
+            self._on_reasoning(event.text)
+        elif isinstance(event, TextDelta):
+            self._on_answer(event.text)
+        elif isinstance(event, Reclassify):
+            self._reclassify()
+        elif isinstance(event, Usage):
+            for key in USAGE_KEYS:
+                value = getattr(event, key)
+                if value is not None:
+                    self.usage[key] = value
+        elif isinstance(event, Notice):
+            self.warn(event.text)
+        elif isinstance(event, Finish):
+            self.finish_reason = event.reason
+        elif isinstance(event, ProviderState):
+            self.provider_state.update(event.data)
+
+    def warn(self, text: str) -> None:
+        if text not in self.warnings:
+            self.warnings.append(text)
+
+    def _stamp(self) -> float:
+        now = self.clock()
+        if self._t0 is None:
+            self._t0 = now
+        if self.timing["first_token_ms"] is None:
+            self.timing["first_token_ms"] = self._ms(now)
+        return now
+
+    def _on_reasoning(self, text: str) -> None:
+        if not text:
+            return
+        now = self._stamp()
+        if self._last_kind == "answer" and self.reasoning:
+            self.reasoning += "\n\n"  # a new block after some answer text
+        self.reasoning += text
+        self._first_reasoning = self._first_reasoning or now
+        self._last_reasoning = now
+        self._last_kind = "reasoning"
+
+    def _on_answer(self, text: str) -> None:
+        if not text:
+            return
+        self._last_kind = "answer"
+        if not self.answer:
+            text = text.lstrip()  # the blank line after a closing tag is not the answer
+            if not text:
+                return
+        now = self._stamp()
+        self.answer += text
+        if self._first_answer is None:
+            self._first_answer = now
+
+    def _reclassify(self) -> None:
+        moved = self.answer
+        self.answer = ""
+        if moved:
+            self.reasoning = f"{self.reasoning}\n\n{moved}" if self.reasoning else moved
+            self._first_reasoning = self._first_reasoning or self._first_answer
+            self._last_reasoning = self.clock()
+        self._first_answer = None
+        self._last_kind = "reasoning"
+
+    def finish(self, status: str | None = None, error: str | None = None) -> Trace:
+        """Close the trace: final status, timings, tidy whitespace."""
+        if status is None:
+            status = "truncated" if self.finish_reason == "length" else "complete"
+        self.status = status
+        if error is not None:
+            self.error = error
+        now = self.clock()
+        if self._t0 is not None:
+            self.timing["total_ms"] = self._ms(now)
+        if self._first_reasoning is not None:
+            end = self._first_answer or self._last_reasoning or now
+            self.timing["reasoning_ms"] = round(max(0.0, end - self._first_reasoning) * 1000, 1)
+        self.reasoning = self.reasoning.strip("\n")
+        self.answer = self.answer.strip("\n")
+        return self
+
+    def _ms(self, now: float) -> float:
+        return round((now - (self._t0 or now)) * 1000, 1)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    @property
+    def done(self) -> bool:
+        return self.status != "running"
+
+    def __str__(self) -> str:
+        return self.answer
+
+    def _repr_markdown_(self) -> str:
+        from ..render import to_markdown  # render sits above core; imported lazily
+
+        return to_markdown(self)
+
+    # -- saving -------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The saved form (schema 1): JSON-safe, never a secret."""
+        return {
+            "schema": SCHEMA,
+            "model": self.model,
+            "provider": self.provider,
+            "preset": self.preset,
+            "budget_tokens": self.budget_tokens,
+            "prompt": self.prompt,
+            "reasoning": self.reasoning,
+            "answer": self.answer,
+            "usage": dict(self.usage),
+            "timing": dict(self.timing),
+            "status": self.status,
+            "finish_reason": self.finish_reason,
+            "warnings": list(self.warnings),
+            "error": self.error,
+            "request": _json_copy(self.request),
+            "provider_state": _json_copy(self.provider_state),
+            "started_at": self.started_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Trace:
+        """Rebuild a trace from ``to_dict()`` output; unknown keys are ignored."""
+        if not isinstance(data, dict):
+            raise TypeError("a saved trace must be a dict")
+        schema = data.get("schema", SCHEMA)
+        if schema != SCHEMA:
+            raise ValueError(f"saved trace has schema {schema!r}; this version reads schema 1")
+        usage = _empty_usage() | {k: v for k, v in (data.get("usage") or {}).items() if k in USAGE_KEYS}
+        timing = _empty_timing() | {
+            k: v for k, v in (data.get("timing") or {}).items() if k in TIMING_KEYS
+        }
+        return cls(
+            model=str(data.get("model", "")),
+            provider=str(data.get("provider", "")),
+            preset=str(data.get("preset", "auto")),
+            budget_tokens=data.get("budget_tokens"),
+            prompt=str(data.get("prompt", "")),
+            reasoning=str(data.get("reasoning", "")),
+            answer=str(data.get("answer", "")),
+            usage=usage,
+            timing=timing,
+            status=str(data.get("status", "complete")),
+            finish_reason=data.get("finish_reason"),
+            warnings=[str(w) for w in data.get("warnings") or []],
+            error=data.get("error"),
+            request=dict(data.get("request") or {}),
+            provider_state=dict(data.get("provider_state") or {}),
+            started_at=data.get("started_at"),
+        )
+
+
+def _json_copy(value: Any) -> Any:
+    """A deep copy limited to JSON types, so a saved trace never holds live objects."""
+    if isinstance(value, dict):
+        return {str(k): _json_copy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_copy(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)

@@ -1,0 +1,36 @@
+"""The error tree.
+
+    ReasoningNBError            anything this package raises on purpose
+    ├── ConfigError             misuse: bad model id, unknown provider, bad preset or budget,
+    │                           missing API key (the message names the env var)
+    └── ProviderError           the world failed: HTTP error status, no connection, timeout,
+                                dropped or malformed stream, in-band error. ``.status`` is the
+                                HTTP status (None without one); ``.trace`` keeps what arrived.
+
+Messages are one sentence that says what to do next, and never contain an API key.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .core.trace import Trace
+
+
+class ReasoningNBError(Exception):
+    """Base class of every error reasoning_nb raises on purpose."""
+
+
+class ConfigError(ReasoningNBError, ValueError):
+    """The call or the configuration is wrong; fix the input and call again."""
+
+
+class ProviderError(ReasoningNBError):
+    """The server failed or answered with an error."""
+
+    def __init__(self, message: str, *, status: int | None = None, trace: Trace | None = None):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.trace = trace

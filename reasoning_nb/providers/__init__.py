@@ -1,0 +1,1 @@
+"""Providers: one module per wire protocol, plus the catalog and the shared transport."""

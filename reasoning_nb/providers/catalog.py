@@ -1,0 +1,123 @@
+"""The one provider table: id -> protocol, flavour, default base URL, key env vars, start hint.
+
+A new provider is one row here (plus a protocol module if it speaks a new wire format).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from ..errors import ConfigError
+
+
+@dataclass(frozen=True)
+class ProviderInfo:
+    id: str
+    protocol: str
+    """Wire protocol module: ``ollama``, ``chat`` (Chat Completions), ``responses``,
+    ``anthropic``, ``gemini``."""
+    flavor: str
+    """Dialect inside a protocol (``llamacpp``, ``vllm``, ...); decides the preset row."""
+    base_url: str | None
+    base_url_env: str | None = None
+    key_envs: tuple[str, ...] = ()
+    key_required: bool = False
+    local: bool = False
+    start_hint: str = ""
+    """What to start when nothing listens at the base URL."""
+
+
+PROVIDERS: dict[str, ProviderInfo] = {
+    p.id: p
+    for p in (
+        ProviderInfo("ollama", "ollama", "ollama", "http://127.0.0.1:11434", "OLLAMA_HOST",
+                     local=True, start_hint="start it with `ollama serve`"),
+        ProviderInfo("llamacpp", "chat", "llamacpp", "http://127.0.0.1:8080/v1",
+                     key_envs=("LLAMACPP_API_KEY",), local=True,
+                     start_hint="start it with `llama-server -m MODEL.gguf --jinja --port 8080`"),
+        ProviderInfo("lmstudio", "chat", "lmstudio", "http://127.0.0.1:1234/v1", local=True,
+                     start_hint="start LM Studio's server (Developer tab, or `lms server start`)"),
+        ProviderInfo("vllm", "chat", "vllm", "http://127.0.0.1:8000/v1",
+                     key_envs=("VLLM_API_KEY",), local=True,
+                     start_hint="start it with `vllm serve MODEL --reasoning-parser PARSER`"),
+        ProviderInfo("openai", "responses", "openai", "https://api.openai.com/v1",
+                     "OPENAI_BASE_URL", key_envs=("OPENAI_API_KEY",), key_required=True),
+        ProviderInfo("anthropic", "anthropic", "anthropic", "https://api.anthropic.com",
+                     key_envs=("ANTHROPIC_API_KEY",), key_required=True),
+        ProviderInfo("gemini", "gemini", "gemini", "https://generativelanguage.googleapis.com",
+                     key_envs=("GEMINI_API_KEY", "GOOGLE_API_KEY"), key_required=True),
+        ProviderInfo("openrouter", "chat", "openrouter", "https://openrouter.ai/api/v1",
+                     key_envs=("OPENROUTER_API_KEY",), key_required=True),
+        ProviderInfo("deepseek", "chat", "deepseek", "https://api.deepseek.com",
+                     key_envs=("DEEPSEEK_API_KEY",), key_required=True),
+        ProviderInfo("openai-compatible", "chat", "openai-compatible", None,
+                     key_envs=("OPENAI_API_KEY",), local=True,
+                     start_hint="start your OpenAI-compatible server or fix `base_url`"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A parsed ``PROVIDER:MODEL`` id."""
+
+    full: str
+    provider: ProviderInfo
+    name: str
+
+
+def parse_model(model: str) -> ModelRef:
+    """Split ``PROVIDER:MODEL`` at the first colon (``ollama:gpt-oss:20b`` -> ollama, gpt-oss:20b)."""
+    if not isinstance(model, str) or ":" not in model:
+        raise ConfigError(
+            f"Model id {model!r} needs a provider prefix, like 'ollama:qwen3' or "
+            f"'llamacpp:default'; providers are: {', '.join(PROVIDERS)}."
+        )
+    provider_id, name = model.split(":", 1)
+    info = PROVIDERS.get(provider_id.strip().lower())
+    if info is None:
+        raise ConfigError(
+            f"Unknown provider {provider_id!r} in model id {model!r}; use one of: "
+            f"{', '.join(PROVIDERS)}."
+        )
+    if not name.strip():
+        raise ConfigError(f"Model id {model!r} names no model after '{provider_id}:'.")
+    return ModelRef(full=model, provider=info, name=name.strip())
+
+
+def base_url_for(info: ProviderInfo, base_url: str | None = None) -> str:
+    """The base URL to call: explicit > provider env var > default; normalised."""
+    url = base_url or (os.environ.get(info.base_url_env) if info.base_url_env else None)
+    url = url or info.base_url
+    if not url:
+        raise ConfigError(
+            f"Provider {info.id!r} has no default address; pass base_url='http://HOST:PORT/v1' "
+            "(or --base-url in the magic)."
+        )
+    url = url.strip().rstrip("/")
+    if "://" not in url:  # OLLAMA_HOST is often 'host:port' with no scheme
+        url = "http://" + url
+    parts = urlsplit(url)
+    if parts.hostname == "0.0.0.0":  # a bind address, not somewhere to connect to
+        url = url.replace("0.0.0.0", "127.0.0.1", 1)
+    if info.protocol == "chat" and parts.path in ("", "/"):
+        url += "/v1"
+    return url
+
+
+def api_key_for(info: ProviderInfo, api_key: str | None = None) -> str | None:
+    """The key to send: explicit > the first provider env var that is set."""
+    if api_key:
+        return api_key
+    for name in info.key_envs:
+        value = os.environ.get(name)
+        if value:
+            return value
+    if info.key_required:
+        raise ConfigError(
+            f"No API key for {info.id}: set {' or '.join(info.key_envs)} in the environment "
+            "or pass api_key=."
+        )
+    return None
