@@ -1,0 +1,49 @@
+"""reasoning_nb: reasoning ("thinking") models, first-class in Jupyter.
+
+    from reasoning_nb import think
+    trace = think("Why is the sky blue?", model="ollama:qwen3", preset="high")
+    trace.reasoning, trace.answer
+
+In a notebook: ``%load_ext reasoning_nb`` then ``%%think --model ollama:qwen3 --preset high``.
+"""
+
+from .api import astream, think
+from .core.events import (
+    Done,
+    Finish,
+    Notice,
+    ProviderState,
+    ReasoningDelta,
+    Reclassify,
+    TextDelta,
+    Usage,
+)
+from .core.trace import Trace
+from .errors import ConfigError, ProviderError, ReasoningNBError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConfigError",
+    "Done",
+    "Finish",
+    "Notice",
+    "ProviderError",
+    "ProviderState",
+    "ReasoningDelta",
+    "ReasoningNBError",
+    "Reclassify",
+    "TextDelta",
+    "Trace",
+    "Usage",
+    "astream",
+    "load_ipython_extension",
+    "think",
+]
+
+
+def load_ipython_extension(ipython):  # pragma: no cover - exercised by the kernel tests
+    """``%load_ext reasoning_nb``: register ``%%think`` / ``%think``."""
+    from .notebook.magic import load_ipython_extension as load
+
+    load(ipython)

@@ -1,0 +1,55 @@
+"""``python -m reasoning_nb "question" --model ollama:qwen3 --preset high``: one streamed call."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import anyio
+
+from .core.events import Done
+from .core.presets import PRESETS
+from .errors import ReasoningNBError
+from .run import Run
+from .terminal import TerminalView
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m reasoning_nb", description=__doc__)
+    parser.add_argument("prompt", help="what to ask")
+    parser.add_argument("-m", "--model", help="PROVIDER:MODEL, e.g. ollama:qwen3")
+    parser.add_argument("-p", "--preset", default="auto", choices=PRESETS)
+    parser.add_argument("--budget", type=int, help="reasoning token budget (overrides the preset)")
+    parser.add_argument("--base-url", help="server address, e.g. http://127.0.0.1:8080/v1")
+    parser.add_argument("--system", help="system prompt")
+    parser.add_argument("--max-tokens", type=int)
+    parser.add_argument("--temperature", type=float)
+    parser.add_argument("--hide-reasoning", action="store_true")
+    args = parser.parse_args(argv)
+    view = TerminalView(show_reasoning=not args.hide_reasoning)
+    try:
+        run = Run(
+            args.prompt, model=args.model, preset=args.preset, budget_tokens=args.budget,
+            base_url=args.base_url, system=args.system, max_tokens=args.max_tokens,
+            temperature=args.temperature,
+        )
+
+        async def stream() -> None:
+            async for event in run.events():
+                if isinstance(event, Done):
+                    view.finish(event.trace)
+                else:
+                    view.on_event(event)
+
+        anyio.run(stream)
+    except ReasoningNBError as exc:
+        print(f"\nerror: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\n(stopped)", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""``think()`` and ``astream()``: the plain-Python face of a run."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from anyio.from_thread import start_blocking_portal
+
+from .core.events import Event
+from .core.trace import Trace
+from .run import Run
+
+
+async def astream(prompt: str, **options: Any) -> AsyncIterator[Event]:
+    """Stream one call: ``ReasoningDelta`` / ``TextDelta`` / ``Usage`` / ... then ``Done(trace)``.
+
+    Options are those of :func:`think`. A ``ProviderError`` raised mid-stream carries the partial
+    trace in ``.trace``.
+    """
+    async for event in Run(prompt, **options).events():
+        yield event
+
+
+def think(
+    prompt: str,
+    *,
+    model: str | None = None,
+    preset: str = "auto",
+    budget_tokens: int | None = None,
+    system: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    timeout: float | None = None,
+) -> Trace:
+    """Ask a reasoning model and wait for the whole answer; returns the ``Trace``.
+
+    ``model`` is ``PROVIDER:MODEL`` (``ollama:qwen3``, ``llamacpp:default``, ...); ``preset`` is
+    ``auto | off | low | medium | high | max``; ``budget_tokens`` overrides the preset's budget.
+    Works inside a running event loop (a Jupyter kernel): the call runs on its own loop in a
+    worker thread. On KeyboardInterrupt the request is closed at once and the interrupt is
+    re-raised with the partial trace (status ``cancelled``) in its ``.trace`` attribute.
+    """
+    run = Run(
+        prompt, model=model, preset=preset, budget_tokens=budget_tokens, system=system,
+        base_url=base_url, api_key=api_key, max_tokens=max_tokens, temperature=temperature,
+        timeout=timeout,
+    )
+    return run_blocking(run)
+
+
+def run_blocking(run: Run) -> Trace:
+    """Drive a run to its end from synchronous code; Ctrl-C cancels it and keeps the trace."""
+
+    async def consume() -> None:
+        async for _ in run.events():
+            pass
+
+    with start_blocking_portal() as portal:
+        future = portal.start_task_soon(consume)
+        try:
+            future.result()
+        except KeyboardInterrupt as interrupt:
+            future.cancel()
+            try:
+                future.result()
+            except BaseException:  # the cancellation we just asked for
+                pass
+            interrupt.trace = run.trace  # type: ignore[attr-defined]
+            raise
+    return run.trace

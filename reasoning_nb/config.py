@@ -1,0 +1,14 @@
+"""Session defaults shared by ``think()`` and the magic (``%think --model ... --preset ...``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Defaults:
+    model: str | None = None
+    """Used when a call names no model (after the REASONING_NB_MODEL env var)."""
+
+
+defaults = Defaults()

@@ -1,0 +1,395 @@
+"""Presets -> request fields: ``spec/presets.md`` as data (``ROWS``) and one resolver (``plan``).
+
+A row says how one provider flavor spells a reasoning level, "off" and a token budget; ``plan``
+does the rest the same way for every row: ``auto`` sends only what is needed to see reasoning,
+an explicit budget wins over the preset (and becomes a level where the provider has no budget),
+and every value changed to fit the provider or the model leaves a warning naming both values.
+A new provider is one more row (plus a selector when one flavor needs two rows).
+"""
+
+from __future__ import annotations
+
+import copy
+import numbers
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError
+from .capabilities import Capabilities
+
+PRESETS = ("auto", "off", "low", "medium", "high", "max")
+SCALE = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+"""Every effort value any provider takes, weakest first; clamping moves along this line."""
+
+ANSWER_ROOM = 4096
+"""Tokens kept for the answer when ``max_tokens`` must be raised above a thinking budget."""
+
+
+class _Slot:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+LEVEL = _Slot("level")
+BUDGET = _Slot("budget")
+
+
+@dataclass(frozen=True)
+class Row:
+    """How one provider flavor spells the presets (one row of presets.md)."""
+
+    effort: dict | None = None
+    """Fields that send a level (``LEVEL`` marks the spot); None: the provider takes budgets."""
+    vocab: tuple[str, ...] = ()
+    """Levels the provider takes at all; others are clamped with a warning."""
+    rename: dict[str, str] = field(default_factory=dict)
+    """Preset -> level where the table maps without a warning (OpenAI ``max`` -> ``xhigh``)."""
+    off: dict | str | None = None
+    """Fields for ``off``; ``"none"``: send the level "none"; None: cannot switch off."""
+    budget: dict | None = None
+    """Fields that send a token budget (``BUDGET``); None: a budget is bucketed to a level."""
+    budgets: dict[str, int | None] | None = None
+    """Budget-only rows: preset -> budget (None: the model's maximum)."""
+    budget_floor: int | None = None
+    """Smallest budget when the model's own minimum is unknown."""
+    budget_ceiling: int | None = None
+    """Largest budget when the model's own maximum is unknown (used for ``max``)."""
+    always: dict = field(default_factory=dict)
+    """Fields sent with every preset, ``auto`` included (needed to see reasoning at all)."""
+    max_tokens_field: str | None = None
+    """Budget rows whose output cap must exceed the budget (Anthropic ``max_tokens``)."""
+
+
+_LMH = ("low", "medium", "high")
+_NO_THINKING = {"chat_template_kwargs": {"enable_thinking": False}}
+_INCLUDE_THOUGHTS = {"generationConfig": {"thinkingConfig": {"includeThoughts": True}}}
+_OPENAI_LEVELS = ("none", "minimal", "low", "medium", "high", "xhigh")
+
+ROWS: dict[str, Row] = {
+    # Local servers: `auto` sends nothing.
+    "ollama": Row(effort={"think": LEVEL}, vocab=(*_LMH, "max"), off={"think": False}),
+    "llamacpp": Row(
+        effort={"reasoning_effort": LEVEL},
+        vocab=_LMH,
+        off={**_NO_THINKING, "reasoning_effort": "none"},
+        budget={"thinking_budget_tokens": BUDGET},
+    ),
+    "lmstudio": Row(
+        effort={"reasoning_effort": LEVEL}, vocab=_LMH, off={"reasoning_effort": "none"}
+    ),
+    "vllm": Row(
+        effort={"reasoning_effort": LEVEL},
+        vocab=_LMH,
+        off=_NO_THINKING,
+        budget={"thinking_token_budget": BUDGET},
+    ),
+    # As llamacpp without `thinking_budget_tokens`, which only llama.cpp reads.
+    "openai-compatible": Row(
+        effort={"reasoning_effort": LEVEL},
+        vocab=_LMH,
+        off={**_NO_THINKING, "reasoning_effort": "none"},
+    ),
+    # Hosted rows: no protocol module uses them yet.
+    "openai": Row(
+        effort={"reasoning": {"effort": LEVEL}},
+        vocab=_OPENAI_LEVELS,
+        rename={"max": "xhigh"},
+        off="none",
+        always={"reasoning": {"summary": "auto"}},
+    ),
+    "openai-chat": Row(
+        effort={"reasoning_effort": LEVEL},
+        vocab=_OPENAI_LEVELS,
+        rename={"max": "xhigh"},
+        off="none",
+    ),
+    "anthropic-manual": Row(
+        off={},
+        budget={"thinking": {"type": "enabled", "budget_tokens": BUDGET}},
+        budgets={"low": 2048, "medium": 8192, "high": 16000, "max": 31999},
+        budget_floor=1024,
+        max_tokens_field="max_tokens",
+    ),
+    "anthropic-adaptive": Row(
+        effort={"thinking": {"type": "adaptive"}, "output_config": {"effort": LEVEL}},
+        vocab=("low", "medium", "high", "xhigh", "max"),
+        off={},
+    ),
+    "gemini-2.5": Row(
+        budget={"generationConfig": {"thinkingConfig": {"thinkingBudget": BUDGET}}},
+        budgets={"off": 0, "low": 2048, "medium": 8192, "high": 16000, "max": None},
+        budget_ceiling=24576,
+        always=_INCLUDE_THOUGHTS,
+    ),
+    "gemini-3": Row(
+        effort={"generationConfig": {"thinkingConfig": {"thinkingLevel": LEVEL}}},
+        vocab=("minimal", *_LMH),
+        rename={"max": "high"},
+        off=None,
+        always=_INCLUDE_THOUGHTS,
+    ),
+    "openrouter": Row(
+        effort={"reasoning": {"effort": LEVEL}},
+        vocab=_OPENAI_LEVELS,
+        rename={"max": "xhigh"},
+        off="none",
+        budget={"reasoning": {"max_tokens": BUDGET}},
+    ),
+    "deepseek": Row(
+        effort={"thinking": {"type": "enabled"}, "reasoning_effort": LEVEL},
+        vocab=("high", "max"),
+        rename={"low": "high", "medium": "high"},
+        off={"thinking": {"type": "disabled"}},
+    ),
+}
+
+
+def _anthropic_row(caps: Capabilities) -> str:
+    # Adaptive models list efforts and either no budget (4.7+) or "max" (4.6); Opus 4.5 has
+    # effort and budget but no adaptive mode. Models newer than the snapshot are adaptive.
+    if caps.efforts:
+        adaptive = caps.budget_min is None or "max" in caps.efforts
+    else:
+        adaptive = caps.budget_min is None and caps.budget_max is None
+    return "anthropic-adaptive" if adaptive else "anthropic-manual"
+
+
+def _gemini_row(caps: Capabilities) -> str:
+    if caps.efforts:
+        return "gemini-3"
+    budgeted = caps.budget_min is not None or caps.budget_max is not None
+    return "gemini-2.5" if budgeted or "gemini-2" in caps.model.lower() else "gemini-3"
+
+
+SELECTORS = {"anthropic": _anthropic_row, "gemini": _gemini_row}
+"""Flavors whose row depends on the model."""
+
+
+@dataclass(frozen=True)
+class ReasoningPlan:
+    """What to send for one request, and why it differs from what was asked."""
+
+    fields: dict
+    """Request body fields to merge (nested dicts merged by key), e.g. ``{"think": "high"}``."""
+    warnings: tuple[str, ...] = ()
+    effort: str | None = None
+    """The level asked for after bucketing/clamping ("none" when off; None for auto/budgets)."""
+    budget_tokens: int | None = None
+    """The thinking budget actually sent, if any."""
+
+
+def check(preset: Any, budget_tokens: Any) -> tuple[str, int | None]:
+    """Validate and normalise a preset name and an optional token budget."""
+    name = "auto" if preset is None else preset
+    if not isinstance(name, str) or name.strip().lower() not in PRESETS:
+        raise ConfigError(f"Unknown preset {preset!r}; use one of: {', '.join(PRESETS)}.")
+    if budget_tokens is not None and (
+        isinstance(budget_tokens, bool)
+        or not isinstance(budget_tokens, numbers.Integral)
+        or budget_tokens <= 0
+    ):
+        raise ConfigError(
+            f"budget_tokens must be a positive whole number of tokens, like 4096, "
+            f"not {budget_tokens!r}."
+        )
+    return name.strip().lower(), None if budget_tokens is None else int(budget_tokens)
+
+
+def bucket(budget_tokens: int) -> str:
+    """The preset nearest a token budget: ≥16384 max, ≥8192 high, ≥2048 medium, else low."""
+    for floor, level in ((16384, "max"), (8192, "high"), (2048, "medium")):
+        if budget_tokens >= floor:
+            return level
+    return "low"
+
+
+def nearest(level: str, accepted: tuple[str, ...] | list[str]) -> str:
+    """The accepted level closest to ``level`` on ``SCALE`` (ties go to the stronger one)."""
+    rank = {name: i for i, name in enumerate(SCALE)}
+    options = [a for a in accepted if a in rank]
+    if not options or level not in rank:
+        return level
+    return min(options, key=lambda a: (abs(rank[a] - rank[level]), -rank[a]))
+
+
+def merge(body: dict, fields: dict) -> dict:
+    """Deep-merge ``fields`` into ``body`` in place (dicts by key, anything else replaced)."""
+    for key, value in fields.items():
+        if isinstance(value, dict) and isinstance(body.get(key), dict):
+            merge(body[key], value)
+        else:
+            body[key] = copy.deepcopy(value)
+    return body
+
+
+def row_for(flavor: str, caps: Capabilities) -> Row:
+    """The table row for a provider flavor (and model, where the flavor has two rows)."""
+    key = SELECTORS[flavor](caps) if flavor in SELECTORS else flavor
+    if key not in ROWS:
+        raise ConfigError(f"No preset table row for provider flavor {flavor!r}.")
+    return ROWS[key]
+
+
+def plan(
+    flavor: str,
+    preset: str,
+    budget_tokens: int | None,
+    caps: Capabilities,
+    *,
+    max_tokens: int | None = None,
+) -> ReasoningPlan:
+    """The request fields that express ``preset`` / ``budget_tokens`` for this model."""
+    preset, budget_tokens = check(preset, budget_tokens)
+    return _Planner(flavor, row_for(flavor, caps), caps, max_tokens).run(preset, budget_tokens)
+
+
+class _Planner:
+    def __init__(self, flavor: str, row: Row, caps: Capabilities, max_tokens: int | None):
+        self.flavor, self.row, self.caps, self.max_tokens = flavor, row, caps, max_tokens
+        self.who = f"Model {caps.model!r}" if caps.model else "This model"
+        self.warnings: list[str] = []
+
+    def run(self, preset: str, budget: int | None) -> ReasoningPlan:
+        row, caps = self.row, self.caps
+        asked = f"budget_tokens={budget}" if budget is not None else f"preset {preset!r}"
+        if caps.reasoning is False:
+            if budget is not None or preset not in ("auto", "off"):
+                self.warn(
+                    f"{self.who} does not support reasoning controls, so {asked} sent "
+                    "nothing (any reasoning it emits is still shown)."
+                )
+            return self.done({})
+        if budget is not None:
+            if preset == "off":
+                self.warn(f"budget_tokens={budget} overrides preset 'off', so reasoning stays on.")
+            if row.budget is not None:
+                return self.send_budget(budget)
+            level = bucket(budget)
+            self.warn(
+                f"budget_tokens={budget} was sent as effort {level!r}, because "
+                f"{self.flavor} takes an effort level, not a token budget."
+            )
+            return self.send_level(row.rename.get(level, level))
+        if preset == "auto":
+            return self.done({})
+        if preset == "off":
+            return self.send_off()
+        if row.effort is None:
+            return self.send_budget(self.preset_budget(preset), asked_by_preset=True)
+        return self.send_level(row.rename.get(preset, preset))
+
+    def send_off(self) -> ReasoningPlan:
+        row, caps = self.row, self.caps
+        if row.budgets is not None and "off" in row.budgets:
+            if caps.can_disable:  # Gemini Flash-Lite: 0 switches off though its range is 512+
+                return self.done(_fill(row.budget, 0), effort="none", budget=0)
+            return self.send_budget(row.budgets["off"] or 0, asked_by_preset=True, off=True)
+        # Omitting the field ({}: Anthropic) always works; otherwise "cannot" means the lowest
+        # level the model (or, for a row with no off at all, the provider) takes.
+        if row.off is None or (caps.can_disable is False and row.off != {}):
+            choices = caps.efforts or (row.vocab if row.off is None else ())
+            lowest = [e for e in choices if e in SCALE and e != "none"]
+            if row.effort is not None and lowest:
+                level = min(lowest, key=SCALE.index)
+                self.warn(f"{self.who} cannot switch reasoning off; sent effort {level!r} instead.")
+                return self.send_level(level, checked=True)
+            self.warn(f"{self.who} cannot switch reasoning off; no reasoning control was sent.")
+            return self.done({})
+        if row.off == "none":
+            return self.send_level("none")
+        return self.done(row.off, effort="none")
+
+    def send_level(self, level: str, *, checked: bool = False) -> ReasoningPlan:
+        row, caps = self.row, self.caps
+        if not checked and row.vocab and level not in row.vocab:
+            new = nearest(level, row.vocab)
+            self.warn(f"{self.flavor} has no effort {level!r}; sent {new!r} instead.")
+            level = new
+        efforts = caps.efforts
+        keep_none = level == "none" and caps.can_disable is True
+        if not checked and efforts and level not in efforts and not keep_none:
+            new = nearest(level, [e for e in efforts if e != "none" or level == "none"])
+            if level == "none":
+                self.warn(f"{self.who} cannot switch reasoning off; sent effort {new!r} instead.")
+            else:
+                self.warn(
+                    f"{self.who} does not accept effort {level!r} (it takes "
+                    f"{', '.join(efforts)}); sent {new!r} instead."
+                )
+            level = new
+        assert row.effort is not None
+        return self.done(_fill(row.effort, level), effort=level)
+
+    def preset_budget(self, preset: str) -> int:
+        assert self.row.budgets is not None
+        value = self.row.budgets[preset]
+        if value is None:
+            value = self.caps.budget_max or self.row.budget_ceiling or 0
+        return value
+
+    def send_budget(
+        self, n: int, *, asked_by_preset: bool = False, off: bool = False
+    ) -> ReasoningPlan:
+        row, caps = self.row, self.caps
+        low = caps.budget_min if caps.budget_min is not None else row.budget_floor
+        high = caps.budget_max
+        if row.max_tokens_field and caps.max_output:
+            high = min(high or caps.max_output, caps.max_output - 1)
+        sent = n
+        if low is not None and n < low:
+            sent = low
+        elif high is not None and n > high:
+            sent = high
+        if sent != n:
+            what = "thinking budget" if asked_by_preset else f"budget_tokens={n}"
+            if off:
+                self.warn(
+                    f"{self.who} cannot switch reasoning off; sent its minimum thinking "
+                    f"budget {sent} instead of 0."
+                )
+            else:
+                bound = "minimum" if sent > n else "maximum"
+                self.warn(
+                    f"{self.who} takes a thinking budget of {low}–{high or '?'} tokens, so "
+                    f"the {what} {n} was sent as its {bound} {sent}."
+                )
+        assert row.budget is not None
+        fields = _fill(row.budget, sent)
+        if row.max_tokens_field:
+            self.fit_max_tokens(fields, sent)
+        return self.done(fields, budget=sent)
+
+    def fit_max_tokens(self, fields: dict, budget: int) -> None:
+        if self.max_tokens is not None and self.max_tokens > budget:
+            return
+        need = budget + ANSWER_ROOM
+        if self.caps.max_output:
+            need = min(need, self.caps.max_output)
+        if self.max_tokens is not None:
+            self.warn(
+                f"max_tokens={self.max_tokens} must exceed the thinking budget {budget}, "
+                f"so {need} was sent."
+            )
+        fields[self.row.max_tokens_field] = need
+
+    def warn(self, text: str) -> None:
+        self.warnings.append(text)
+
+    def done(
+        self, fields: dict, *, effort: str | None = None, budget: int | None = None
+    ) -> ReasoningPlan:
+        body = merge({}, self.row.always) if self.caps.reasoning is not False else {}
+        merge(body, fields)
+        return ReasoningPlan(body, tuple(self.warnings), effort, budget)
+
+
+def _fill(template: Any, value: Any) -> Any:
+    """A copy of ``template`` with ``LEVEL`` / ``BUDGET`` replaced by ``value``."""
+    if isinstance(template, dict):
+        return {key: _fill(item, value) for key, item in template.items()}
+    if template is LEVEL or template is BUDGET:
+        return value
+    return copy.deepcopy(template)

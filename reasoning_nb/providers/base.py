@@ -1,0 +1,61 @@
+"""What every protocol module gets and gives: the request context and the parser contract."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..core.capabilities import Capabilities
+from ..core.events import Event, ReasoningDelta
+from ..core.presets import ReasoningPlan
+from .catalog import ModelRef
+
+
+@dataclass
+class RequestContext:
+    """Everything a protocol needs to build one request; built by ``run``."""
+
+    ref: ModelRef
+    base_url: str
+    messages: list[dict[str, Any]]
+    plan: ReasoningPlan
+    caps: Capabilities
+    api_key: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    warnings: list[str] = field(default_factory=list)
+    """Warnings the request builder adds (dropped parameters...)."""
+
+
+class Parser(Protocol):
+    finished: bool
+    """True once the server said the stream is complete ([DONE], done:true, ...)."""
+
+    def feed(self, frame_data: str, event: str | None = None) -> list[Event]: ...
+
+    def close(self) -> list[Event]: ...
+
+
+class ReasoningSource:
+    """Keeps reasoning from one source only.
+
+    Some servers send the same reasoning twice: in a native field and as tagged text in the
+    content (llama.cpp ``deepseek-legacy``, proxies). Whichever source speaks first wins; the
+    other's reasoning is dropped while its tags are still stripped from the answer.
+    """
+
+    def __init__(self) -> None:
+        self.source: str | None = None
+
+    def native(self, text: str | None) -> list[Event]:
+        if not text or self.source == "inline":
+            return []
+        self.source = "native"
+        return [ReasoningDelta(text)]
+
+    def inline(self, events: list[Event]) -> list[Event]:
+        if self.source == "native":
+            return [e for e in events if not isinstance(e, ReasoningDelta)]
+        if self.source is None and any(isinstance(e, ReasoningDelta) for e in events):
+            self.source = "inline"
+        return events

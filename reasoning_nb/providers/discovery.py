@@ -1,0 +1,114 @@
+"""What local servers are running, and what they say about a model.
+
+Used for the default model (no ``--model`` given), for ``%think --list``, and for runtime
+capability facts. Every probe is short and failure-tolerant: a probe that fails tells nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import httpx
+
+from ..config import defaults
+from ..core.capabilities import lookup
+from ..errors import ConfigError
+from .catalog import PROVIDERS, ProviderInfo, base_url_for
+
+PROBE_TIMEOUT = 0.5
+_show_cache: dict[tuple[str, str], dict[str, Any] | None] = {}
+
+
+@dataclass
+class LocalServer:
+    provider: str
+    base_url: str
+    models: list[str] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
+    """Models the server (or our family rules) say can think."""
+
+
+async def discovered_caps(
+    info: ProviderInfo, base_url: str, model: str, preset: str
+) -> dict[str, Any] | None:
+    """Runtime facts for the capability registry; only asked when a control would be sent."""
+    if info.id != "ollama" or preset == "auto":
+        return None
+    key = (base_url, model)
+    if key not in _show_cache:
+        _show_cache[key] = await _ollama_show(base_url, model)
+    return _show_cache[key]
+
+
+async def _ollama_show(base_url: str, model: str) -> dict[str, Any] | None:
+    try:
+        async with httpx.AsyncClient(timeout=2.0, trust_env=False) as client:
+            response = await client.post(f"{base_url}/api/show", json={"model": model})
+            if response.status_code != 200:
+                return None
+            caps = response.json().get("capabilities")
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    if not isinstance(caps, list):
+        return None
+    return {"reasoning": "thinking" in caps}
+
+
+async def local_servers() -> list[LocalServer]:
+    """Probe the default addresses of the local providers concurrently."""
+    found: dict[str, LocalServer] = {}
+
+    async def probe(info: ProviderInfo) -> None:
+        server = await _probe(info)
+        if server is not None:
+            found[info.id] = server
+
+    async with anyio.create_task_group() as tg:
+        for info in PROVIDERS.values():
+            if info.local and info.base_url:
+                tg.start_soon(probe, info)
+    return [found[p] for p in PROVIDERS if p in found]
+
+
+async def _probe(info: ProviderInfo) -> LocalServer | None:
+    base = base_url_for(info)
+    try:
+        async with httpx.AsyncClient(timeout=PROBE_TIMEOUT, trust_env=False) as client:
+            if info.protocol == "ollama":
+                data = (await client.get(f"{base}/api/tags")).json()
+                entries = data.get("models") or []
+                names = [m.get("name") or m.get("model") for m in entries]
+                thinking = [
+                    m.get("name") for m in entries
+                    if "thinking" in (m.get("capabilities") or ())
+                    or lookup(info.id, m.get("name") or "").reasoning
+                ]
+            else:
+                data = (await client.get(f"{base}/models")).json()
+                names = [m.get("id") for m in data.get("data") or []]
+                thinking = [n for n in names if n and lookup(info.id, n).reasoning]
+    except (httpx.HTTPError, ValueError, AttributeError, TypeError):
+        return None
+    names = [n for n in names if isinstance(n, str)]
+    return LocalServer(info.id, base, names, [n for n in thinking if isinstance(n, str)])
+
+
+async def default_model() -> str:
+    """Env var, then session config, then the first thinking model a local server offers."""
+    chosen = os.environ.get("REASONING_NB_MODEL") or defaults.model
+    if chosen:
+        return chosen
+    servers = await local_servers()
+    for server in servers:
+        if server.thinking:
+            return f"{server.provider}:{server.thinking[0]}"
+    for server in servers:
+        if server.models:
+            return f"{server.provider}:{server.models[0]}"
+    raise ConfigError(
+        "No model given and none found: pass model='ollama:qwen3' (or --model), set "
+        "REASONING_NB_MODEL, or start a local server (`ollama serve`, `llama-server`, LM Studio)."
+    )

@@ -1,0 +1,112 @@
+"""Ollama native ``/api/chat`` (NDJSON): the ``think`` field in, ``message.thinking`` out.
+
+Shapes from ollama docs/api.md and server/routes.go (2026-08): durations are nanoseconds, the
+final ``done: true`` line carries the counts, errors are ``{"error": "..."}``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..core.events import Event, Finish, Usage
+from ..core.presets import merge
+from ..core.tags import InlineSplitter
+from ..errors import ProviderError
+from .base import ReasoningSource, RequestContext
+from .transport import HttpRequest
+
+FRAMING = "ndjson"
+
+
+def build_request(ctx: RequestContext) -> HttpRequest:
+    body: dict[str, Any] = {"model": ctx.ref.name, "messages": ctx.messages, "stream": True}
+    options: dict[str, Any] = {}
+    if ctx.max_tokens is not None:
+        options["num_predict"] = ctx.max_tokens
+    if ctx.temperature is not None:
+        options["temperature"] = ctx.temperature
+    if options:
+        body["options"] = options
+    merge(body, ctx.plan.fields)
+    return HttpRequest(f"{ctx.base_url}/api/chat", body, framing=FRAMING)
+
+
+def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
+    """One retry when the server rejects the ``think`` value we sent."""
+    if error.status != 400 or "think" not in body:
+        return None
+    message = error.message.lower()
+    sent = body["think"]
+    if "does not support thinking" in message:
+        retry = {k: v for k, v in body.items() if k != "think"}
+        return retry, (
+            f"This model does not support thinking controls, so think={json.dumps(sent)} was "
+            "dropped and the request sent again without it."
+        )
+    if "invalid think value" in message and sent == "max":
+        return {**body, "think": "high"}, (
+            'This Ollama server does not know think="max" (added in v0.21.3), so "high" was sent.'
+        )
+    return None
+
+
+def explain(error: ProviderError, ctx: RequestContext) -> str | None:
+    if error.status == 404 and "not found" in error.message.lower():
+        return (
+            f"Ollama has no model {ctx.ref.name!r}: run `ollama pull {ctx.ref.name}` "
+            "(or pick one from `ollama list`)."
+        )
+    return None
+
+
+class Parser:
+    """NDJSON lines -> events. Content still runs through the tag splitter: older servers and
+    models without a thinking parser leave ``<think>`` inline."""
+
+    def __init__(self, ctx: RequestContext):
+        self.finished = False
+        self._tags = InlineSplitter()
+        self._reasoning = ReasoningSource()
+
+    def feed(self, data: str, event: str | None = None) -> list[Event]:
+        chunk = _loads(data)
+        if "error" in chunk:
+            raise ProviderError(f"Ollama reported an error mid-stream: {chunk['error']}")
+        message = chunk.get("message") or {}
+        out: list[Event] = self._reasoning.native(message.get("thinking"))
+        content = message.get("content")
+        if content:
+            out.extend(self._reasoning.inline(self._tags.feed(content)))
+        if chunk.get("done"):
+            self.finished = True
+            out.extend(self._reasoning.inline(self._tags.close()))
+            out.extend(_final(chunk))
+        return out
+
+    def close(self) -> list[Event]:
+        return [] if self.finished else self._reasoning.inline(self._tags.close())
+
+
+def _final(chunk: dict[str, Any]) -> list[Event]:
+    out: list[Event] = [
+        Usage(input_tokens=chunk.get("prompt_eval_count"), output_tokens=chunk.get("eval_count"))
+    ]
+    reason = chunk.get("done_reason")
+    if reason:
+        out.append(Finish("length" if reason == "length" else str(reason)))
+    return out
+
+
+def _loads(data: str) -> dict[str, Any]:
+    try:
+        value = json.loads(data)
+    except ValueError:
+        raise ProviderError(
+            f"Ollama sent a line that is not JSON ({data[:80]!r}); check that the base URL points "
+            "at Ollama itself, not a proxy."
+        ) from None
+    if not isinstance(value, dict):
+        raise ProviderError(f"Ollama sent an unexpected line: {data[:80]!r}.")
+    return value
+

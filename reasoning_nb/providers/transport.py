@@ -1,0 +1,219 @@
+"""One HTTP path for every provider: httpx streaming, retries, error mapping, SSE/NDJSON framing.
+
+Retries happen only before the first byte of a body has been read, so a retried request can never
+duplicate text the user already saw.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import random
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import httpx
+
+from ..errors import ProviderError
+
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+MAX_RETRY_WAIT = 30.0  # seconds; a longer Retry-After is reported instead of slept through
+
+
+@dataclass
+class HttpRequest:
+    url: str
+    body: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    method: str = "POST"
+    framing: str = "sse"
+    """``sse`` or ``ndjson``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One framed payload: an SSE event's data (with its ``event:`` name) or one NDJSON line."""
+
+    data: str
+    event: str | None = None
+
+
+@dataclass
+class Transport:
+    timeout: float | None = None
+    """Seconds to wait for the next byte (None: 600; local models can take long to load)."""
+    connect_timeout: float = 10.0
+    retries: int = 3
+    backoff: float = 0.5
+    secrets: tuple[str, ...] = ()
+    """Strings to scrub from any message (the API key)."""
+    start_hint: str = ""
+    sleep: Callable[[float], Any] = anyio.sleep
+
+    def _timeout(self) -> httpx.Timeout:
+        read = 600.0 if self.timeout is None else float(self.timeout)
+        return httpx.Timeout(connect=min(self.connect_timeout, read), read=read, write=read, pool=read)
+
+    @asynccontextmanager
+    async def open(self, request: HttpRequest) -> AsyncIterator[httpx.Response]:
+        """Send the request and yield a 2xx streaming response; errors become ProviderError."""
+        async with httpx.AsyncClient(timeout=self._timeout(), trust_env=False) as client:
+            response = await self._send_with_retries(client, request)
+            try:
+                yield response
+            finally:
+                await response.aclose()
+
+    async def _send_with_retries(
+        self, client: httpx.AsyncClient, request: HttpRequest
+    ) -> httpx.Response:
+        headers = {"accept": "application/x-ndjson" if request.framing == "ndjson" else "text/event-stream"}
+        headers.update(request.headers)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                built = client.build_request(
+                    request.method, request.url, json=request.body, headers=headers
+                )
+                response = await client.send(built, stream=True)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                if attempt <= self.retries:
+                    await self.sleep(self._backoff(attempt))
+                    continue
+                raise ProviderError(self._unreachable(request.url, exc)) from None
+            except httpx.TimeoutException:
+                raise ProviderError(self._timed_out(request.url)) from None
+            except httpx.HTTPError as exc:
+                raise ProviderError(self._scrub(f"The request to {request.url} failed: {exc}.")) from None
+            if response.status_code < 400:
+                return response
+            body = await _read_bounded(response)
+            await response.aclose()
+            wait = _retry_after(response.headers.get("retry-after"))
+            if response.status_code in RETRY_STATUSES and attempt <= self.retries:
+                if wait is None or wait <= MAX_RETRY_WAIT:
+                    await self.sleep(self._backoff(attempt) if wait is None else wait)
+                    continue
+            raise ProviderError(
+                self._scrub(server_message(body) or f"HTTP {response.status_code}"),
+                status=response.status_code,
+            )
+
+    def _backoff(self, attempt: int) -> float:
+        return self.backoff * (2 ** (attempt - 1)) * (0.75 + random.random() / 2)
+
+    def _unreachable(self, url: str, exc: Exception) -> str:
+        hint = f"; {self.start_hint}" if self.start_hint else ""
+        return self._scrub(f"Could not connect to {_origin(url)} (is the server running?){hint}.")
+
+    def _timed_out(self, url: str) -> str:
+        read = 600.0 if self.timeout is None else self.timeout
+        return self._scrub(
+            f"No data from {_origin(url)} for {read:g} s; the server may be overloaded or still "
+            "loading the model: try again, or pass a larger timeout=."
+        )
+
+    def _scrub(self, text: str) -> str:
+        for secret in self.secrets:
+            if secret:
+                text = text.replace(secret, "[redacted]")
+        return text
+
+    async def frames(self, response: httpx.Response, framing: str) -> AsyncIterator[Frame]:
+        """Yield framed payloads; network failures mid-stream become ProviderError."""
+        url = str(response.request.url)
+        try:
+            if framing == "ndjson":
+                async for line in response.aiter_lines():
+                    if line.strip():
+                        yield Frame(line)
+            else:
+                async for frame in _sse(response.aiter_lines()):
+                    yield frame
+        except httpx.TimeoutException:
+            raise ProviderError(self._timed_out(url)) from None
+        except httpx.HTTPError as exc:
+            raise ProviderError(
+                self._scrub(
+                    f"The connection to {_origin(url)} dropped mid-stream ({type(exc).__name__}); "
+                    "what arrived is kept in the trace: run the cell again to retry."
+                )
+            ) from None
+
+
+async def _sse(lines: AsyncIterator[str]) -> AsyncIterator[Frame]:
+    """Server-sent events: ``data:`` lines joined until a blank line; ``:`` lines are comments."""
+    data: list[str] = []
+    event: str | None = None
+    async for line in lines:
+        if not line:
+            if data:
+                yield Frame("\n".join(data), event)
+            data, event = [], None
+        elif line.startswith("data:"):
+            data.append(line[6:] if line.startswith("data: ") else line[5:])
+        elif line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith(":"):
+            continue  # keep-alive comment (llama.cpp ping, OpenRouter PROCESSING)
+    if data:  # a last event without its blank line
+        yield Frame("\n".join(data), event)
+
+
+async def _read_bounded(response: httpx.Response, limit: int = 64 * 1024) -> bytes:
+    chunks, size = [], 0
+    try:
+        async for chunk in response.aiter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= limit:
+                break
+    except httpx.HTTPError:
+        pass
+    return b"".join(chunks)[:limit]
+
+
+def server_message(body: bytes | str | dict) -> str:
+    """The server's own error text from the usual shapes ({"error": "..."}, {"error": {"message"}})."""
+    if isinstance(body, (bytes, str)):
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+        try:
+            body = json.loads(text)
+        except ValueError:
+            return " ".join(text.split())[:500]
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, str):
+            return err
+        if isinstance(err, dict):
+            for key in ("message", "msg", "detail", "error"):
+                if isinstance(err.get(key), str):
+                    return err[key]
+        if isinstance(body.get("message"), str):
+            return body["message"]
+        return json.dumps(body)[:500]
+    return str(body)[:500]
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _origin(url: str) -> str:
+    parts = httpx.URL(url)
+    return f"{parts.scheme}://{parts.host}{f':{parts.port}' if parts.port else ''}{parts.path}"

@@ -1,0 +1,163 @@
+"""One run: model id -> provider + plan -> request -> event stream, folded into a Trace.
+
+Everything a view shows comes from ``Run.events()``; ``Run.trace`` is always the fold of what has
+arrived, also after an error or a cancellation (its ``status`` says which).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+import anyio
+
+from .core import capabilities, presets
+from .core.events import Done, Event, Notice
+from .core.trace import Trace
+from .errors import ConfigError, ProviderError
+from .providers import catalog
+from .providers.base import RequestContext
+from .providers.discovery import default_model, discovered_caps
+from .providers.protocols import protocol_module
+from .providers.transport import Transport
+
+
+class Run:
+    """A prepared call; iterate ``events()`` once to perform it."""
+
+    def __init__(
+        self,
+        prompt: str,
+        *,
+        model: str | None = None,
+        preset: str = "auto",
+        budget_tokens: int | None = None,
+        system: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        timeout: float | None = None,
+        history: Sequence[dict[str, Any]] = (),
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        if not isinstance(prompt, str):
+            raise ConfigError("The prompt must be a string.")
+        self.preset, self.budget_tokens = presets.check(preset, budget_tokens)
+        _check_number("max_tokens", max_tokens, int, minimum=1)
+        _check_number("temperature", temperature, (int, float), minimum=0)
+        _check_number("timeout", timeout, (int, float), minimum=0, exclusive=True)
+        self.model = model
+        if model is not None:
+            catalog.parse_model(model)  # bad ids fail here, before any I/O
+        self.prompt, self.system, self.history = prompt, system, list(history)
+        self.base_url, self.max_tokens, self.temperature = base_url, max_tokens, temperature
+        self.timeout = timeout
+        self._api_key = api_key
+        self.trace = Trace(
+            model=model or "", preset=self.preset, budget_tokens=self.budget_tokens,
+            prompt=prompt, clock=clock,
+        )
+
+    def messages(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if self.system:
+            out.append({"role": "system", "content": self.system})
+        out.extend(self.history)
+        out.append({"role": "user", "content": self.prompt})
+        return out
+
+    async def events(self) -> AsyncIterator[Event]:
+        """Perform the call, yielding every event; the last one is ``Done(trace)``."""
+        trace = self.trace.start()
+        try:
+            async for event in self._stream():
+                trace.fold(event)
+                yield event
+        except ConfigError as exc:
+            trace.finish("error", error=str(exc))
+            raise
+        except ProviderError as exc:
+            trace.finish("error", error=exc.message)
+            exc.trace = trace if (trace.reasoning or trace.answer) else None
+            raise
+        except (anyio.get_cancelled_exc_class(), KeyboardInterrupt, GeneratorExit):
+            trace.finish("cancelled")
+            raise
+        trace.finish()
+        yield Done(trace)
+
+    async def _stream(self) -> AsyncIterator[Event]:
+        trace = self.trace
+        model = self.model or await default_model()
+        ref = catalog.parse_model(model)
+        info = ref.provider
+        trace.model, trace.provider = ref.full, info.id
+        base_url = catalog.base_url_for(info, self.base_url)
+        api_key = catalog.api_key_for(info, self._api_key)
+        proto = protocol_module(info.protocol)
+        found = await discovered_caps(info, base_url, ref.name, self.preset)
+        caps = capabilities.lookup(info.id, ref.name, found)
+        plan = presets.plan(info.flavor, self.preset, self.budget_tokens, caps)
+        ctx = RequestContext(
+            ref=ref, base_url=base_url, messages=self.messages(), plan=plan, caps=caps,
+            api_key=api_key, max_tokens=self.max_tokens, temperature=self.temperature,
+        )
+        request = proto.build_request(ctx)
+        for text in (*plan.warnings, *ctx.warnings):
+            yield Notice(text)
+        transport = Transport(
+            timeout=self.timeout, secrets=(api_key,) if api_key else (),
+            start_hint=info.start_hint,
+        )
+        fallback_used = False
+        while True:
+            trace.request = _sent_fields(request.body, plan.fields)
+            try:
+                async with transport.open(request) as response:
+                    parser = proto.Parser(ctx)
+                    async for frame in transport.frames(response, request.framing):
+                        for event in parser.feed(frame.data, frame.event):
+                            yield event
+                        if parser.finished:
+                            break
+                    for event in parser.close():
+                        yield event
+                    if not parser.finished:
+                        yield Notice(
+                            "The stream ended before the server said it was done; the answer may "
+                            "be incomplete."
+                        )
+                        trace.finish_reason = trace.finish_reason or "length"
+                    return
+            except ProviderError as exc:
+                retry = None if fallback_used else proto.fallback(exc, request.body)
+                if retry is None:
+                    if exc.status is not None:
+                        explained = proto.explain(exc, ctx)
+                        if explained:
+                            exc.message = explained
+                            exc.args = (explained,)
+                    raise
+                request.body, warning = retry
+                fallback_used = True
+                yield Notice(warning)
+
+
+def _sent_fields(body: dict[str, Any] | None, plan_fields: dict[str, Any]) -> dict[str, Any]:
+    """The reasoning-related fields as actually sent (after any fallback), for the trace."""
+    body = body or {}
+    return json.loads(json.dumps({k: body[k] for k in plan_fields if k in body}))
+
+
+def _check_number(name, value, kind, *, minimum, exclusive=False) -> None:
+    if value is None:
+        return
+    ok = isinstance(value, kind) and not isinstance(value, bool)
+    if ok:
+        ok = value > minimum if exclusive else value >= minimum
+    if not ok:
+        bound = f"greater than {minimum}" if exclusive else f"at least {minimum}"
+        raise ConfigError(f"{name} must be a number {bound}, not {value!r}.")
