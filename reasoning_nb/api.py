@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import contextlib
+import contextvars
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from anyio.from_thread import start_blocking_portal
@@ -58,16 +61,34 @@ def run_blocking(run: Run) -> Trace:
         async for _ in run.events():
             pass
 
-    with start_blocking_portal() as portal:
-        future = portal.start_task_soon(consume)
-        try:
-            future.result()
-        except KeyboardInterrupt as interrupt:
-            future.cancel()
-            try:
-                future.result()
-            except BaseException:  # the cancellation we just asked for
-                pass
-            interrupt.trace = run.trace  # type: ignore[attr-defined]
-            raise
+    try:
+        call_blocking(consume)
+    except KeyboardInterrupt as interrupt:
+        interrupt.trace = run.trace  # type: ignore[attr-defined]
+        raise
     return run.trace
+
+
+def call_blocking(async_fn: Callable[[], Awaitable[Any]]) -> Any:
+    """Run ``async_fn`` on a fresh event loop in a worker thread and wait for it.
+
+    A worker thread because the caller may already be inside a running loop (a Jupyter kernel).
+    On KeyboardInterrupt the task is cancelled and awaited before the interrupt propagates, so
+    the HTTP response is closed and the partial trace is final.
+    """
+    context = contextvars.copy_context()
+
+    async def in_callers_context() -> Any:
+        # Keep the caller's context variables (ipykernel keeps the parent message there, which
+        # routes outputs to the right cell).
+        return await context.run(asyncio.ensure_future, async_fn())
+
+    with start_blocking_portal() as portal:
+        future = portal.start_task_soon(in_callers_context)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            future.cancel()
+            with contextlib.suppress(BaseException):  # the cancellation we just asked for
+                future.result()
+            raise

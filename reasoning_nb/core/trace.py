@@ -11,7 +11,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .events import Event, Finish, Notice, ProviderState, ReasoningDelta, Reclassify, TextDelta, Usage
+from .events import (
+    Event,
+    Finish,
+    Notice,
+    ProviderState,
+    ReasoningDelta,
+    Reclassify,
+    TextDelta,
+    Usage,
+)
 
 SCHEMA = 1
 STATUSES = ("running", "complete", "truncated", "cancelled", "error")

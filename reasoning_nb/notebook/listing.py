@@ -1,0 +1,33 @@
+"""``%think --list``: the providers we know, and what the local servers offer right now."""
+
+from __future__ import annotations
+
+import os
+
+from ..config import defaults
+from ..providers.catalog import PROVIDERS
+from ..providers.discovery import local_servers
+
+
+async def list_text() -> str:
+    lines = ["Providers (model id = PROVIDER:MODEL):"]
+    for info in PROVIDERS.values():
+        where = info.base_url or "base_url required"
+        key = ""
+        if info.key_envs:
+            have = any(os.environ.get(k) for k in info.key_envs)
+            key = f"  key {' or '.join(info.key_envs)}: {'set' if have else 'not set'}"
+        lines.append(f"  {info.id:<18} {where}{key}")
+    servers = await local_servers()
+    lines.append("")
+    if not servers:
+        lines.append("No local server answered (ollama serve, llama-server, LM Studio, vLLM).")
+    for server in servers:
+        lines.append(f"{server.provider} at {server.base_url}:")
+        for name in server.models or ["(no models)"]:
+            mark = "  thinks" if name in server.thinking else ""
+            lines.append(f"  {server.provider}:{name}{mark}")
+    chosen = os.environ.get("REASONING_NB_MODEL") or defaults.model
+    if chosen:
+        lines.append(f"\nDefault model: {chosen}")
+    return "\n".join(lines)

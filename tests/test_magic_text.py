@@ -1,0 +1,138 @@
+"""%%think in an in-process IPython shell with no widget frontend (the text path), against the
+wire server over real sockets."""
+
+from __future__ import annotations
+
+import pytest
+import wire_fixtures as wf
+from IPython import get_ipython
+from IPython.testing.globalipapp import start_ipython
+from IPython.utils.capture import capture_output
+from wire_server import Reply
+
+from reasoning_nb import Trace
+from reasoning_nb.notebook.magic import METADATA_KEY, transform_think_cells
+
+CHAT = "/v1/chat/completions"
+
+
+@pytest.fixture
+def ip():
+    shell = start_ipython() or get_ipython()  # the second call returns None
+    shell.run_line_magic("load_ext", "reasoning_nb")
+    magics = shell.magics_manager.registry["ThinkMagics"]
+    magics.widget = "never"
+    yield shell
+    magics.session.clear()
+    magics.chats.clear()
+    magics.widget = "auto"
+    shell.user_ns.pop("_think", None)
+
+
+def think_cell(ip, line: str, body: str):
+    with capture_output() as cap:
+        ip.run_cell_magic("think", line, body)
+    return cap
+
+
+def test_cell_streams_text_and_saves_metadata(ip, wire_server):
+    wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse("Rayleigh scattering.", "Blue light."),
+                                              chunking="random", seed=3))
+    cap = think_cell(ip, f"--model llamacpp:m --base-url {wire_server.url} --preset high", "Why?")
+    assert "Rayleigh scattering." in cap.stdout and "Blue light." in cap.stdout
+    [output] = cap.outputs
+    saved = output.metadata[METADATA_KEY]
+    assert saved["schema"] == 1
+    assert saved["reasoning"] == "Rayleigh scattering." and saved["answer"] == "Blue light."
+    assert saved["request"] == {"reasoning_effort": "high"}
+    assert "<details" in output.data["text/html"] and "Blue light." in output.data["text/markdown"]
+    assert "Blue light." in output.data["text/plain"]
+    trace = ip.user_ns["_think"]
+    assert isinstance(trace, Trace) and trace.answer == "Blue light."
+    assert wire_server.last.json["messages"] == [{"role": "user", "content": "Why?"}]
+
+
+def test_line_form_sets_session_defaults(ip, wire_server):
+    wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse("r", "a")))
+    with capture_output() as cap:
+        ip.run_line_magic("think", f"--model llamacpp:m --base-url {wire_server.url} -p low")
+    assert "model=llamacpp:m" in cap.stdout and "preset=low" in cap.stdout
+    think_cell(ip, "", "Hello")
+    assert wire_server.last.json["reasoning_effort"] == "low"
+    think_cell(ip, "--preset off", "Hello")  # a flag beats the session default
+    assert wire_server.last.json["reasoning_effort"] == "none"
+
+
+def test_chat_sends_history(ip, wire_server):
+    wire_server.route(
+        "POST", CHAT,
+        Reply.sse(wf.chat_sse("think 1", "Paris.")),
+        Reply.sse(wf.chat_sse("think 2", "About 2 million.")),
+    )
+    base = f"--model llamacpp:m --base-url {wire_server.url} --chat geo"
+    think_cell(ip, base, "Capital of France?")
+    think_cell(ip, base, "Its population?")
+    sent = wire_server.bodies(CHAT)[-1]["messages"]
+    assert sent == [
+        {"role": "user", "content": "Capital of France?"},
+        {"role": "assistant", "content": "Paris."},  # reasoning is not sent back to local servers
+        {"role": "user", "content": "Its population?"},
+    ]
+    think_cell(ip, f"--model llamacpp:m --base-url {wire_server.url}", "Fresh question")
+    assert wire_server.last.json["messages"] == [{"role": "user", "content": "Fresh question"}]
+
+
+def test_dropped_stream_keeps_marked_partial_trace(ip, wire_server):
+    frames = wf.chat_sse("a long thought", "partial answer that goes on", done=False)
+    cut = len("".join(frames[:-3]).encode())
+    wire_server.route("POST", CHAT, Reply.sse(frames, drop_after=cut))
+    cap = think_cell(ip, f"--model llamacpp:m --base-url {wire_server.url}", "Q")
+    assert "dropped mid-stream" in cap.stderr
+    assert "Traceback" not in cap.stderr
+    saved = cap.outputs[-1].metadata[METADATA_KEY]
+    assert saved["status"] == "error" and saved["reasoning"] == "a long thought"
+    assert saved["answer"].startswith("partial")
+    assert "dropped mid-stream" in saved["error"]
+
+
+@pytest.mark.parametrize(
+    ("line", "body", "message"),
+    [
+        ("--model nope:x", "Q", "Unknown provider 'nope'"),
+        ("--model llamacpp:m --budget -3", "Q", "budget"),
+        ("--model llamacpp:m --preset extreme", "Q", "invalid choice"),
+        ("--model llamacpp:m", "   ", "the cell is empty"),
+    ],
+)
+def test_bad_input_is_one_clear_line(ip, line, body, message):
+    cap = think_cell(ip, line, body)
+    assert message in cap.stderr
+    assert "Traceback" not in cap.stderr
+    assert len(cap.stderr.strip().splitlines()) == 1
+    assert not cap.outputs
+
+
+def test_connection_refused_is_one_line(ip):
+    from reasoning_nb.providers.embedded import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"
+    cap = think_cell(ip, f"--model llamacpp:m --base-url {url}", "Q")
+    assert f"Could not connect to {url}" in cap.stderr and "llama-server" in cap.stderr
+    assert "Traceback" not in cap.stderr
+    assert cap.outputs[-1].metadata[METADATA_KEY]["status"] == "error"
+
+
+def test_think_help_is_real():
+    from reasoning_nb.notebook.magic import ThinkMagics
+
+    doc = ThinkMagics.think.__doc__
+    for flag in ("--model", "--preset", "--budget", "--base-url", "--system", "--max-tokens",
+                 "--temperature", "--hide-reasoning", "--chat", "--list"):
+        assert flag in doc
+
+
+def test_transformer_makes_think_cells_awaitable():
+    line = "get_ipython().run_cell_magic('think', '-p high', 'Why?\\n')\n"
+    [out] = transform_think_cells([line])
+    assert out.startswith("await __reasoning_nb_think__(")
+    assert transform_think_cells(["x = 1\n"]) == ["x = 1\n"]
