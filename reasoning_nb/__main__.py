@@ -29,8 +29,13 @@ def main(argv: list[str] | None = None) -> int:
     view = TerminalView(show_reasoning=not args.hide_reasoning)
     try:
         run = Run(
-            args.prompt, model=args.model, preset=args.preset, budget_tokens=args.budget,
-            base_url=args.base_url, system=args.system, max_tokens=args.max_tokens,
+            args.prompt,
+            model=args.model,
+            preset=args.preset,
+            budget_tokens=args.budget,
+            base_url=args.base_url,
+            system=args.system,
+            max_tokens=args.max_tokens,
             temperature=args.temperature,
         )
 

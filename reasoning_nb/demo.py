@@ -24,8 +24,13 @@ def main(argv: list[str] | None = None) -> int:
     print("Starting the embedded llama-server (SmolLM2-135M, a demo model, not a real reasoner)…")
     try:
         with LlamaServer() as server:
-            run = Run(question, model="llamacpp:smollm2", base_url=server.url, budget_tokens=5,
-                      max_tokens=96)
+            run = Run(
+                question,
+                model="llamacpp:smollm2",
+                base_url=server.url,
+                budget_tokens=5,
+                max_tokens=96,
+            )
             view = TerminalView()
             print(f"\n> {question}\n")
 

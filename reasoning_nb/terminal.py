@@ -15,7 +15,9 @@ DIM, RESET = "\x1b[2m", "\x1b[0m"
 class TerminalView:
     """Writes deltas as they arrive; ``color=False`` gives plain text (nbconvert, logs)."""
 
-    def __init__(self, out: TextIO | None = None, *, color: bool | None = None, show_reasoning=True):
+    def __init__(
+        self, out: TextIO | None = None, *, color: bool | None = None, show_reasoning=True
+    ):
         self.out = out or sys.stdout
         self.color = self.out.isatty() if color is None else color
         self.show_reasoning = show_reasoning

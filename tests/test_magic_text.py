@@ -36,8 +36,11 @@ def think_cell(ip, line: str, body: str):
 
 
 def test_cell_streams_text_and_saves_metadata(ip, wire_server):
-    wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse("Rayleigh scattering.", "Blue light."),
-                                              chunking="random", seed=3))
+    wire_server.route(
+        "POST",
+        CHAT,
+        Reply.sse(wf.chat_sse("Rayleigh scattering.", "Blue light."), chunking="random", seed=3),
+    )
     cap = think_cell(ip, f"--model llamacpp:m --base-url {wire_server.url} --preset high", "Why?")
     assert "Rayleigh scattering." in cap.stdout and "Blue light." in cap.stdout
     [output] = cap.outputs
@@ -65,7 +68,8 @@ def test_line_form_sets_session_defaults(ip, wire_server):
 
 def test_chat_sends_history(ip, wire_server):
     wire_server.route(
-        "POST", CHAT,
+        "POST",
+        CHAT,
         Reply.sse(wf.chat_sse("think 1", "Paris.")),
         Reply.sse(wf.chat_sse("think 2", "About 2 million.")),
     )
@@ -126,8 +130,18 @@ def test_think_help_is_real():
     from reasoning_nb.notebook.magic import ThinkMagics
 
     doc = ThinkMagics.think.__doc__
-    for flag in ("--model", "--preset", "--budget", "--base-url", "--system", "--max-tokens",
-                 "--temperature", "--hide-reasoning", "--chat", "--list"):
+    for flag in (
+        "--model",
+        "--preset",
+        "--budget",
+        "--base-url",
+        "--system",
+        "--max-tokens",
+        "--temperature",
+        "--hide-reasoning",
+        "--chat",
+        "--list",
+    ):
         assert flag in doc
 
 

@@ -7,7 +7,7 @@ string and tests can compare sequences.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from .trace import Trace
@@ -82,6 +82,4 @@ class Done:
     kind: ClassVar[str] = "done"
 
 
-Event = Union[
-    ReasoningDelta, TextDelta, Reclassify, Usage, Notice, Finish, ProviderState, Done
-]
+Event = ReasoningDelta | TextDelta | Reclassify | Usage | Notice | Finish | ProviderState | Done

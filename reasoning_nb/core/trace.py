@@ -213,7 +213,9 @@ class Trace:
         schema = data.get("schema", SCHEMA)
         if schema != SCHEMA:
             raise ValueError(f"saved trace has schema {schema!r}; this version reads schema 1")
-        usage = _empty_usage() | {k: v for k, v in (data.get("usage") or {}).items() if k in USAGE_KEYS}
+        usage = _empty_usage() | {
+            k: v for k, v in (data.get("usage") or {}).items() if k in USAGE_KEYS
+        }
         timing = _empty_timing() | {
             k: v for k, v in (data.get("timing") or {}).items() if k in TIMING_KEYS
         }

