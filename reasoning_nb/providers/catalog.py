@@ -131,7 +131,7 @@ class ModelRef:
 
 
 def parse_model(model: str) -> ModelRef:
-    """Split ``PROVIDER:MODEL`` at the first colon: ``ollama:gpt-oss:20b`` is Ollama's gpt-oss:20b."""
+    """Split at the first colon: ``ollama:gpt-oss:20b`` is Ollama's ``gpt-oss:20b``."""
     if not isinstance(model, str) or ":" not in model:
         raise ConfigError(
             f"Model id {model!r} needs a provider prefix, like 'ollama:qwen3' or "
