@@ -21,8 +21,9 @@ async def astream(prompt: str, **options: Any) -> AsyncIterator[Event]:
     Options are those of :func:`think`. A ``ProviderError`` raised mid-stream carries the partial
     trace in ``.trace``.
     """
-    async for event in Run(prompt, **options).events():
-        yield event
+    async with contextlib.aclosing(Run(prompt, **options).events()) as events:
+        async for event in events:
+            yield event
 
 
 def think(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import aclosing
 from typing import Any
 
 import anyio
@@ -73,9 +74,11 @@ class Run:
         """Perform the call, yielding every event; the last one is ``Done(trace)``."""
         trace = self.trace.start()
         try:
-            async for event in self._stream():
-                trace.fold(event)
-                yield event
+            # aclosing: closing this generator closes the HTTP response now, not at GC time
+            async with aclosing(self._stream()) as stream:
+                async for event in stream:
+                    trace.fold(event)
+                    yield event
         except ConfigError as exc:
             trace.finish("error", error=str(exc))
             raise
@@ -133,17 +136,24 @@ class Run:
                         trace.finish_reason = trace.finish_reason or "length"
                     return
             except ProviderError as exc:
+                # Parser errors quote the server (an in-band error may echo the key): scrub here.
+                _set_message(exc, transport._scrub(exc.message))
                 retry = None if fallback_used else proto.fallback(exc, request.body)
                 if retry is None:
                     if exc.status is not None:
                         explained = proto.explain(exc, ctx)
                         if explained:
-                            exc.message = explained
-                            exc.args = (explained,)
+                            _set_message(exc, explained)
                     raise
                 request.body, warning = retry
                 fallback_used = True
                 yield Notice(warning)
+
+
+def _set_message(exc: ProviderError, message: str) -> None:
+    if message != exc.message:
+        exc.message = message
+        exc.args = (message,)
 
 
 def _sent_fields(body: dict[str, Any] | None, plan_fields: dict[str, Any]) -> dict[str, Any]:

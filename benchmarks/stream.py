@@ -1,0 +1,174 @@
+"""End-to-end streaming overhead: ``think()`` over a 25,000-chunk local stream, against the floor.
+
+    /work/venv/bin/python benchmarks/stream.py [--chunks 25000] [--repeat 7] [--profile]
+
+The stream is ``wire_fixtures.many_chunks`` (half reasoning, half answer) served by the test wire
+server in a child process (so its writes do not compete with the client for the GIL), once as
+Ollama NDJSON and once as Chat Completions SSE. The floor, measured in the same run on the same
+stream, is what any client must at least do: raw ``httpx`` async streaming with the same client
+settings, reading lines and ``json.loads``-ing each one. Both figures include making the client
+and the event loop, as ``think()`` does. The ratio ``think / floor`` of wall times is the
+overhead (target <= 1.2); the median of ``--repeat`` interleaved runs counts. The CPU ratio (this
+process's CPU time; the server runs in another process) says the same with far less noise when
+other jobs share the machine. No timing is asserted.
+
+``--profile`` runs the same call once per variant under cProfile (``astream`` on the main thread,
+since ``think()`` runs its loop in a worker thread) and prints the top functions by own time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import importlib.util
+import json
+import multiprocessing
+import pstats
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # wire_server, wire_fixtures
+if importlib.util.find_spec("reasoning_nb") is None:  # run from a checkout, not installed
+    sys.path.insert(0, str(ROOT))
+
+import anyio  # noqa: E402
+import httpx  # noqa: E402
+import wire_fixtures as wf  # noqa: E402
+
+from reasoning_nb import astream, think  # noqa: E402
+from reasoning_nb.providers.transport import Transport  # noqa: E402
+
+VARIANTS = {
+    # name -> (many_chunks kind, path, model id, framing)
+    "ollama-ndjson": ("ollama", "/api/chat", "ollama:qwen3", "ndjson"),
+    "chat-sse": ("chat", "/v1/chat/completions", "llamacpp:bench", "sse"),
+}
+
+
+def serve(chunks: int, chunking: str, ready, stop) -> None:
+    """Child process: the wire server with every variant routed; runs until ``stop`` is set."""
+    import wire_fixtures as wf
+    from wire_server import Reply, WireServer
+
+    with WireServer() as server:
+        for kind, path, _, framing in VARIANTS.values():
+            frames = wf.many_chunks(chunks, kind)
+            build = Reply.ndjson if framing == "ndjson" else Reply.sse
+            server.route("POST", path, build(frames, chunking=chunking, seed=1, max_piece=4096))
+        ready.put(server.url)
+        stop.wait()
+
+
+async def floor(url: str, framing: str) -> tuple[int, int]:
+    """Raw httpx: stream the body, split lines, json.loads each payload; (lines, bytes)."""
+    lines = size = 0
+    timeout = Transport()._timeout()
+    body = {"model": "bench", "messages": [{"role": "user", "content": "go"}], "stream": True}
+    async with (
+        httpx.AsyncClient(timeout=timeout, trust_env=False) as client,
+        client.stream("POST", url, json=body) as response,
+    ):
+        response.raise_for_status()
+        async for line in response.aiter_lines():
+            if not line:
+                continue
+            size += len(line)
+            if framing == "sse":
+                if not line.startswith("data:"):
+                    continue
+                line = line[5:].strip()
+                if line == "[DONE]":
+                    continue
+            json.loads(line)
+            lines += 1
+    return lines, size
+
+
+async def consume(model: str, base_url: str) -> None:
+    """``astream`` on the current thread (cProfile sees one thread only; think() uses a worker)."""
+    async for _ in astream("go", model=model, base_url=base_url):
+        pass
+
+
+def timed(work) -> tuple[float, float, object]:
+    """(wall seconds, CPU seconds of this process, result); the server is another process, so
+    CPU time is the client's own work and barely moves when other jobs load the machine."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = work()
+    return time.perf_counter() - wall, time.process_time() - cpu, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=25_000, help="content frames per stream")
+    parser.add_argument("--repeat", type=int, default=9, help="runs per figure; the median counts")
+    parser.add_argument(
+        "--chunking",
+        default="frames",
+        choices=("frames", "random"),
+        help="frames: one HTTP chunk per frame (as servers flush per token); random: cut anywhere",
+    )
+    parser.add_argument("--profile", action="store_true", help="cProfile one think() per variant")
+    args = parser.parse_args()
+
+    ready: multiprocessing.Queue = multiprocessing.Queue()
+    stop = multiprocessing.Event()
+    child = multiprocessing.Process(
+        target=serve, args=(args.chunks, args.chunking, ready, stop), daemon=True
+    )
+    child.start()
+    try:
+        base = ready.get(timeout=60)
+        print(
+            f"{args.chunks:,} content frames per stream, chunking={args.chunking}, "
+            f"median of {args.repeat} (first run of each kind discarded as warm-up)"
+        )
+        print(
+            f"{'variant':<14} {'floor s':>8} {'think() s':>10} {'ratio':>6} {'µs/frame':>9}"
+            f" {'CPU ratio':>10}   check"
+        )
+        for name, (_, path, model, framing) in VARIANTS.items():
+            url = base + path
+            base_url = base if framing == "ndjson" else base + "/v1"
+            floor_runs, think_runs = [], []
+            anyio.run(floor, url, framing)  # warm-up
+            think("go", model=model, base_url=base_url)
+            for _ in range(args.repeat):  # interleaved, so drift hits both alike
+                *times, (lines, _) = timed(lambda u=url, f=framing: anyio.run(floor, u, f))
+                floor_runs.append(times)
+                *times, trace = timed(lambda m=model, b=base_url: think("go", model=m, base_url=b))
+                think_runs.append(times)
+            f, t = (
+                statistics.median(wall for wall, _ in runs) for runs in (floor_runs, think_runs)
+            )
+            f_cpu, t_cpu = (
+                statistics.median(cpu for _, cpu in runs) for runs in (floor_runs, think_runs)
+            )
+            reasoning, answer = wf.many_chunks_texts(args.chunks)
+            ok = trace.status == "complete" and (trace.reasoning.strip(), trace.answer) == (
+                reasoning.strip(),
+                answer.strip(),
+            )
+            check = f"{lines:,} lines, trace {'ok' if ok else 'WRONG: ' + trace.status}"
+            per_frame = (t - f) / args.chunks * 1e6
+            print(
+                f"{name:<14} {f:8.3f} {t:10.3f} {t / f:6.2f} {per_frame:9.2f}"
+                f" {t_cpu / f_cpu:10.2f}   {check}"
+            )
+            if args.profile:
+                profiler = cProfile.Profile()
+                profiler.runcall(anyio.run, consume, model, base_url)
+                print(f"\n--- cProfile of think() [{name}], by own time ---")
+                pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
+    finally:
+        stop.set()
+        child.join(10)
+        if child.is_alive():
+            child.terminate()
+
+
+if __name__ == "__main__":
+    main()

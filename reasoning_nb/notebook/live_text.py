@@ -1,0 +1,310 @@
+"""A growing markdown text shown live without resending it: frozen blocks plus one live tail.
+
+Each widget ``update`` carries the whole value, so ``value += delta`` costs O(n²) bytes over a
+stream. Instead, finished blocks (split at blank lines, never inside an open code fence) are
+frozen into their own ``HTML`` widget, rendered and sent once; only the short live tail is
+re-sent. Frozen widgets sit in pages of ``PAGE_SIZE`` so a ``children`` update (a list of model
+ids) stays short too. A tail that grows past ``TAIL_LIMIT`` without a blank line is cut by force
+at a line end (a cut inside a fence closes it in the frozen part and reopens it in the tail) or,
+for one huge line, at a space; when that block ends, its pieces are merged back into one widget
+(one resend of that block). ``finalize`` checks the pieces against a render of the whole text
+and sends the whole text as one block when they differ (a loose list split at a blank line), so
+the end result is always exactly ``markdown_html(text)``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import ipywidgets as W
+from ipywidgets.widgets.widget_string import HTMLStyle
+
+from ..render import markdown_html
+
+TAIL_LIMIT = 800
+"""Force a cut when the live tail grows past this many characters."""
+PAGE_SIZE = 8
+"""Frozen blocks per page box; the outer box gains one child per page."""
+
+_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})([^\n]*)")
+_FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
+
+
+def _fence_mark(opener: str) -> str:
+    stripped = opener.lstrip(" ")
+    return stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
+
+
+def _opens(line: str) -> str | None:
+    """The opener line if ``line`` opens a code fence (CommonMark: no backtick in the info)."""
+    m = _FENCE_OPEN.fullmatch(line)
+    if m is None or (m.group(1)[0] == "`" and "`" in m.group(2)):
+        return None
+    return line
+
+
+def _closes(line: str, opener: str) -> bool:
+    m = _FENCE_CLOSE.fullmatch(line)
+    mark = _fence_mark(opener)
+    return m is not None and m.group(1)[0] == mark[0] and len(m.group(1)) >= len(mark)
+
+
+class Cut(NamedTuple):
+    at: int
+    """``text[:at]`` may be frozen (0: nothing yet)."""
+    fence: str | None
+    """The opener line of a code fence still open at ``at``."""
+    forced: bool
+    """Cut inside a block (the tail grew too long), not at a block boundary."""
+
+
+def find_cut(
+    text: str,
+    fence: str | None = None,
+    *,
+    tail_limit: int = TAIL_LIMIT,
+) -> Cut:
+    """Where the unfrozen ``text`` (starting at a line start) may be frozen.
+
+    ``fence`` is the opener line of a code fence still open at the start of ``text`` (after a
+    forced cut), else None.
+    """
+    natural, pos, prev_blank = 0, 0, True
+    open_fence = fence
+    last_end, fence_at_last_end = 0, fence
+    while (nl := text.find("\n", pos)) >= 0:
+        line, end = text[pos:nl], nl + 1
+        if open_fence is not None:
+            if _closes(line, open_fence):
+                open_fence, natural, prev_blank = None, end, True  # a closed fence ends a block
+        elif (opener := _opens(line)) is not None:
+            open_fence, prev_blank = opener, False
+        elif line.strip():
+            prev_blank = False
+        else:
+            if not prev_blank:
+                natural = end
+            prev_blank = True
+        last_end, fence_at_last_end = end, open_fence
+        pos = end
+    cut = Cut(natural, None, False) if natural else Cut(0, fence, False)
+    if len(text) - cut.at > tail_limit:
+        if last_end > cut.at:
+            return Cut(last_end, fence_at_last_end, True)
+        space = text.rfind(" ", cut.at, len(text) - 1)
+        if open_fence is None and space > cut.at:
+            return Cut(space + 1, None, True)
+    return cut
+
+
+@dataclass
+class _Block:
+    src: str
+    html: str
+    widget: W.HTML
+    forced: bool  # ends in a forced cut: the next block continues it
+
+
+class LiveText:
+    """One growing markdown text: ``append`` deltas, ``flush`` when the throttle allows."""
+
+    def __init__(
+        self,
+        *,
+        breaks: bool = False,
+        layout: W.Layout | None = None,
+        tail_limit: int = TAIL_LIMIT,
+        page_size: int = PAGE_SIZE,
+    ) -> None:
+        self.breaks = breaks
+        self.tail_limit, self.page_size = tail_limit, page_size
+        # One Layout/Style shared by every block: a new block opens one comm, not three.
+        self._layout, self._style = W.Layout(), HTMLStyle()
+        self._page_layout = W.Layout()
+        self.tail = W.HTML(layout=self._layout, style=self._style)
+        self.box = W.VBox([self.tail], layout=layout or W.Layout())
+        self._pages: list[W.VBox] = []
+        self._blocks: list[_Block] = []
+        self._open = ""  # unfrozen source already flushed into the tail
+        self._fence: str | None = None  # fence open at the start of ``_open``
+        self._pending: list[str] = []
+        self._pending_chars = 0
+        self._pending_newline = False
+        self._stale: list[W.HTML] = []  # blocks dropped by ``clear``, closed at the next flush
+        self._chars = 0
+        self._forced_run = 0  # how many of the last blocks end in a forced cut
+        self._reset = self._settle = False
+
+    # -- text ----------------------------------------------------------------------------------
+
+    def append(self, text: str) -> None:
+        if not self._chars:
+            text = text.lstrip("\n")  # as Trace.finish strips it, so frozen text stays a prefix
+        if text:
+            self._pending.append(text)
+            self._pending_chars += len(text)
+            self._pending_newline = self._pending_newline or "\n" in text
+            self._chars += len(text)
+
+    def clear(self) -> None:
+        """Forget the text; the widgets are emptied at the next ``flush``."""
+        self._stale += [b.widget for b in self._blocks]
+        self._blocks, self._open, self._fence, self._pending = [], "", None, []
+        self._pending_chars, self._chars, self._forced_run, self._reset = 0, 0, 0, True
+        self._settle = False
+
+    @property
+    def text(self) -> str:
+        return "".join(b.src for b in self._blocks) + self._open + "".join(self._pending)
+
+    @property
+    def chars(self) -> int:
+        return self._chars
+
+    def settle(self) -> None:
+        """The text paused (the answer began): at the next flush, finish its last block."""
+        self._settle = bool(self._forced_run)
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self._pending) or self._reset or self._settle
+
+    def max_cost(self) -> int:
+        """An upper bound of the ``update`` messages the next ``flush`` sends."""
+        if not self.dirty:
+            return 0
+        if self._settle:
+            return 3 + self._forced_run // self.page_size
+        size = len(self._open) + self._pending_chars
+        could_freeze = self._pending_newline or size > self.tail_limit
+        merge = 2 + self._forced_run // self.page_size if self._forced_run else 0
+        return 1 + self._reset + could_freeze + merge
+
+    @property
+    def html(self) -> str:
+        """What the widgets show now: frozen blocks then the tail, concatenated."""
+        return "".join(b.widget.value for b in self._blocks) + self.tail.value
+
+    # -- sending -------------------------------------------------------------------------------
+
+    def flush(self) -> int:
+        """Send what changed; returns the number of ``update`` messages sent."""
+        sent = self._empty_widgets() if self._reset else 0
+        if self._settle:
+            self._settle = False
+            return sent + self.finalize(self.text)
+        if not self._pending:
+            return sent
+        self._open += "".join(self._pending)
+        self._pending.clear()
+        self._pending_chars, self._pending_newline = 0, False
+        cut = find_cut(self._open, self._fence, tail_limit=self.tail_limit)
+        if cut.at:
+            src, chain = self._open[: cut.at], self._chain()
+            if chain and not cut.forced:  # a long block cut by force has ended: make it one
+                sent += self._merge(chain, src, self._render(self._joined(chain, src), None, None))
+            else:
+                sent += self._freeze(src, self._render(src, self._fence, cut.fence), cut.forced)
+            self._open, self._fence = self._open[cut.at :], cut.fence
+        return sent + self._set(self.tail, self._render(self._open, self._fence, None))
+
+    def finalize(self, text: str) -> int:
+        """Show exactly ``markdown_html(text)``, resending as little as possible.
+
+        A block still cut by force is joined with the rest; if the pieces do not add up to
+        the full render (a loose list split at a blank line...), the whole text goes out once.
+        """
+        sent = self._empty_widgets() if self._reset else 0
+        self._pending.clear()
+        self._pending_chars, self._chars = 0, len(text)
+        full = self._render(text, None, None)
+        frozen = "".join(b.src for b in self._blocks)
+        if text.startswith(frozen):
+            rest, chain = text[len(frozen) :], self._chain()
+            if chain:
+                pieces = [b.html for b in self._blocks[: -len(chain)]]
+                joined = self._render(self._joined(chain, rest), None, None)
+                pieces, tail = [*pieces, joined], ""
+            else:
+                pieces, tail = [b.html for b in self._blocks], self._render(rest, None, None)
+            if "".join(pieces) + tail == full:
+                if chain:
+                    sent += self._merge(chain, rest, joined)
+                self._open, self._fence = ("" if chain else rest), None
+                return sent + self._set(self.tail, tail)
+        sent += self._empty_widgets(keep_tail=True)
+        self._open, self._fence = text, None
+        return sent + self._set(self.tail, full)
+
+    # -- widgets -------------------------------------------------------------------------------
+
+    def _chain(self) -> list[_Block]:
+        """The last blocks, if cut by force: one block of the source, not yet ended."""
+        n = self._forced_run
+        return self._blocks[-n:] if n else []
+
+    @staticmethod
+    def _joined(chain: list[_Block], more: str) -> str:
+        return "".join(b.src for b in chain) + more
+
+    def _merge(self, chain: list[_Block], more: str, html: str) -> int:
+        """Turn a chain of forced pieces (plus ``more`` source) into its first block."""
+        first, drop = chain[0], chain[1:]
+        first.src, first.html, first.forced = self._joined(chain, more), html, False
+        sent = self._set(first.widget, html)
+        if drop:
+            gone = {id(b.widget) for b in drop}
+            for page in self._pages:
+                kept = tuple(c for c in page.children if id(c) not in gone)
+                if len(kept) != len(page.children):
+                    page.children = kept
+                    sent += 1
+            for b in drop:
+                b.widget.close()
+            del self._blocks[-len(drop) :]
+        self._forced_run = 0
+        return sent
+
+    def _render(self, src: str, fence_in: str | None, fence_out: str | None) -> str:
+        if fence_in is not None:
+            src = f"{fence_in}\n{src}"
+        if fence_out is not None:
+            src = f"{src}{_fence_mark(fence_out)}\n"
+        return markdown_html(src, breaks=self.breaks) if src else ""
+
+    @staticmethod
+    def _set(widget: W.HTML, html: str) -> int:
+        if widget.value == html:
+            return 0
+        widget.value = html
+        return 1
+
+    def _freeze(self, src: str, html: str, forced: bool) -> int:
+        block = _Block(
+            src, html, W.HTML(value=html, layout=self._layout, style=self._style), forced
+        )
+        self._blocks.append(block)
+        self._forced_run = self._forced_run + 1 if forced else 0
+        if self._pages and len(self._pages[-1].children) < self.page_size:
+            page = self._pages[-1]
+            page.children = (*page.children, block.widget)
+        else:
+            self._pages.append(W.VBox([block.widget], layout=self._page_layout))
+            self.box.children = (*self._pages, self.tail)
+        return 1
+
+    def _empty_widgets(self, *, keep_tail: bool = False) -> int:
+        """Drop every frozen block (and empty the tail unless ``keep_tail``)."""
+        self._reset = False
+        sent = 0
+        if self._pages:
+            self.box.children = (self.tail,)
+            sent += 1
+        for widget in (*self._pages, *self._stale, *(b.widget for b in self._blocks)):
+            widget.close()
+        self._pages, self._blocks, self._stale, self._forced_run = [], [], [], 0
+        if not keep_tail:
+            sent += self._set(self.tail, "")
+        return sent

@@ -1,0 +1,95 @@
+"""A real IPython kernel for tests: run code, collect iopub messages, talk to widgets."""
+
+from __future__ import annotations
+
+import queue
+import time
+from typing import Any
+
+from jupyter_client.manager import start_new_kernel
+
+
+class KernelSession:
+    def __init__(self) -> None:
+        self.km, self.kc = start_new_kernel(kernel_name="python3")
+        self.comms: dict[str, dict[str, Any]] = {}  # comm_id -> model state at open
+
+    def close(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
+
+    def run(self, code: str, timeout: float = 60) -> list[dict[str, Any]]:
+        """Execute and wait for idle; returns this cell's iopub messages."""
+        msg_id = self.kc.execute(code)
+        return self.collect(msg_id, timeout)
+
+    def collect(self, msg_id: str, timeout: float = 60, until=None) -> list[dict[str, Any]]:
+        """Read iopub until the cell is idle (or ``until(msg)`` is true)."""
+        out: list[dict[str, Any]] = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                msg = self.kc.get_iopub_msg(timeout=max(0.05, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            msg["received"] = time.monotonic()
+            self._track(msg)
+            if msg["parent_header"].get("msg_id") != msg_id and msg["msg_type"] != "comm_msg":
+                continue
+            out.append(msg)
+            if until is not None and until(msg):
+                return out
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                return out
+        raise TimeoutError(f"cell did not finish in {timeout} s; saw {len(out)} messages")
+
+    def _track(self, msg: dict[str, Any]) -> None:
+        if msg["msg_type"] == "comm_open":
+            state = msg["content"]["data"].get("state", {})
+            self.comms[msg["content"]["comm_id"]] = dict(state)
+        elif msg["msg_type"] == "comm_msg":
+            data = msg["content"]["data"]
+            if data.get("method") == "update" and msg["content"]["comm_id"] in self.comms:
+                self.comms[msg["content"]["comm_id"]].update(data.get("state", {}))
+
+    def find(self, model_name: str, **match: Any) -> str:
+        """The comm id of the newest widget of that model class whose state matches."""
+        for comm_id, state in reversed(list(self.comms.items())):
+            if state.get("_model_name") == model_name and all(
+                state.get(k) == v for k, v in match.items()
+            ):
+                return comm_id
+        raise KeyError(f"no {model_name} with {match}")
+
+    def send_comm(self, comm_id: str, data: dict[str, Any]) -> None:
+        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        self.kc.shell_channel.send(msg)
+
+    def click(self, comm_id: str) -> None:
+        self.send_comm(comm_id, {"method": "custom", "content": {"event": "click"}})
+
+    def set_state(self, comm_id: str, **state: Any) -> None:
+        self.send_comm(comm_id, {"method": "update", "state": state, "buffer_paths": []})
+
+    def value(self, expr: str) -> str:
+        """``repr`` of an expression evaluated in the kernel."""
+        msgs = self.run(f"print(repr({expr}))")
+        return "".join(m["content"]["text"] for m in msgs if m["msg_type"] == "stream").strip()
+
+
+def updates(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        m
+        for m in msgs
+        if m["msg_type"] == "comm_msg" and m["content"]["data"].get("method") == "update"
+    ]
+
+
+def max_per_window(times: list[float], window: float = 1.0) -> int:
+    times = sorted(times)
+    best = j = 0
+    for i, t in enumerate(times):
+        while times[j] < t - window:
+            j += 1
+        best = max(best, i - j + 1)
+    return best

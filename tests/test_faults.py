@@ -1,0 +1,609 @@
+"""Faults over a real socket: dropped and refused connections, in-band errors, retries, timeouts,
+malformed streams, bad configuration, cancellation, and the model-less call.
+
+Contract (spec/api.md): a failure after the stream began raises ``ProviderError`` whose ``.trace``
+holds what arrived (status ``error``), ``None`` when nothing did; a connection that cannot be made
+is a ``ProviderError`` with ``.status = None`` naming the URL and what to start; misuse is a
+``ConfigError`` with one sentence naming the fix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from contextlib import aclosing
+
+import anyio
+import pytest
+import wire_fixtures as wf
+from wire_server import Reply
+
+from reasoning_nb import (
+    ConfigError,
+    Done,
+    ProviderError,
+    ReasoningDelta,
+    ReasoningNBError,
+    TextDelta,
+    astream,
+    think,
+)
+from reasoning_nb.config import defaults
+from reasoning_nb.providers import catalog, discovery
+from reasoning_nb.providers.transport import Transport
+from reasoning_nb.run import Run
+
+CHAT = "/v1/chat/completions"
+OLLAMA = "/api/chat"
+PROMPT = "What is 17 × 23?"
+REASONING = "First 17 × 20 = 340, then 17 × 3 = 51; together 391. Café ☕."
+ANSWER = "The answer is 391, surely 😀."
+THINK, TEXT = wf.tokens(REASONING), wf.tokens(ANSWER)
+
+# protocol -> (model, path, frames builder, reply builder)
+PROTOCOLS = {
+    "chat": (
+        "llamacpp:qwen3",
+        CHAT,
+        lambda **kw: wf.llamacpp_sse(REASONING, ANSWER, **kw),
+        Reply.sse,
+    ),
+    "ollama": (
+        "ollama:qwen3",
+        OLLAMA,
+        lambda **kw: wf.ollama_chat(REASONING, ANSWER, **kw),
+        Reply.ndjson,
+    ),
+}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    for name in ("REASONING_NB_MODEL", "LLAMACPP_API_KEY", "OLLAMA_HOST", "OPENROUTER_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(defaults, "model", None)
+    monkeypatch.setattr(discovery, "_show_cache", {})
+
+
+@pytest.fixture
+def fast_backoff(monkeypatch):
+    """Connect retries back off 0.5 + 1 + 2 s; the behaviour under test is the same without."""
+    monkeypatch.setattr(Transport, "_backoff", lambda self, attempt: 0.001)
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def frames_before(frames: list[str], text_frames: int, skip: int) -> str:
+    """The wire bytes of the first ``skip`` framing frames plus ``text_frames`` text frames."""
+    return "".join(frames[: skip + text_frames])
+
+
+def run_think(server, proto: str, **kw):
+    model, *_ = PROTOCOLS[proto]
+    return think(PROMPT, model=model, base_url=server.url, **kw)
+
+
+# -- dropped connections ---------------------------------------------------------------------------
+
+
+def _drop_reply(proto: str, seed: int, reset: bool = False) -> tuple[str, Reply]:
+    """The stream, cut 10 bytes into the frame after all reasoning and two answer pieces."""
+    _model, path, build, reply = PROTOCOLS[proto]
+    frames = build()
+    role = 1 if proto == "chat" else 0  # llama.cpp's first chunk carries only the role
+    drop_at = len(frames_before(frames, len(THINK) + 2, role).encode()) + 10
+    return path, reply(frames, chunking="random", seed=seed, drop_after=drop_at, drop_reset=reset)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("proto", list(PROTOCOLS))
+def test_drop_mid_stream_keeps_the_partial_trace(wire_server, proto, seed):
+    wire_server.route("POST", *_drop_reply(proto, seed))
+    with pytest.raises(ProviderError) as info:
+        run_think(wire_server, proto)
+    err = info.value
+    assert err.status is None
+    assert "dropped" in err.message
+    assert err.trace is not None
+    assert err.trace.reasoning == REASONING
+    assert err.trace.answer == "".join(TEXT[:2]).strip()
+    assert err.trace.status == "error" and err.trace.error == err.message
+    assert wire_server.last.wait() == "dropped"
+
+
+@pytest.mark.parametrize("proto", list(PROTOCOLS))
+def test_reset_mid_stream_is_a_provider_error(wire_server, proto):
+    """A TCP RST may discard bytes the client had not read yet: what arrived is a prefix."""
+    wire_server.route("POST", *_drop_reply(proto, seed=2, reset=True))
+    with pytest.raises(ProviderError) as info:
+        run_think(wire_server, proto)
+    err = info.value
+    assert err.status is None
+    if err.trace is not None:
+        assert REASONING.startswith(err.trace.reasoning) and err.trace.status == "error"
+
+
+@pytest.mark.parametrize("proto", list(PROTOCOLS))
+def test_hangup_before_any_byte_has_no_trace(wire_server, proto):
+    _model, path, build, reply = PROTOCOLS[proto]
+    wire_server.route("POST", path, reply(build(), hangup=True))
+    with pytest.raises(ProviderError) as info:
+        run_think(wire_server, proto)
+    assert info.value.trace is None and info.value.status is None
+    assert wire_server.url.split("//")[1] in info.value.message
+
+
+@pytest.mark.parametrize("proto", list(PROTOCOLS))
+def test_drop_after_headers_before_any_text_has_no_trace(wire_server, proto):
+    model, path, build, reply = PROTOCOLS[proto]
+    frames = build()
+    role_only = len(frames[0].encode()) if proto == "chat" else 0
+    wire_server.route("POST", path, reply(frames, drop_after=role_only))
+
+    async def main() -> list:
+        return [e async for e in astream(PROMPT, model=model, base_url=wire_server.url)]
+
+    with pytest.raises(ProviderError) as info:
+        anyio.run(main)
+    assert info.value.trace is None
+    assert "dropped" in info.value.message
+
+
+# -- in-band errors after HTTP 200 -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_ollama_error_line_mid_stream(wire_server, seed):
+    frames = wf.ollama_chat(REASONING, ANSWER)[: len(THINK) + 1]
+    frames.append(wf.ollama_error_line("model runner has unexpectedly stopped"))
+    wire_server.route("POST", OLLAMA, Reply.ndjson(frames, chunking="random", seed=seed))
+    with pytest.raises(ProviderError) as info:
+        run_think(wire_server, "ollama")
+    err = info.value
+    assert "model runner has unexpectedly stopped" in err.message
+    assert err.trace.reasoning == REASONING and err.trace.answer == TEXT[0]
+    assert err.trace.status == "error"
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_chat_error_event_mid_stream(wire_server, seed):
+    frames = wf.llamacpp_sse(REASONING, ANSWER)[: 1 + len(THINK) + 1]
+    frames.append(wf.sse_error("failed to decode the batch", code=500))  # then no [DONE]
+    wire_server.route("POST", CHAT, Reply.sse(frames, chunking="random", seed=seed))
+    with pytest.raises(ProviderError) as info:
+        run_think(wire_server, "chat")
+    err = info.value
+    assert "failed to decode the batch" in err.message
+    assert err.trace.reasoning == REASONING and err.trace.answer == TEXT[0]
+    assert err.trace.status == "error"
+
+
+# -- HTTP errors and the Ollama fallbacks ----------------------------------------------------------
+
+
+def test_ollama_404_says_to_pull_the_model(wire_server):
+    wire_server.route("POST", OLLAMA, wf.ollama_not_found("qwen3:8b"))
+    with pytest.raises(ProviderError) as info:
+        think(PROMPT, model="ollama:qwen3:8b", base_url=wire_server.url)
+    assert info.value.status == 404
+    assert "ollama pull qwen3:8b" in info.value.message
+    assert info.value.trace is None
+
+
+def test_chat_404_says_to_check_the_base_url(wire_server):
+    wire_server.route("POST", CHAT, Reply.json(wf.openai_error_body("File Not Found"), 404))
+    with pytest.raises(ProviderError) as info:
+        think(PROMPT, model="llamacpp:x", base_url=wire_server.url)
+    assert info.value.status == 404
+    assert "/v1" in info.value.message and "File Not Found" in info.value.message
+
+
+def test_ollama_no_thinking_retries_once_without_think(wire_server):
+    wire_server.route(
+        "POST", OLLAMA, wf.ollama_no_thinking("llama3.2"), Reply.ndjson(wf.ollama_chat("", ANSWER))
+    )
+    trace = think(PROMPT, model="ollama:llama3.2", preset="high", base_url=wire_server.url)
+    first, second = wire_server.bodies(OLLAMA)
+    assert first["think"] == "high" and "think" not in second
+    assert trace.request == {}  # what was finally sent
+    assert len(trace.warnings) == 1 and "does not support thinking" in trace.warnings[0]
+    assert trace.answer == ANSWER and trace.status == "complete"
+
+
+def test_ollama_fallback_happens_exactly_once(wire_server):
+    wire_server.route("POST", OLLAMA, wf.ollama_no_thinking("llama3.2"))  # every time
+    with pytest.raises(ProviderError) as info:
+        think(PROMPT, model="ollama:llama3.2", preset="low", base_url=wire_server.url)
+    assert info.value.status == 400 and "does not support thinking" in info.value.message
+    assert len(wire_server.requests_to(OLLAMA)) == 2
+
+
+def test_ollama_max_rejected_is_sent_again_as_high(wire_server):
+    wire_server.route(
+        "POST",
+        OLLAMA,
+        wf.ollama_invalid_think("max"),
+        Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)),
+    )
+    trace = think(PROMPT, model="ollama:qwen3", preset="max", base_url=wire_server.url)
+    assert [b["think"] for b in wire_server.bodies(OLLAMA)] == ["max", "high"]
+    assert trace.request == {"think": "high"}
+    assert len(trace.warnings) == 1 and '"high"' in trace.warnings[0]
+    assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
+
+
+def _timed(times: list[float], reply: Reply):
+    def hook(recorded):
+        times.append(time.monotonic())
+        return reply
+
+    return hook
+
+
+@pytest.mark.parametrize("proto", list(PROTOCOLS))
+def test_429_honours_retry_after_then_succeeds(wire_server, proto):
+    _model, path, build, reply = PROTOCOLS[proto]
+    times: list[float] = []
+    limited = Reply.json({"error": "rate limited"}, 429, retry_after=0.8)
+    wire_server.route("POST", path, _timed(times, limited), _timed(times, reply(build())))
+    trace = run_think(wire_server, proto)
+    assert len(wire_server.requests_to(path)) == 2
+    # 0.8 s is above the longest first backoff (0.625 s): the header was honoured
+    assert times[1] - times[0] >= 0.8
+    assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
+    assert trace.warnings == []
+
+
+@pytest.mark.parametrize("proto", list(PROTOCOLS))
+def test_503_then_success(wire_server, proto):
+    _model, path, build, reply = PROTOCOLS[proto]
+    loading = Reply.json({"error": {"code": 503, "message": "Loading model"}}, 503)
+    wire_server.route("POST", path, loading, reply(build(), chunking="random", seed=5))
+    trace = run_think(wire_server, proto)
+    assert len(wire_server.requests_to(path)) == 2
+    assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
+
+
+def test_429_gives_up_after_a_few_retries_with_the_servers_message(wire_server):
+    wire_server.route("POST", CHAT, Reply.json({"error": "slow down please"}, 429, retry_after=0))
+    with pytest.raises(ProviderError) as info:
+        run_think(wire_server, "chat")
+    assert info.value.status == 429 and "slow down please" in info.value.message
+    assert 2 <= len(wire_server.requests_to(CHAT)) <= 6
+
+
+def test_long_retry_after_is_reported_not_slept(wire_server):
+    wire_server.route("POST", CHAT, Reply.json({"error": "quota exceeded"}, 429, retry_after=3600))
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as info:
+        run_think(wire_server, "chat")
+    assert time.monotonic() - started < 5
+    assert info.value.status == 429 and "quota exceeded" in info.value.message
+    assert len(wire_server.requests_to(CHAT)) == 1
+
+
+# -- malformed streams, keep-alives, missing end ---------------------------------------------------
+
+
+def test_malformed_sse_event(wire_server):
+    frames = [*wf.llamacpp_sse(REASONING, ANSWER)[:4], wf.malformed_frame()]
+    wire_server.route("POST", CHAT, Reply.sse(frames, chunking="random", seed=6))
+    with pytest.raises(ProviderError) as info:
+        run_think(wire_server, "chat")
+    assert "not JSON" in info.value.message and '{"choices"' in info.value.message
+    assert info.value.trace.reasoning == "".join(THINK[:3])
+    assert info.value.trace.status == "error"
+
+
+def test_malformed_ndjson_line(wire_server):
+    frames = [*wf.ollama_chat(REASONING, ANSWER)[:3], "<html>502 Bad Gateway</html>\n"]
+    wire_server.route("POST", OLLAMA, Reply.ndjson(frames, chunking="random", seed=6))
+    with pytest.raises(ProviderError) as info:
+        run_think(wire_server, "ollama")
+    assert "not JSON" in info.value.message and "Bad Gateway" in info.value.message
+    assert info.value.trace.reasoning == "".join(THINK[:3])
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_keep_alive_comments_are_ignored(wire_server, seed):
+    frames = wf.with_pings(wf.llamacpp_sse(REASONING, ANSWER), every=1)
+    frames = wf.with_pings(frames, every=5, comment="OPENROUTER PROCESSING")
+    wire_server.route("POST", CHAT, Reply.sse(frames, chunking="random", seed=seed, max_piece=9))
+    trace = run_think(wire_server, "chat")
+    assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
+    assert trace.warnings == []
+
+
+def test_crlf_sse_is_read(wire_server):
+    frames = wf.crlf(wf.llamacpp_sse(REASONING, ANSWER))
+    wire_server.route("POST", CHAT, Reply.sse(frames, chunking="random", seed=2))
+    trace = run_think(wire_server, "chat")
+    assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
+
+
+@pytest.mark.parametrize("proto", list(PROTOCOLS))
+def test_stream_cut_short_is_truncated_with_a_warning(wire_server, proto):
+    _model, path, build, reply = PROTOCOLS[proto]
+    if proto == "chat":
+        frames = wf.llamacpp_sse(REASONING, ANSWER, finish_reason=None, done=False)
+    else:
+        frames = build()[:-1]  # no done:true line
+    wire_server.route("POST", path, reply(frames, chunking="random", seed=7))
+    trace = run_think(wire_server, proto)
+    assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
+    assert trace.status == "truncated"
+    assert any("ended before the server said it was done" in w for w in trace.warnings)
+
+
+def test_finish_without_done_still_warns(wire_server):
+    frames = wf.llamacpp_sse(REASONING, ANSWER, done=False)  # finish_reason stop, no [DONE]
+    wire_server.route("POST", CHAT, Reply.sse(frames, chunking="random", seed=8))
+    trace = run_think(wire_server, "chat")
+    assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
+    assert any("ended before the server said it was done" in w for w in trace.warnings)
+
+
+# -- connection refused, timeouts ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "model,hint", [("llamacpp:x", "llama-server"), ("ollama:qwen3", "ollama serve")]
+)
+def test_connection_refused_names_the_url_and_what_to_start(fast_backoff, closed_port, model, hint):
+    with pytest.raises(ProviderError) as info:
+        think(PROMPT, model=model, base_url=f"http://127.0.0.1:{closed_port}")
+    err = info.value
+    assert err.status is None and err.trace is None
+    assert f"127.0.0.1:{closed_port}" in err.message
+    assert hint in err.message
+
+
+def test_connection_refused_is_retried_with_backoff(monkeypatch, closed_port):
+    waits: list[float] = []
+    real = Transport._backoff
+
+    def record(self, attempt):
+        waits.append(real(self, attempt))
+        return 0.001
+
+    monkeypatch.setattr(Transport, "_backoff", record)
+    with pytest.raises(ProviderError):
+        think(PROMPT, model="vllm:x", base_url=f"http://127.0.0.1:{closed_port}")
+    assert len(waits) == 3 and waits == sorted(waits)  # growing waits, then give up
+
+
+def test_slow_server_times_out_with_the_timeout_in_the_message(wire_server):
+    wire_server.route(
+        "POST", CHAT, Reply.sse(wf.llamacpp_sse(REASONING, ANSWER), delay_first_byte=5)
+    )
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as info:
+        run_think(wire_server, "chat", timeout=0.5)
+    assert time.monotonic() - started < 3
+    assert "No data" in info.value.message and "0.5 s" in info.value.message
+    assert info.value.trace is None and info.value.status is None
+
+
+def test_stall_mid_stream_times_out_and_keeps_the_partial_trace(wire_server):
+    frames = wf.ollama_chat(REASONING, ANSWER)
+    stall_after = len(THINK) + 1
+    wire_server.route("POST", OLLAMA, Reply.ndjson(frames, stall_after=stall_after, stall=5))
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as info:
+        run_think(wire_server, "ollama", timeout=0.5)
+    assert time.monotonic() - started < 3
+    assert "No data" in info.value.message and "0.5 s" in info.value.message
+    assert info.value.trace.reasoning == REASONING and info.value.trace.answer == TEXT[0]
+    assert info.value.trace.status == "error"
+
+
+# -- configuration errors --------------------------------------------------------------------------
+
+
+def _one_sentence(message: str) -> None:
+    assert "\n" not in message and message.endswith(".")
+
+
+@pytest.mark.parametrize(
+    "kwargs,needle",
+    [
+        ({"model": "nosuch:model"}, "ollama, llamacpp"),  # lists the providers
+        ({"model": "qwen3"}, "'ollama:qwen3'"),  # no provider prefix: shows the form
+        ({"model": "ollama:"}, "names no model"),
+        ({"model": "llamacpp:x", "preset": "extreme"}, "auto, off, low, medium, high, max"),
+        ({"model": "llamacpp:x", "budget_tokens": -5}, "positive whole number"),
+        ({"model": "llamacpp:x", "budget_tokens": 0}, "positive whole number"),
+        ({"model": "llamacpp:x", "timeout": -1}, "timeout"),
+        ({"model": "openai-compatible:x"}, "base_url="),
+    ],
+)
+def test_config_errors_name_the_fix(wire_server, kwargs, needle):
+    with pytest.raises(ConfigError) as info:
+        think(PROMPT, **kwargs)
+    assert needle in str(info.value)
+    _one_sentence(str(info.value))
+    assert isinstance(info.value, ReasoningNBError)
+    assert wire_server.requests == []
+
+
+def test_missing_key_names_the_env_var_and_sends_nothing(wire_server):
+    with pytest.raises(ConfigError) as info:
+        think(PROMPT, model="openrouter:x", base_url=wire_server.url)
+    assert "OPENROUTER_API_KEY" in str(info.value) and "api_key=" in str(info.value)
+    _one_sentence(str(info.value))
+    assert wire_server.requests == []
+
+
+@pytest.mark.anyio
+async def test_config_errors_from_astream(wire_server):
+    with pytest.raises(ConfigError, match="OPENROUTER_API_KEY"):
+        async for _ in astream(PROMPT, model="openrouter:x", base_url=wire_server.url):
+            pass
+    with pytest.raises(ConfigError, match="preset"):
+        async for _ in astream(PROMPT, model="llamacpp:x", preset="turbo"):
+            pass
+
+
+# -- cancellation ----------------------------------------------------------------------------------
+
+
+def _long_stream(kind: str = "chat") -> Reply:
+    """A short reasoning block, then thousands of paced answer frames: seconds of streaming
+    left when the client hangs up, so the server sees the close on its next write."""
+    think = [f" r{i}" for i in range(20)]
+    text = [f" a{i}" for i in range(3000)]
+    if kind == "chat":
+        return Reply.sse(wf.llamacpp_sse(think, text), pause=0.002)
+    return Reply.ndjson(wf.ollama_chat(think, text), pause=0.002)
+
+
+@pytest.mark.anyio
+async def test_breaking_out_of_astream_closes_the_response(wire_server):
+    wire_server.route("POST", CHAT, _long_stream())
+    seen = []
+    async for event in astream(PROMPT, model="llamacpp:x", base_url=wire_server.url):
+        seen.append(event)
+        if len(seen) == 3:
+            break
+    broke = time.monotonic()
+    outcome = await anyio.to_thread.run_sync(wire_server.last.wait, 5)
+    assert outcome == "client_closed"
+    assert time.monotonic() - broke < 2
+    assert all(isinstance(e, ReasoningDelta) for e in seen)
+
+
+@pytest.mark.anyio
+async def test_aclosing_a_run_marks_the_trace_cancelled(wire_server):
+    wire_server.route("POST", OLLAMA, _long_stream("ollama"))
+    run = Run(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
+    async with aclosing(run.events()) as events:
+        async for event in events:
+            if isinstance(event, ReasoningDelta):
+                break
+    assert run.trace.status == "cancelled"
+    assert run.trace.reasoning.strip() == "r0"
+    outcome = await anyio.to_thread.run_sync(wire_server.last.wait, 5)
+    assert outcome == "client_closed"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("via", ["astream", "Run.events"])
+async def test_aclose_closes_the_response_before_returning(wire_server, via):
+    """Not left to the garbage collector: the socket is closed when aclose() returns. The wait
+    below blocks the event loop on purpose, so no deferred clean-up task could run meanwhile."""
+    wire_server.route("POST", OLLAMA, _long_stream("ollama"))
+    run = Run(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
+    stream = astream(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
+    async with aclosing(run.events() if via == "Run.events" else stream) as events:
+        async for _ in events:
+            break
+    assert wire_server.last.wait(3) == "client_closed"
+    if via == "Run.events":
+        assert run.trace.status == "cancelled"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("proto", ["chat", "ollama"])
+async def test_cancelling_the_task_closes_the_response_and_keeps_the_trace(wire_server, proto):
+    path = CHAT if proto == "chat" else OLLAMA
+    wire_server.route("POST", path, _long_stream(proto))
+    run = Run(PROMPT, model=PROTOCOLS[proto][0], base_url=wire_server.url)
+    answering = anyio.Event()
+
+    async def consume() -> None:
+        async for event in run.events():
+            if isinstance(event, TextDelta):
+                answering.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(consume)
+        with anyio.fail_after(10):
+            await answering.wait()
+        cancelled = time.monotonic()
+        tg.cancel_scope.cancel()
+    outcome = await anyio.to_thread.run_sync(wire_server.last.wait, 5)
+    assert outcome == "client_closed"
+    assert time.monotonic() - cancelled < 2
+    trace = run.trace
+    assert trace.status == "cancelled"
+    assert trace.reasoning.strip() == " ".join(f"r{i}" for i in range(20))
+    assert trace.answer.startswith("a0")
+    assert trace.timing["total_ms"] is not None
+
+
+# -- sync think() inside a running loop, model-less calls ------------------------------------------
+
+
+def test_think_inside_a_running_asyncio_loop(wire_server):
+    wire_server.route("POST", CHAT, Reply.sse(wf.llamacpp_sse(REASONING, ANSWER)))
+
+    async def notebook_cell():
+        asyncio.get_running_loop()  # as in a Jupyter kernel
+        return think(PROMPT, model="llamacpp:x", base_url=wire_server.url)
+
+    trace = asyncio.run(notebook_cell())
+    assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
+
+
+def test_think_inside_anyio_run(wire_server):
+    wire_server.route("POST", OLLAMA, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
+
+    async def main():
+        return think(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
+
+    trace = anyio.run(main)
+    assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
+
+
+def test_model_from_the_env_var(wire_server, monkeypatch):
+    monkeypatch.setenv("REASONING_NB_MODEL", "llamacpp:foo")
+    wire_server.route("POST", CHAT, Reply.sse(wf.llamacpp_sse(REASONING, ANSWER)))
+    trace = think("x", base_url=wire_server.url)
+    assert trace.model == "llamacpp:foo" and trace.provider == "llamacpp"
+    assert wire_server.last.json["model"] == "foo"
+    assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
+
+
+def _only_ollama(monkeypatch, address: str) -> None:
+    """Discovery probes only Ollama, at ``address``, never the real default ports."""
+    monkeypatch.setattr(discovery, "PROVIDERS", {"ollama": catalog.PROVIDERS["ollama"]})
+    monkeypatch.setenv("OLLAMA_HOST", address)
+
+
+def test_model_found_on_a_local_server(wire_server, monkeypatch):
+    _only_ollama(monkeypatch, wire_server.url)
+    wire_server.route("GET", "/api/tags", wf.ollama_tags("llama3.2:latest", "qwen3:latest"))
+    wire_server.route("POST", OLLAMA, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
+    trace = think("x")
+    assert trace.model == "ollama:qwen3:latest"  # the thinking model is preferred
+    assert wire_server.last.json["model"] == "qwen3:latest"
+    assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
+
+
+def test_no_model_anywhere_lists_the_ways(monkeypatch, closed_port):
+    _only_ollama(monkeypatch, f"http://127.0.0.1:{closed_port}")
+    with pytest.raises(ConfigError) as info:
+        think("x")
+    message = str(info.value)
+    for way in ("model=", "REASONING_NB_MODEL", "ollama serve", "llama-server"):
+        assert way in message
+    _one_sentence(message)
+
+
+@pytest.mark.anyio
+async def test_done_is_last_and_only_once(wire_server):
+    wire_server.route("POST", CHAT, Reply.sse(wf.llamacpp_sse(REASONING, ANSWER)))
+    events = [e async for e in astream(PROMPT, model="llamacpp:x", base_url=wire_server.url)]
+    assert isinstance(events[-1], Done) and sum(isinstance(e, Done) for e in events) == 1

@@ -1,0 +1,178 @@
+"""%%think in a real IPython kernel (jupyter_client / nbclient) against the wire server:
+saved outputs and metadata, traffic bounds, interrupt, Stop button, preset re-run."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import nbformat
+import pytest
+import wire_fixtures as wf
+from kernel_session import KernelSession, max_per_window, updates
+from nbclient import NotebookClient
+from wire_server import Reply
+
+CHAT = "/v1/chat/completions"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+pytestmark = pytest.mark.kernel
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    session = KernelSession()
+    session.run("%load_ext reasoning_nb")
+    yield session
+    session.close()
+
+
+def execute_notebook(*sources: str) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in ("%load_ext reasoning_nb", *sources)]
+    NotebookClient(nb, timeout=60, kernel_name="python3", record_timing=False).execute()
+    return nb
+
+
+def traced_outputs(cell) -> list:
+    return [o for o in cell.outputs if "reasoning_nb" in o.get("metadata", {})]
+
+
+def test_saved_notebook_has_widget_static_fallbacks_and_trace(wire_server):
+    reasoning, answer = "Light scatters <script>x</script>.", "Because of **Rayleigh** scattering."
+    wire_server.route(
+        "POST",
+        CHAT,
+        Reply.sse(wf.chat_sse(reasoning, answer, usage=True), chunking="random", seed=11),
+    )
+    nb = execute_notebook(
+        f"%%think --model llamacpp:m --base-url {wire_server.url} --preset high\nWhy blue?",
+        "print(type(_think).__name__, _think.status, _think.answer)",
+    )
+    [output] = traced_outputs(nb.cells[1])
+    assert len(nb.cells[1].outputs) == 1  # one output carries the widget AND the fallbacks
+    assert {WIDGET_VIEW, "text/html", "text/markdown", "text/plain"} <= set(output.data)
+    saved = output.metadata["reasoning_nb"]
+    assert saved["schema"] == 1 and saved["status"] == "complete"
+    assert saved["reasoning"] == reasoning and saved["answer"] == answer
+    assert saved["request"] == {"reasoning_effort": "high"}
+    assert saved["usage"]["output_tokens"] is not None
+    html = output.data["text/html"]
+    assert "<details" in html and "<script>" not in html and "&lt;script&gt;" in html
+    assert "<strong>Rayleigh</strong>" in html
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    assert output.data[WIDGET_VIEW]["model_id"] in state
+    assert "Rayleigh" in json.dumps(state)  # the widget's final state is saved too
+    assert nb.cells[2].outputs[0]["text"].startswith(f"Trace complete {answer}")
+
+
+def test_dropped_stream_leaves_marked_partial_trace(wire_server):
+    frames = wf.chat_sse("step one, step two", "The answer is", done=False)
+    wire_server.route("POST", CHAT, Reply.sse(frames, drop_after=len("".join(frames[:-2]))))
+    nb = execute_notebook(f"%%think --model llamacpp:m --base-url {wire_server.url}\nQ")
+    [output] = traced_outputs(nb.cells[1])
+    saved = output.metadata["reasoning_nb"]
+    assert saved["status"] == "error" and "dropped mid-stream" in saved["error"]
+    assert saved["reasoning"] == "step one, step two" and saved["answer"].startswith("The answer")
+    assert "dropped mid-stream" in output.data["text/html"]
+
+
+def test_traffic_on_a_25000_chunk_stream(kernel, wire_server):
+    arrived: list[float] = []
+    frames = wf.many_chunks(25_000, "chat")
+    reasoning, answer = wf.many_chunks_texts(25_000)
+
+    def reply(_rec):
+        arrived.append(time.time())
+        # ~1,200 writes over a few seconds, so the coalescing (not the network) sets the pace.
+        return Reply.sse(frames, chunking="random", seed=5, max_piece=2048, pause=0.002)
+
+    wire_server.route("POST", CHAT, reply)
+    msgs = kernel.run(f"%%think --model llamacpp:m --base-url {wire_server.url}\nLong one", 120)
+    ups = updates(msgs)
+    sent = [m["header"]["date"].timestamp() for m in ups]
+    total_bytes = sum(len(json.dumps(m["content"]["data"]["state"])) for m in ups)
+    text_bytes = len((reasoning + answer).encode())
+    first_visible = next(
+        m["header"]["date"].timestamp()
+        for m in ups
+        if any(
+            isinstance(v, str) and len(v) > 0 and "<p>" in v
+            for v in m["content"]["data"]["state"].values()
+        )
+    )
+    peak = max_per_window(sent)
+    print(
+        f"\n25k chunks: {len(ups)} updates, peak {peak}/s, bytes {total_bytes:,} = "
+        f"{total_bytes / text_bytes:.2f}x text, first visible "
+        f"{(first_visible - arrived[0]) * 1000:.0f} ms after the request arrived"
+    )
+    assert peak <= 30
+    assert total_bytes <= 10 * text_bytes
+    assert first_visible - arrived[0] < 1.0
+    assert kernel.value("_think.status") == "'complete'"
+    assert kernel.value("len(_think.answer)") == str(len(answer.strip()))
+
+
+def slow_stream(wire_server) -> None:
+    frames = wf.chat_sse("thinking slowly " * 5, "never finished", done=False)
+    wire_server.route("POST", CHAT, Reply.sse(frames, stall_after=8, stall=30))
+
+
+def started_thinking(msg) -> bool:
+    state = msg["content"].get("data", {}).get("state", {}) if msg["msg_type"] == "comm_msg" else {}
+    return any(isinstance(v, str) and "thinking slowly" in v for v in state.values())
+
+
+def test_kernel_interrupt_keeps_the_partial_trace(kernel, wire_server):
+    slow_stream(wire_server)
+    msg_id = kernel.kc.execute(f"%%think --model llamacpp:m --base-url {wire_server.url}\nQ")
+    kernel.collect(msg_id, 30, until=started_thinking)
+    t0 = time.monotonic()
+    kernel.km.interrupt_kernel()
+    msgs = kernel.collect(msg_id, 30)
+    assert time.monotonic() - t0 < 5
+    saved = [m for m in msgs if m["msg_type"] == "update_display_data"][-1]
+    trace = saved["content"]["metadata"]["reasoning_nb"]
+    assert trace["status"] == "cancelled" and "thinking slowly" in trace["reasoning"]
+    assert kernel.value("_think.status") == "'cancelled'"
+
+
+def test_stop_button_stops_the_stream(kernel, wire_server):
+    slow_stream(wire_server)
+    msg_id = kernel.kc.execute(f"%%think --model llamacpp:m --base-url {wire_server.url}\nQ")
+    kernel.collect(msg_id, 30, until=started_thinking)
+    t0 = time.monotonic()
+    kernel.click(kernel.find("ButtonModel", description="Stop"))
+    msgs = kernel.collect(msg_id, 30)
+    assert time.monotonic() - t0 < 5  # the stall lasts 30 s: only Stop ends it this soon
+    assert not [m for m in msgs if m["msg_type"] == "error"]
+    trace = [m for m in msgs if m["msg_type"] == "update_display_data"][-1]["content"]
+    assert trace["metadata"]["reasoning_nb"]["status"] == "cancelled"
+    assert kernel.value("_think.status") == "'cancelled'"
+    assert kernel.value("_think.reasoning.startswith('thinking slowly')") == "True"
+
+
+def test_preset_dropdown_reruns_in_the_same_widget(kernel, wire_server):
+    wire_server.route(
+        "POST",
+        CHAT,
+        Reply.sse(wf.chat_sse("quick", "first")),
+        Reply.sse(wf.chat_sse("deeper thought", "second")),
+    )
+    kernel.run(f"%%think --model llamacpp:m --base-url {wire_server.url} --preset low\nQ")
+    dropdown = kernel.find("DropdownModel")
+    options = kernel.comms[dropdown]["_options_labels"]
+    kernel.set_state(dropdown, index=options.index("high"))
+    deadline = time.monotonic() + 20
+    final = None
+    while time.monotonic() < deadline and final is None:
+        msg = kernel.kc.get_iopub_msg(timeout=20)
+        if msg["msg_type"] == "update_display_data":
+            meta = msg["content"]["metadata"]
+            if meta.get("reasoning_nb", {}).get("preset") == "high":
+                final = meta
+    assert final is not None, "the re-run never saved its trace"
+    assert [b.get("reasoning_effort") for b in wire_server.bodies(CHAT)] == ["low", "high"]
+    assert final["reasoning_nb"]["answer"] == "second"
+    assert [t["answer"] for t in final["reasoning_nb_history"]] == ["first"]
+    assert kernel.value("_think.answer") == "'second'"

@@ -1,0 +1,216 @@
+"""Ollama native ``/api/chat`` (NDJSON) over a real socket, through the public API.
+
+The server is ``wire_server`` scripted with the shapes of wire-formats §1, cut at random places
+(several seeds); the request bodies are held to the ollama row of spec/presets.md.
+"""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import pytest
+import wire_fixtures as wf
+from wire_server import Reply
+
+from reasoning_nb import Done, ReasoningDelta, Reclassify, TextDelta, astream, think
+from reasoning_nb.providers import discovery
+
+PATH = "/api/chat"
+PROMPT = "What is 17 × 23?"
+REASONING = "Okay: 17 × 23 = 17 × 20 + 17 × 3 = 340 + 51 = 391. Café ☕, “done”."
+ANSWER = "The answer is **391** (and 2 < 3 still holds) 😀."
+TAGS = ("<think>", "</think>", "</", "<|")
+CHUNKINGS = [(1, 48), (2, 29), (3, 7)]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_show_cache(monkeypatch):
+    """``/api/show`` answers are cached per (base URL, model); a reused port must not leak one."""
+    monkeypatch.setattr(discovery, "_show_cache", {})
+    monkeypatch.delenv("REASONING_NB_MODEL", raising=False)
+
+
+def n_tokens(*texts: str) -> int:
+    return sum(len(wf.tokens(t)) for t in texts)
+
+
+def stream(server, model: str = "ollama:qwen3", **kw) -> list:
+    async def main() -> list:
+        return [e async for e in astream(PROMPT, model=model, base_url=server.url, **kw)]
+
+    return anyio.run(main)
+
+
+def check_events(events: list, *, single_block: bool = True):
+    assert isinstance(events[-1], Done)
+    assert sum(isinstance(e, Done) for e in events) == 1
+    trace = events[-1].trace
+    assert trace.reasoning == REASONING
+    assert trace.answer == ANSWER
+    for tag in TAGS:
+        assert tag not in trace.answer and tag not in trace.reasoning
+    kinds = [type(e) for e in events]
+    if single_block:
+        assert Reclassify not in kinds
+        last_reasoning = max(i for i, k in enumerate(kinds) if k is ReasoningDelta)
+        assert last_reasoning < kinds.index(TextDelta), "reasoning must come before the answer"
+    return trace
+
+
+# -- shapes ----------------------------------------------------------------------------------------
+
+SHAPES = {
+    "thinking-field": (wf.ollama_chat(REASONING, ANSWER), True),
+    # older Ollama, or a template Ollama does not parse: tags inline in content
+    "inline-tags": (wf.ollama_chat(REASONING, ANSWER, inline_tags=True), True),
+    "inline-tags-split-newlines": (
+        wf.ollama_chat(REASONING, ANSWER, inline_tags=True, tags_split=True, tag_newlines=True),
+        True,
+    ),
+    # deepseek-r1 templates pre-open <think>: only the closer arrives
+    "inline-forced-open": (
+        wf.ollama_chat(REASONING, ANSWER, inline_tags=True, tags_open=False, model="deepseek-r1"),
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("seed,max_piece", CHUNKINGS)
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_shapes_give_the_exact_trace(wire_server, shape, seed, max_piece):
+    frames, single_block = SHAPES[shape]
+    wire_server.route(
+        "POST", PATH, Reply.ndjson(frames, chunking="random", seed=seed, max_piece=max_piece)
+    )
+    events = stream(wire_server)
+    trace = check_events(events, single_block=single_block)
+    n = n_tokens(REASONING, ANSWER)  # eval_count of the done line
+    assert trace.usage == {"input_tokens": 26, "output_tokens": n, "reasoning_tokens": None}
+    assert trace.status == "complete" and trace.finish_reason == "stop"
+    assert trace.warnings == []
+    assert (trace.model, trace.provider) == ("ollama:qwen3", "ollama")
+    if not single_block:
+        assert Reclassify in [type(e) for e in events]
+    # auto asks nothing of /api/show and sends no `think`
+    assert [r.path for r in wire_server.requests] == [PATH]
+    assert "think" not in wire_server.last.json and trace.request == {}
+
+
+def test_reasoning_in_both_thinking_and_content_is_kept_once(wire_server):
+    """A proxy that forwards the thinking field and leaves the tags in content too."""
+    think_lines = wf.ollama_chat(REASONING, "")[:-1]
+    tagged = wf.ollama_chat(REASONING, ANSWER, inline_tags=True)
+    wire_server.route("POST", PATH, Reply.ndjson(think_lines + tagged, chunking="random", seed=4))
+    trace = check_events(stream(wire_server))
+    assert trace.reasoning.count("17 × 20") == 1
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_length_limit_is_truncated(wire_server, seed):
+    frames = wf.ollama_chat(REASONING, ANSWER, done_reason="length")
+    wire_server.route("POST", PATH, Reply.ndjson(frames, chunking="random", seed=seed))
+    trace = think(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
+    assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
+    assert trace.status == "truncated" and trace.finish_reason == "length"
+
+
+def test_no_counts_means_unknown_usage(wire_server):
+    frames = wf.ollama_chat(REASONING, ANSWER, usage=False)
+    wire_server.route("POST", PATH, Reply.ndjson(frames, chunking="random", seed=3))
+    trace = think(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
+    assert trace.usage == {"input_tokens": None, "output_tokens": None, "reasoning_tokens": None}
+    assert trace.status == "complete"
+
+
+def test_model_with_colons_keeps_its_tag(wire_server):
+    wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
+    trace = think(PROMPT, model="ollama:qwen3:0.6b", base_url=wire_server.url + "/")
+    assert wire_server.last.json["model"] == "qwen3:0.6b"
+    assert (trace.model, trace.provider) == ("ollama:qwen3:0.6b", "ollama")
+
+
+def test_ollama_host_env_is_the_default_address(wire_server, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{wire_server.port}")  # no scheme, as often set
+    wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
+    trace = think(PROMPT, model="ollama:qwen3")
+    assert trace.answer == ANSWER and len(wire_server.requests_to(PATH)) == 1
+
+
+# -- request bodies (spec/presets.md, ollama row) --------------------------------------------------
+
+# (model, preset, budget) -> (think sent or None for absent, a warning is expected)
+BODIES = {
+    ("qwen3", "auto", None): (None, False),
+    ("qwen3", "off", None): (False, False),
+    ("qwen3", "low", None): ("low", False),
+    ("qwen3", "medium", None): ("medium", False),
+    ("qwen3", "high", None): ("high", False),
+    ("qwen3", "max", None): ("max", False),
+    ("qwen3", "auto", 1000): ("low", True),  # a budget is bucketed to a level
+    ("qwen3", "auto", 3000): ("medium", True),
+    ("qwen3", "auto", 9000): ("high", True),
+    ("qwen3", "auto", 20000): ("max", True),
+    ("gpt-oss:20b", "off", None): ("low", True),  # gpt-oss cannot switch off
+    ("gpt-oss:20b", "max", None): ("high", True),  # gpt-oss takes low/medium/high only
+    ("gpt-oss:20b", "high", None): ("high", False),
+}
+
+
+@pytest.mark.parametrize("model,preset,budget", list(BODIES), ids=lambda v: str(v))
+def test_request_body_matches_the_preset_table(wire_server, model, preset, budget):
+    think_sent, warned = BODIES[(model, preset, budget)]
+    wire_server.route("POST", "/api/show", wf.ollama_show(("completion", "thinking")))
+    wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
+    trace = think(
+        PROMPT,
+        model=f"ollama:{model}",
+        preset=preset,
+        budget_tokens=budget,
+        base_url=wire_server.url,
+    )
+    (body,) = wire_server.bodies(PATH)
+    expected = {} if think_sent is None else {"think": think_sent}
+    assert {k: v for k, v in body.items() if k == "think"} == expected
+    assert trace.request == expected
+    assert set(body) <= {"model", "messages", "stream", "think"}
+    assert body["model"] == model and body["stream"] is True
+    assert body["messages"] == [{"role": "user", "content": PROMPT}]
+    assert bool(trace.warnings) == warned
+    assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)  # shown whatever the preset
+
+
+def test_show_without_thinking_capability_sends_no_think(wire_server):
+    """/api/show says the model cannot think: no `think` (it would be a 400), and a warning."""
+    wire_server.route("POST", "/api/show", wf.ollama_show(("completion",)))
+    wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat("", ANSWER)))
+    trace = think(PROMPT, model="ollama:llama3.2", preset="high", base_url=wire_server.url)
+    assert wire_server.bodies("/api/show") == [{"model": "llama3.2"}]
+    assert "think" not in wire_server.last.json and trace.request == {}
+    assert len(trace.warnings) == 1 and "'high'" in trace.warnings[0]
+    assert trace.answer == ANSWER and trace.reasoning == ""
+
+
+def test_options_system_and_history_order(wire_server):
+    wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
+    think(
+        PROMPT,
+        model="ollama:qwen3",
+        system="Be brief.",
+        max_tokens=128,
+        temperature=0.6,
+        base_url=wire_server.url,
+    )
+    body = wire_server.last.json
+    assert body["options"] == {"num_predict": 128, "temperature": 0.6}
+    assert body["messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": PROMPT},
+    ]
+    assert wire_server.last.headers["content-type"] == "application/json"
+
+
+def test_api_key_is_never_saved(wire_server):
+    wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
+    trace = think(PROMPT, model="ollama:qwen3", base_url=wire_server.url, api_key="sk-ollama-x")
+    assert "sk-ollama-x" not in json.dumps(trace.to_dict())

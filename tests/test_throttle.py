@@ -1,0 +1,114 @@
+"""The coalescer alone, on a fake clock: leading edge, pacing, window cap, trailing flush."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from reasoning_nb.notebook.throttle import Throttle
+
+
+class FakeClock:
+    def __init__(self, t: float = 0.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def max_per_window(times: list[float], window: float = 1.0) -> int:
+    """Most events in any closed window ``[t - window, t]``."""
+    times, best, j = sorted(times), 0, 0
+    for i, t in enumerate(times):
+        while times[j] < t - window:
+            j += 1
+        best = max(best, i - j + 1)
+    return best
+
+
+def test_leading_edge_sends_at_once_then_paces():
+    clock = FakeClock(100.0)
+    th = Throttle(25, clock)
+    assert th.ready()  # nothing sent yet: the first change goes out now
+    th.sent(1)
+    clock.t += 0.039
+    assert not th.ready()
+    clock.t += 0.001
+    assert th.ready()  # 1 / 25 s later
+
+
+def test_pacing_charges_every_message_of_a_flush():
+    clock = FakeClock()
+    th = Throttle(25, clock)
+    th.sent(3)  # a flush that touched three widgets
+    clock.t = 0.119
+    assert not th.ready()
+    clock.t = 0.12
+    assert th.ready()
+
+
+def test_quiet_spell_makes_the_next_change_leading_again():
+    clock = FakeClock()
+    th = Throttle(10, clock)
+    th.sent(1)
+    clock.t = 5.0
+    th.want()
+    assert th.due()
+
+
+def test_trailing_change_waits_for_tick():
+    clock = FakeClock()
+    th = Throttle(25, clock)
+    th.sent(1)
+    clock.t = 0.01
+    th.want()  # a change inside the interval is held back...
+    assert th.pending and not th.due()
+    clock.t = 0.05  # ...and a later tick finds it due
+    assert th.due()
+    th.sent(1)
+    assert not th.pending and not th.due()
+
+
+def test_nothing_pending_is_never_due():
+    th = Throttle(25, FakeClock())
+    assert th.ready() and not th.due()
+
+
+def test_sending_nothing_does_not_delay():
+    clock = FakeClock()
+    th = Throttle(25, clock)
+    th.sent(0)
+    assert th.ready()
+
+
+@pytest.mark.parametrize("reserve", [0, 4])
+def test_greedy_sender_never_exceeds_the_window_cap(reserve):
+    clock, rng = FakeClock(), random.Random(7)
+    th = Throttle(25, clock, reserve=reserve)
+    times: list[float] = []
+    for step in range(20_000):  # 20 s, asking every millisecond with flushes of 1-4 messages
+        clock.t = step * 0.001
+        cost = rng.randint(1, 4)
+        if th.ready(cost):
+            times += [clock.t] * cost
+            th.sent(cost)
+    assert max_per_window(times) <= 25 - reserve
+    assert len(times) >= 20 * (25 - reserve) * 0.8  # and it does not starve either
+
+
+def test_noted_messages_fill_the_window_without_pacing():
+    clock = FakeClock()
+    th = Throttle(5, clock)
+    th.note(4)
+    assert th.ready(1) and not th.ready(2)  # no pacing delay, but the window is nearly full
+    th.sent(1)
+    clock.t = 0.9
+    assert th.room() == 0
+    clock.t = 1.0001
+    assert th.room() == 5
+
+
+def test_bad_rate():
+    with pytest.raises(ValueError):
+        Throttle(0)

@@ -1,0 +1,479 @@
+"""The live ``%%think`` view, measured on the wire: a recording comm (testing.md §3.1) replays
+every message into a fake front end, and a fake clock drives the throttle."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import dataclass, field
+
+import comm
+import pytest
+from comm.base_comm import BaseComm
+
+from reasoning_nb.core.events import Finish, Notice, ReasoningDelta, Reclassify, TextDelta, Usage
+from reasoning_nb.core.trace import Trace
+from reasoning_nb.notebook.live_text import TAIL_LIMIT, find_cut
+from reasoning_nb.render import markdown_html
+
+MAX_RATE = 25.0
+XSS = ("<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "[x](javascript:alert(1))")
+UNSAFE = re.compile(r"<script|<img|<[a-z][^>]*\son\w+\s*=|href=[\"']?\s*javascript:", re.I)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 100.0  # not 0.0: Trace treats a 0.0 timestamp as "unset"
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@dataclass
+class Wire:
+    """Every comm message, with the fake time it left at."""
+
+    clock: FakeClock
+    msgs: list[tuple[float, str, str, dict]] = field(default_factory=list)
+
+    def updates(self, since: int = 0) -> list[tuple[float, str, dict]]:
+        return [
+            (t, cid, d["state"])
+            for t, kind, cid, d in self.msgs[since:]
+            if kind == "comm_msg" and d.get("method") == "update"
+        ]
+
+    def front_end(self) -> dict[str, dict]:
+        """Model id -> state, as a front end holds it after replaying all messages."""
+        models: dict[str, dict] = {}
+        for _, kind, cid, data in self.msgs:
+            if kind == "comm_open":
+                models[cid] = dict(data["state"])
+            elif kind == "comm_msg" and data.get("method") == "update":
+                models[cid].update(data["state"])
+        return models
+
+    def state(self, widget) -> dict:
+        """The replayed front-end state of one widget."""
+        return self.front_end()[widget.model_id]
+
+    def shown_html(self, widget) -> str:
+        """Concatenated HTML values under ``widget`` in the replayed front end."""
+        models = self.front_end()
+
+        def walk(model_id: str) -> str:
+            state = models[model_id]
+            if "children" in state:
+                return "".join(walk(c.removeprefix("IPY_MODEL_")) for c in state["children"])
+            return state.get("value", "") if state["_model_name"] == "HTMLModel" else ""
+
+        return walk(widget.model_id)
+
+
+@pytest.fixture
+def wire(monkeypatch):
+    clock = FakeClock()
+    rec = Wire(clock)
+
+    class RecordingComm(BaseComm):
+        def publish_msg(self, msg_type, data=None, metadata=None, buffers=None, **keys):
+            rec.msgs.append((clock.t, msg_type, self.comm_id, data or {}))
+
+    monkeypatch.setattr(comm, "create_comm", lambda **kw: RecordingComm(**kw))
+    return rec
+
+
+def make_widget(wire, **kw):
+    from reasoning_nb.notebook.widget import ThinkWidget
+
+    kw = {"model": "ollama:qwen3", "preset": "low", "max_rate": MAX_RATE, **kw}
+    return ThinkWidget(clock=wire.clock, **kw)
+
+
+def new_trace(wire, preset="low") -> Trace:
+    return Trace(model="ollama:qwen3", preset=preset, clock=wire.clock).start()
+
+
+def feed(widget, trace, events, clock=None, step=0.0, tick_every=0):
+    for i, event in enumerate(events):
+        trace.fold(event)
+        widget.on_event(event)
+        if clock is not None:
+            clock.t += step
+        if tick_every and i % tick_every == 0:
+            widget.tick()
+
+
+def idle(widget, clock, seconds=0.5, step=0.04):
+    """The stream pauses; the magic keeps calling tick()."""
+    for _ in range(round(seconds / step)):
+        clock.t += step
+        widget.tick()
+
+
+def max_per_window(times, window=1.0):
+    times, best, j = sorted(times), 0, 0
+    for i, t in enumerate(times):
+        while times[j] < t - window:
+            j += 1
+        best = max(best, i - j + 1)
+    return best
+
+
+# -- a synthetic stream ------------------------------------------------------------------------
+
+WORDS = ("the", "model", "weighs", "each", "step", "and", "checks", "a", "small", "case")
+
+
+def prose(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+
+
+def synthetic_text(rng: random.Random, size: int, nasty: str) -> str:
+    parts = [f"First, {nasty} appears here."]
+    while sum(map(len, parts)) < size:
+        roll = rng.random()
+        if roll < 0.08:  # a code fence with blank lines inside: never split there
+            body = "\n".join(f"x{i} = {i} * 2" if i % 4 else "" for i in range(rng.randint(5, 40)))
+            parts.append(f"```python\ndef f():\n{body}\n```")
+        elif roll < 0.16:
+            parts.append("\n".join(f"- item {i}: {prose(rng, 5)}" for i in range(4)))
+        elif roll < 0.2:
+            parts.append(f"## Part {len(parts)}")
+        elif roll < 0.22:  # one long paragraph: the tail must be cut anyway
+            parts.append(" ".join(prose(rng, 12) for _ in range(40)))
+        else:
+            parts.append(
+                "\n".join(prose(rng, rng.randint(4, 20)) for _ in range(rng.randint(1, 4)))
+            )
+    return "\n\n".join(parts)
+
+
+def split(rng: random.Random, text: str, n: int) -> list[str]:
+    cuts = sorted(rng.sample(range(1, len(text)), n - 1))
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+
+
+def big_stream(rng: random.Random, total: int = 25_000):
+    reasoning = synthetic_text(rng, 50_000, " ".join(XSS))
+    answer = synthetic_text(rng, 20_000, " ".join(XSS))
+    n_r = round(total * len(reasoning) / (len(reasoning) + len(answer)))
+    return (
+        [ReasoningDelta(t) for t in split(rng, reasoning, n_r)]
+        + [TextDelta(t) for t in split(rng, answer, total - n_r)],
+        reasoning,
+        answer,
+    )
+
+
+# -- the big test ------------------------------------------------------------------------------
+
+
+def test_big_stream_traffic(wire):
+    events, reasoning, answer = big_stream(random.Random(42))
+    w = make_widget(wire)
+    trace = new_trace(wire)
+    w.start_run(trace)
+    w.set_phase("connecting")
+    run = w.view
+    start = len(wire.msgs)
+
+    # (c) the first delta is on the wire at once, before the clock moves
+    t_first = wire.clock.t
+    feed(w, trace, events[:1])
+    head = markdown_html(events[0].text, breaks=True)
+    first = [t for t, _, s in wire.updates(start) if s.get("value") == head]
+    assert first == [t_first], "the first delta was not sent at once"
+    assert f"IPY_MODEL_{run.pane.model_id}" in wire.state(run.root)["children"]  # pane shown
+    assert wire.state(run.pane)["selected_index"] == 0  # and open
+
+    # (e) open and live while thinking, folded to a summary once the answer starts
+    n_r = sum(isinstance(e, ReasoningDelta) for e in events)
+    feed(w, trace, events[1:n_r], wire.clock, 0.0004, tick_every=100)
+    idle(w, wire.clock)
+    assert run.pane.selected_index == 0 and run.pane.titles == ("Thinking…",)
+    assert wire.state(run.pane)["selected_index"] == 0
+    assert run.reasoning.html == wire.shown_html(run.reasoning.box)
+    assert run.reasoning.html  # live, not hidden
+    feed(w, trace, events[n_r : n_r + 3], wire.clock, 0.0004)
+    idle(w, wire.clock)
+    assert run.pane.selected_index is None
+    assert run.pane.titles[0].startswith("Thought for ") and "tokens" in run.pane.titles[0]
+    assert wire.state(run.pane)["selected_index"] is None
+    assert tuple(wire.state(run.pane)["titles"]) == run.pane.titles
+    feed(w, trace, events[n_r + 3 :], wire.clock, 0.0004, tick_every=100)
+    for event in (Usage(output_tokens=17_000), Finish("stop")):
+        trace.fold(event)
+        w.on_event(event)
+    trace.finish()
+    w.finish(trace)
+
+    # (d) the front end ends with exactly the rendered reasoning and answer
+    assert trace.reasoning == reasoning and trace.answer == answer
+    assert wire.shown_html(run.reasoning.box) == markdown_html(reasoning, breaks=True)
+    assert wire.shown_html(run.answer.box) == markdown_html(answer)
+    assert run.pane.titles[0].startswith("Thought for ") and run.pane.selected_index is None
+
+    # (a) rate, (b) bytes
+    ups = wire.updates(start)
+    peak = max_per_window([t for t, _, _ in ups])
+    update_bytes = sum(len(json.dumps(s)) for _, _, s in ups)
+    open_bytes = sum(len(json.dumps(d)) for _, k, _, d in wire.msgs[start:] if k == "comm_open")
+    text_bytes = len((reasoning + answer).encode())
+    status_peak = max_per_window([t for t, cid, _ in ups if cid == w.status.model_id])
+    # the figures for the notes (shown with pytest -s)
+    print(
+        f"\n[widget] {len(events):,} deltas over {wire.clock.t - 100:.1f} s simulated: "
+        f"{len(ups)} updates, peak {peak}/s (status line peak {status_peak}/s), "
+        f"first update {1000 * (first[0] - t_first):.1f} ms after the first delta; "
+        f"update bytes {update_bytes:,} = {update_bytes / text_bytes:.2f}x the text "
+        f"({text_bytes:,} B); +comm_open {open_bytes:,} B "
+        f"({(update_bytes + open_bytes) / text_bytes:.2f}x all told); "
+        f"{len(run.reasoning._blocks) + len(run.answer._blocks)} frozen blocks"
+    )
+    assert peak <= MAX_RATE + 1
+    assert status_peak <= 5
+    assert update_bytes <= 10 * text_bytes
+    assert update_bytes + open_bytes <= 10 * text_bytes
+
+    # (g) no model markup reaches the front end live
+    for *_, data in wire.msgs:
+        for value in _strings(data):
+            assert not UNSAFE.search(value), value[:200]
+    assert "&lt;script&gt;" in wire.shown_html(run.answer.box)
+
+
+def _strings(obj):
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            yield from _strings(v)
+
+
+def test_slow_stream_stays_linear(wire):
+    """A 40 tokens/s stream: every delta gets its own update; bytes still grow linearly."""
+    rng = random.Random(3)
+    answer = synthetic_text(rng, 6_000, "x")
+    events = [TextDelta(t) for t in split(rng, answer, 1_500)]
+    w = make_widget(wire)
+    trace = new_trace(wire)
+    w.start_run(trace)
+    start = len(wire.msgs)
+    feed(w, trace, events, wire.clock, 0.025, tick_every=1)
+    trace.finish()
+    w.finish(trace)
+    ups = wire.updates(start)
+    ratio = sum(len(json.dumps(s)) for _, _, s in ups) / len(answer.encode())
+    opens = sum(len(json.dumps(d)) for _, k, _, d in wire.msgs[start:] if k == "comm_open")
+    # the figures for the notes (shown with pytest -s)
+    print(
+        f"\n[widget] slow stream (1,500 deltas @25 ms, {len(answer):,} chars): "
+        f"{len(ups)} updates, update bytes {ratio:.1f}x the text, "
+        f"comm_open {opens / len(answer.encode()):.1f}x"
+    )
+    assert wire.shown_html(w.view.answer.box) == markdown_html(answer)
+    assert max_per_window([t for t, _, _ in ups]) <= MAX_RATE + 1
+    assert ratio < 100  # ~tail size per token: linear, never O(n²)
+
+
+# -- behaviour ---------------------------------------------------------------------------------
+
+
+def test_reclassify_moves_the_answer_into_the_pane(wire):
+    w = make_widget(wire)
+    trace = new_trace(wire)
+    w.start_run(trace)
+    feed(w, trace, [TextDelta("Let me think about **this**.\n\nStep one")], wire.clock, 1.0)
+    assert "Step one" in wire.shown_html(w.view.answer.box)
+    feed(w, trace, [Reclassify(), TextDelta("The answer is 42.")], wire.clock, 1.0)
+    w.tick()
+    assert wire.shown_html(w.view.answer.box) == "<p>The answer is 42.</p>\n"
+    assert "Step one" in wire.shown_html(w.view.reasoning.box)
+    trace.finish()
+    w.finish(trace)
+    assert wire.shown_html(w.view.reasoning.box) == markdown_html(trace.reasoning, breaks=True)
+    assert "Step one" in trace.reasoning and trace.answer == "The answer is 42."
+
+
+def test_hide_reasoning_sends_nothing_live_but_fills_at_finish(wire):
+    w = make_widget(wire, hide_reasoning=True)
+    trace = new_trace(wire)
+    w.start_run(trace)
+    feed(w, trace, [ReasoningDelta(f"secret step {i}\n\n") for i in range(50)], wire.clock, 0.1)
+    assert not any("secret" in json.dumps(s) for _, _, s in wire.updates())
+    assert w.view.pane.selected_index is None
+    feed(w, trace, [TextDelta("Done.")], wire.clock, 0.1)
+    trace.finish()
+    w.finish(trace)
+    assert wire.shown_html(w.view.reasoning.box) == markdown_html(trace.reasoning, breaks=True)
+    assert w.view.pane.selected_index is None and w.view.pane.titles[0].startswith("Thought")
+
+
+def test_fold_on_answer_off_keeps_the_pane_open(wire):
+    w = make_widget(wire, fold_on_answer=False)
+    trace = new_trace(wire)
+    w.start_run(trace)
+    feed(w, trace, [ReasoningDelta("step"), TextDelta("answer")], wire.clock, 1.0)
+    w.tick()
+    assert w.view.pane.selected_index == 0
+    trace.finish()
+    w.finish(trace)
+    assert w.view.pane.selected_index == 0 and w.view.pane.titles[0].startswith("Thought for")
+
+
+def test_no_reasoning_no_pane(wire):
+    w = make_widget(wire)
+    trace = new_trace(wire)
+    w.start_run(trace)
+    feed(w, trace, [TextDelta("just an answer")], wire.clock, 1.0)
+    trace.finish()
+    w.finish(trace)
+    assert w.view.pane not in w.view.root.children
+    assert wire.shown_html(w.body) == "<p>just an answer</p>\n"
+    assert "done" in w.status.value and "tok/s" in w.status.value
+
+
+def test_header_status_and_warnings_are_escaped(wire):
+    w = make_widget(wire, model="<b>m</b>")
+    trace = new_trace(wire)
+    w.start_run(trace)
+    feed(w, trace, [Notice("<img src=x onerror=alert(1)> clamped"), ReasoningDelta("hm")])
+    wire.clock.t += 1
+    w.tick()
+    assert "&lt;b&gt;m&lt;/b&gt;" in w.model_label.value
+    assert "⚠ &lt;img" in w.status.value and "thinking" in w.status.value
+    trace.finish("error", error="<script>x</script> boom")
+    w.finish(trace)
+    assert "error: &lt;script&gt;" in w.status.value
+    for _, _, data in wire.updates():
+        assert not any(UNSAFE.search(v) for v in _strings(data))
+
+
+def test_stop_and_preset_callbacks(wire):
+    calls = []
+    w = make_widget(wire, on_stop=lambda: calls.append("stop"), on_preset=calls.append)
+    w.stop_button.click()  # disabled before a run: no call
+    trace = new_trace(wire, preset="high")
+    w.start_run(trace)  # follows the run's preset without calling back
+    assert w.dropdown.value == "high" and not w.stop_button.disabled and calls == []
+    w.stop_button.click()
+    assert calls == ["stop"] and w.stop_button.disabled
+    w.dropdown.value = "medium"
+    assert calls == ["stop", "medium"]
+    trace.finish("cancelled")
+    w.finish(trace)
+    assert w.stop_button.disabled and "stopped" in w.status.value
+
+
+def test_history_selector_after_two_runs(wire):
+    w = make_widget(wire)
+    assert w.selector.layout.display == "none"
+    for preset, text in (("low", "First answer."), ("high", "Second answer.")):
+        trace = new_trace(wire, preset)
+        w.start_run(trace)
+        feed(w, trace, [ReasoningDelta("hmm"), TextDelta(text)], wire.clock, 0.5)
+        trace.finish()
+        w.finish(trace)
+        if preset == "low":
+            assert w.selector.layout.display == "none"  # one run: no selector
+    assert [t.preset for t in w.runs] == ["low", "high"]
+    assert w.selector.layout.display is None
+    assert [label for label, _ in w.selector.options] == [
+        "Run 1 · low · 1.0 s",
+        "Run 2 · high · 1.0 s",
+    ]
+    first_root = w.view.root
+    w.selector.value = 0  # the user picks run 1
+    assert w.view.number == 1 and w.view.root is not first_root
+    assert wire.state(w.body)["children"] == [f"IPY_MODEL_{w.view.root.model_id}"]
+    assert wire.shown_html(w.view.answer.box) == "<p>First answer.</p>\n"
+    assert "Second" not in wire.shown_html(w.body)
+    assert "done" in w.status.value
+
+
+def test_rerun_before_finish_keeps_both_runs(wire):
+    w = make_widget(wire)
+    first = new_trace(wire)
+    w.start_run(first)
+    feed(w, first, [TextDelta("partial")])
+    second = new_trace(wire, "high")
+    w.start_run(second)  # the magic re-runs before the first run's finish() arrives
+    first.finish("cancelled")
+    w.finish(first)
+    assert w.view.trace is second and w.view.phase == "connecting"
+    feed(w, second, [TextDelta("full answer")], wire.clock, 1.0)
+    second.finish()
+    w.finish(second)
+    assert [t.status for t in w.runs] == ["cancelled", "complete"]
+
+
+# -- block splitting ---------------------------------------------------------------------------
+
+
+def test_find_cut_at_blank_lines_only_outside_fences():
+    para = "word " * 100 + "\n\n"
+    assert find_cut(para + "tail") == (len(para), None, False)
+    assert find_cut("no blank line yet\nstill the same block") == (0, None, False)
+    fenced = "```\n" + "x = 1\n\n" * 80 + "y"
+    cut, fence, _ = find_cut(fenced, tail_limit=10_000)
+    assert cut == 0 and fence is None  # blank lines inside an open fence are no boundary
+    closed = "```\n" + "x = 1\n\n" * 80 + "```\nafter"
+    assert find_cut(closed, tail_limit=10_000)[0] == len(closed) - len("after")
+
+
+def test_find_cut_forces_long_tails():
+    code = "```py\n" + "x = 1\n" * 400
+    assert find_cut(code) == (len(code), "```py", True)  # cut inside the fence: it stays open
+    line = "word " * 600
+    cut, fence, forced = find_cut(line)
+    assert 0 < cut <= len(line) and line[cut - 1] == " " and fence is None and forced
+    assert len(line) - find_cut(line)[0] <= TAIL_LIMIT
+
+
+LONG_CODE = (
+    "```python\n" + "".join(f"x{i} = {i}\n\n" for i in range(300)) + "```\n\nAfter the code."
+)
+TEXTS = {
+    "loose list": "- one\n\n- two\n\n- three\n\nEnd.",
+    "long fence": LONG_CODE,
+    "huge line": "word " * 700 + "\n\nnext paragraph",
+    "link reference": "See [the docs].\n\nMore text.\n\n[the docs]: https://example.org",
+    "tildes in backticks": "~~~\n```\n\nstill code\n~~~\n\nout",
+}
+
+
+@pytest.mark.parametrize("name", list(TEXTS))
+@pytest.mark.parametrize("breaks", [False, True])
+def test_live_text_always_ends_exact(wire, name, breaks):
+    from reasoning_nb.notebook.live_text import LiveText
+
+    text = TEXTS[name]
+    live = LiveText(breaks=breaks)
+    for i in range(0, len(text), 7):
+        live.append(text[i : i + 7])
+        live.flush()
+        assert len(live._open) <= TAIL_LIMIT + 7  # the live tail stays short
+    live.finalize(text)
+    assert live.html == markdown_html(text, breaks=breaks)
+    assert wire.shown_html(live.box) == live.html
+
+
+def test_long_fence_is_merged_when_it_closes(wire):
+    from reasoning_nb.notebook.live_text import LiveText
+
+    live = LiveText()
+    close = LONG_CODE.index("```\n\nAfter")
+    for i in range(0, close, 20):
+        live.append(LONG_CODE[i : min(i + 20, close)])
+        live.flush()
+    assert live._forced_run > 1  # streamed in forced pieces...
+    live.append("```\n")
+    live.flush()
+    assert live._forced_run == 0 and len(live._blocks) == 1  # ...shown whole once it closed
+    assert live._blocks[0].widget.value == markdown_html(LONG_CODE[: close + 4])
+    assert wire.shown_html(live.box) == markdown_html(LONG_CODE[: close + 4])
