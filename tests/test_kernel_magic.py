@@ -176,3 +176,19 @@ def test_preset_dropdown_reruns_in_the_same_widget(kernel, wire_server):
     assert final["reasoning_nb"]["answer"] == "second"
     assert [t["answer"] for t in final["reasoning_nb_history"]] == ["first"]
     assert kernel.value("_think.answer") == "'second'"
+
+
+@pytest.mark.real_server
+def test_real_llama_server_through_the_magic(real_llama_server):
+    nb = execute_notebook(
+        f"%%think --model llamacpp:smollm2 --base-url {real_llama_server.url} --budget 5\n"
+        "What is the capital of France?"
+    )
+    [output] = traced_outputs(nb.cells[1])
+    saved = output.metadata["reasoning_nb"]
+    assert saved["status"] in ("complete", "truncated"), saved
+    assert saved["reasoning"].strip() and saved["answer"].strip()
+    for tag in ("<think>", "</think>"):
+        assert tag not in saved["reasoning"] and tag not in saved["answer"]
+    assert saved["request"] == {"thinking_budget_tokens": 5}
+    assert saved["usage"]["output_tokens"]

@@ -150,3 +150,46 @@ def test_transformer_makes_think_cells_awaitable():
     [out] = transform_think_cells([line])
     assert out.startswith("await __reasoning_nb_think__(")
     assert transform_think_cells(["x = 1\n"]) == ["x = 1\n"]
+
+
+def test_api_key_never_reaches_output_metadata_or_errors(ip, wire_server, monkeypatch):
+    key = "sk-test-SECRET0123456789abcdef"
+    monkeypatch.setenv("LLAMACPP_API_KEY", key)
+    wire_server.route(
+        "POST",
+        CHAT,
+        Reply.json({"error": {"message": f"Incorrect API key provided: {key}"}}, 401),
+        Reply.sse([*wf.chat_sse("r", "a", done=False)[:3], wf.sse_error(f"bad key {key}")]),
+    )
+    for _ in range(2):  # the HTTP error, then an in-band error that echoes the key
+        cap = think_cell(ip, f"--model llamacpp:m --base-url {wire_server.url}", "Q")
+        everything = cap.stdout + cap.stderr + repr([(o.data, o.metadata) for o in cap.outputs])
+        assert key not in everything
+        assert "[redacted]" in cap.stderr or "refused the API key" in cap.stderr
+    assert wire_server.last.headers["authorization"] == f"Bearer {key}"  # it was really sent
+    assert key not in repr(ip.user_ns["_think"].to_dict())
+
+
+def test_hide_reasoning_keeps_it_out_of_the_stream_but_saved(ip, wire_server):
+    wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse("secret plan", "Done.")))
+    cap = think_cell(ip, f"--model llamacpp:m --base-url {wire_server.url} --hide-reasoning", "Q")
+    assert "secret plan" not in cap.stdout and "Done." in cap.stdout
+    assert cap.outputs[-1].metadata[METADATA_KEY]["reasoning"] == "secret plan"
+
+
+def test_list_shows_providers_and_running_servers(ip, wire_server, monkeypatch):
+    from reasoning_nb.providers import catalog
+
+    wire_server.route("GET", "/v1/models", wf.openai_models("qwen3-8b", "smollm2"))
+    info = catalog.PROVIDERS["llamacpp"]
+    monkeypatch.setitem(
+        catalog.PROVIDERS,
+        "llamacpp",
+        catalog.ProviderInfo(**{**info.__dict__, "base_url": f"{wire_server.url}/v1"}),
+    )
+    with capture_output() as cap:
+        ip.run_line_magic("think", "--list")
+    assert "openrouter" in cap.stdout and "OPENROUTER_API_KEY" in cap.stdout
+    assert f"llamacpp at {wire_server.url}/v1" in cap.stdout
+    assert "llamacpp:qwen3-8b  thinks" in cap.stdout
+    assert "llamacpp:smollm2" in cap.stdout
