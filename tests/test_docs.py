@@ -1,0 +1,28 @@
+"""The README cannot drift from the code: flags and providers it lists are the real ones."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from reasoning_nb.notebook.magic import ThinkMagics
+from reasoning_nb.providers.catalog import PROVIDERS
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+
+
+def magic_flags() -> set[str]:
+    parser = ThinkMagics.think.parser
+    return {s for a in parser._actions for s in a.option_strings if s not in ("-h", "--help")}
+
+
+def test_readme_flag_table_matches_the_magic():
+    rows = re.findall(r"^\| (`-[^|]+) \|", README, flags=re.M)
+    documented = {flag for row in rows for flag in re.findall(r"`(-[-\w]+)", row)}
+    assert documented == magic_flags()
+
+
+def test_readme_provider_table_matches_the_catalog():
+    listed = set(re.findall(r"^\| `([a-z][a-z-]*)` \|", README, flags=re.M))
+    local = {p for p, info in PROVIDERS.items() if info.local}
+    assert local <= listed <= set(PROVIDERS)
