@@ -103,7 +103,9 @@ class Run:
         proto = protocol_module(info.protocol)
         found = await discovered_caps(info, base_url, ref.name, self.preset)
         caps = capabilities.lookup(info.id, ref.name, found)
-        plan = presets.plan(info.flavor, self.preset, self.budget_tokens, caps)
+        plan = presets.plan(
+            info.flavor, self.preset, self.budget_tokens, caps, max_tokens=self.max_tokens
+        )
         ctx = RequestContext(
             ref=ref, base_url=base_url, messages=self.messages(), plan=plan, caps=caps,
             api_key=api_key, max_tokens=self.max_tokens, temperature=self.temperature,

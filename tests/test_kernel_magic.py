@@ -181,7 +181,8 @@ def test_preset_dropdown_reruns_in_the_same_widget(kernel, wire_server):
 @pytest.mark.real_server
 def test_real_llama_server_through_the_magic(real_llama_server):
     nb = execute_notebook(
-        f"%%think --model llamacpp:smollm2 --base-url {real_llama_server.url} --budget 5\n"
+        f"%%think --model llamacpp:smollm2 --base-url {real_llama_server.url} --budget 5 "
+        "--temperature 0 --max-tokens 64\n"
         "What is the capital of France?"
     )
     [output] = traced_outputs(nb.cells[1])

@@ -268,11 +268,12 @@ class _Planner:
             if row.budget is not None:
                 return self.send_budget(budget)
             level = bucket(budget)
+            level = row.rename.get(level, level)
             self.warn(
                 f"budget_tokens={budget} was sent as effort {level!r}, because "
                 f"{self.flavor} takes an effort level, not a token budget."
             )
-            return self.send_level(row.rename.get(level, level))
+            return self.send_level(level)
         if preset == "auto":
             return self.done({})
         if preset == "off":

@@ -22,6 +22,7 @@ import ipywidgets as W
 from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ..render import markdown_html
+from .throttle import Meter
 
 TAIL_LIMIT = 800
 """Force a cut when the live tail grows past this many characters."""
@@ -117,8 +118,11 @@ class LiveText:
         layout: W.Layout | None = None,
         tail_limit: int = TAIL_LIMIT,
         page_size: int = PAGE_SIZE,
+        meter: Meter | None = None,
     ) -> None:
         self.breaks = breaks
+        self.meter = meter or Meter()
+        self._inflation = 1.3  # update bytes per source char of the last tail render
         self.tail_limit, self.page_size = tail_limit, page_size
         # One Layout/Style shared by every block: a new block opens one comm, not three.
         self._layout, self._style = W.Layout(), HTMLStyle()
@@ -182,6 +186,16 @@ class LiveText:
         merge = 2 + self._forced_run // self.page_size if self._forced_run else 0
         return 1 + self._reset + could_freeze + merge
 
+    def byte_cost(self) -> int:
+        """About how many state bytes the next ``flush`` sends (the live tail, re-rendered,
+        plus a forced chain that a blank line would merge back into one block)."""
+        if not self.dirty:
+            return 0
+        chars = len(self._open) + self._pending_chars
+        if self._settle or self._pending_newline:
+            chars += sum(len(b.src) for b in self._chain())
+        return round(chars * self._inflation) + 40 * (1 + self._reset)
+
     @property
     def html(self) -> str:
         """What the widgets show now: frozen blocks then the tail, concatenated."""
@@ -208,7 +222,7 @@ class LiveText:
             else:
                 sent += self._freeze(src, self._render(src, self._fence, cut.fence), cut.forced)
             self._open, self._fence = self._open[cut.at :], cut.fence
-        return sent + self._set(self.tail, self._render(self._open, self._fence, None))
+        return sent + self._set(self.tail, self._render(self._open, self._fence, None), self._open)
 
     def finalize(self, text: str) -> int:
         """Show exactly ``markdown_html(text)``, resending as little as possible.
@@ -258,9 +272,7 @@ class LiveText:
             gone = {id(b.widget) for b in drop}
             for page in self._pages:
                 kept = tuple(c for c in page.children if id(c) not in gone)
-                if len(kept) != len(page.children):
-                    page.children = kept
-                    sent += 1
+                sent += self.meter.set(page, children=kept)
             for b in drop:
                 b.widget.close()
             del self._blocks[-len(drop) :]
@@ -274,12 +286,12 @@ class LiveText:
             src = f"{src}{_fence_mark(fence_out)}\n"
         return markdown_html(src, breaks=self.breaks) if src else ""
 
-    @staticmethod
-    def _set(widget: W.HTML, html: str) -> int:
-        if widget.value == html:
-            return 0
-        widget.value = html
-        return 1
+    def _set(self, widget: W.HTML, html: str, src: str | None = None) -> int:
+        before = self.meter.bytes
+        sent = self.meter.set(widget, value=html)
+        if sent and src and len(src) >= 40:  # the tail: learn the bytes a source char costs
+            self._inflation = max(1.0, (self.meter.bytes - before - 20) / len(src))
+        return sent
 
     def _freeze(self, src: str, html: str, forced: bool) -> int:
         block = _Block(
@@ -289,19 +301,14 @@ class LiveText:
         self._forced_run = self._forced_run + 1 if forced else 0
         if self._pages and len(self._pages[-1].children) < self.page_size:
             page = self._pages[-1]
-            page.children = (*page.children, block.widget)
-        else:
-            self._pages.append(W.VBox([block.widget], layout=self._page_layout))
-            self.box.children = (*self._pages, self.tail)
-        return 1
+            return self.meter.set(page, children=(*page.children, block.widget))
+        self._pages.append(W.VBox([block.widget], layout=self._page_layout))
+        return self.meter.set(self.box, children=(*self._pages, self.tail))
 
     def _empty_widgets(self, *, keep_tail: bool = False) -> int:
         """Drop every frozen block (and empty the tail unless ``keep_tail``)."""
         self._reset = False
-        sent = 0
-        if self._pages:
-            self.box.children = (self.tail,)
-            sent += 1
+        sent = self.meter.set(self.box, children=(self.tail,))
         for widget in (*self._pages, *self._stale, *(b.widget for b in self._blocks)):
             widget.close()
         self._pages, self._blocks, self._stale, self._forced_run = [], [], [], 0

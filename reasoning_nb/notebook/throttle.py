@@ -1,26 +1,38 @@
-"""When may the live view send? A pure coalescer with an injected clock (no ipywidgets).
+"""When may the live view send, and how much has it sent? Pure bookkeeping (no ipywidgets).
 
 Every widget ``update`` message carries whole trait values, so the live view coalesces: changes
-wait in the widget and go out together. The first message after a quiet spell goes out at once
-(leading edge); after that, messages are paced, and a sliding-window cap keeps every closed
-window of ``window`` seconds at or below ``max_rate - reserve`` messages whatever the burst
-(``reserve`` is room for unpaced messages; ``headroom`` paces a little under the cap). Whatever
-is still pending goes out with the next caller that finds the throttle ready: the next event,
-or the magic's periodic ``tick`` (trailing edge).
+wait in the widget and go out together. Two limits apply to every flush:
 
-A caller asks ``ready(cost)`` with an upper bound of the messages it is about to send, sends,
-then reports the real count with ``sent(n)``. Messages that must go out unpaced (the start and
-the end of a run, a click) are reported with ``note(n)`` so the window still counts them."""
+* **rate**: the first message after a quiet spell goes out at once (leading edge); after that,
+  messages are paced, and a sliding-window cap keeps every closed window of ``window`` seconds
+  at or below ``max_rate - reserve`` messages whatever the burst (``reserve`` is room for unpaced
+  messages; ``headroom`` paces a little under the cap).
+* **bytes**: with ``byte_ratio`` set, the state bytes of all updates stay within
+  ``byte_ratio`` × the text bytes received so far (:meth:`earn`) + ``byte_slack``. On a slow
+  stream each update resends the live tail, so without this the bytes per received character
+  grow with the tail; with it, a slow stream updates less often instead. The slack lets a short
+  answer stream token by token at first.
+
+A caller asks ``ready(cost, nbytes=...)`` with an upper bound (or estimate) of what it is about
+to send, sends, then reports what really went out with ``sent(n, nbytes=...)``. Messages that
+must go out unpaced (the start and the end of a run, a click) are reported with ``note`` so the
+window and the byte total still count them. Whatever is still pending goes out with the next
+caller that finds the throttle ready: the next event, or the magic's periodic ``tick``.
+
+:class:`Meter` sets widget traits and counts the messages and their state bytes as the kernel
+serialises them (``jupyter_client`` packs JSON with ``ensure_ascii=False``, UTF-8).
+"""
 
 from __future__ import annotations
 
+import json
 import time
 from collections import deque
 from collections.abc import Callable
 
 
 class Throttle:
-    """Leading-edge, paced, window-capped message budget."""
+    """Leading-edge, paced, window-capped message budget, with an optional byte budget."""
 
     def __init__(
         self,
@@ -30,6 +42,8 @@ class Throttle:
         window: float = 1.0,
         reserve: int = 0,
         headroom: int = 0,
+        byte_ratio: float | None = None,
+        byte_slack: int = 0,
     ) -> None:
         if max_rate <= 0:
             raise ValueError(f"max_rate must be positive, not {max_rate!r}")
@@ -43,12 +57,30 @@ class Throttle:
         self.clock = clock
         self.pending = False
         """Something changed and has not been sent yet."""
+        self.byte_ratio = byte_ratio
+        self.allowance = float(byte_slack)
+        """Bytes that may have gone out so far: the slack plus ``byte_ratio`` × text earned."""
+        self.spent = 0
+        """State bytes of every update reported so far (paced and unpaced)."""
         self._next = float("-inf")
         self._times: deque[float] = deque()
 
     def want(self) -> None:
         """Note that something changed and waits to be sent."""
         self.pending = True
+
+    # -- bytes -----------------------------------------------------------------------------------
+
+    def earn(self, text_bytes: int) -> None:
+        """``text_bytes`` of model text arrived: that much more may be sent."""
+        if self.byte_ratio is not None:
+            self.allowance += self.byte_ratio * text_bytes
+
+    def affords(self, nbytes: int) -> bool:
+        """Would ``nbytes`` more stay within the byte budget?"""
+        return self.byte_ratio is None or self.spent + nbytes <= self.allowance
+
+    # -- messages --------------------------------------------------------------------------------
 
     def room(self, now: float | None = None) -> int:
         """How many more messages the window takes right now."""
@@ -58,25 +90,60 @@ class Throttle:
             times.popleft()
         return self.cap - len(times)
 
-    def ready(self, cost: int = 1, now: float | None = None) -> bool:
-        """May ``cost`` messages go out now (pacing interval passed, window has room)?"""
+    def ready(self, cost: int = 1, now: float | None = None, *, nbytes: int = 0) -> bool:
+        """May ``cost`` messages of about ``nbytes`` go out now (pacing interval passed, window
+        has room, byte budget allows)?"""
         now = self.clock() if now is None else now
-        return now >= self._next and self.room(now) >= cost
+        return now >= self._next and self.room(now) >= cost and self.affords(nbytes)
 
-    def due(self, cost: int = 1, now: float | None = None) -> bool:
+    def due(self, cost: int = 1, now: float | None = None, *, nbytes: int = 0) -> bool:
         """Something is pending and may go out now."""
-        return self.pending and self.ready(cost, now)
+        return self.pending and self.ready(cost, now, nbytes=nbytes)
 
-    def sent(self, n: int = 1, now: float | None = None) -> None:
-        """``n`` paced messages went out now: the next may go ``n * interval`` s later."""
+    def sent(self, n: int = 1, now: float | None = None, *, nbytes: int = 0) -> None:
+        """``n`` paced messages (``nbytes`` in all) went out now: the next may go ``n *
+        interval`` s later."""
         now = self.clock() if now is None else now
         self.pending = False
+        self.spent += nbytes
         if n > 0:
             self._times.extend([now] * n)
             self._next = now + n * self.interval
 
-    def note(self, n: int = 1, now: float | None = None) -> None:
-        """``n`` unpaced messages went out now (counted in the window, no pacing delay)."""
+    def note(self, n: int = 1, now: float | None = None, *, nbytes: int = 0) -> None:
+        """``n`` unpaced messages went out now (counted in the window and the byte total, no
+        pacing delay)."""
+        self.spent += nbytes
         if n > 0:
             now = self.clock() if now is None else now
             self._times.extend([now] * n)
+
+
+class Meter:
+    """Sets widget traits, one ``update`` message per call, and counts messages and bytes."""
+
+    def __init__(self) -> None:
+        self.msgs = 0
+        self.bytes = 0
+
+    def set(self, widget, **traits) -> int:
+        """Set the traits that differ in one message; returns how many went out (0 or 1)."""
+        changed = {k: v for k, v in traits.items() if getattr(widget, k) != v}
+        if not changed:
+            return 0
+        with widget.hold_sync():
+            for key, value in changed.items():
+                setattr(widget, key, value)
+        return self.count(widget, changed)
+
+    def count(self, widget, keys) -> int:
+        """Count one ``update`` of ``keys`` that ``widget`` sent (or is about to send)."""
+        state = widget.get_state([k for k in keys if k in widget.keys])
+        self.msgs += 1
+        self.bytes += state_bytes(state)
+        return 1
+
+
+def state_bytes(state: dict) -> int:
+    """The bytes of an update's ``state`` as the kernel serialises it."""
+    return len(json.dumps(state, ensure_ascii=False, default=str).encode("utf-8", "replace"))

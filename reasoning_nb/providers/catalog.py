@@ -38,6 +38,7 @@ PROVIDERS: dict[str, ProviderInfo] = {
             "ollama",
             "http://127.0.0.1:11434",
             "OLLAMA_HOST",
+            key_envs=("OLLAMA_API_KEY",),
             local=True,
             start_hint="start it with `ollama serve`",
         ),
@@ -71,6 +72,17 @@ PROVIDERS: dict[str, ProviderInfo] = {
             "openai",
             "responses",
             "openai",
+            "https://api.openai.com/v1",
+            "OPENAI_BASE_URL",
+            key_envs=("OPENAI_API_KEY",),
+            key_required=True,
+        ),
+        # The same API through Chat Completions, for users who ask for it: reasoning text is
+        # not returned there, only its token count.
+        ProviderInfo(
+            "openai-chat",
+            "chat",
+            "openai-chat",
             "https://api.openai.com/v1",
             "OPENAI_BASE_URL",
             key_envs=("OPENAI_API_KEY",),

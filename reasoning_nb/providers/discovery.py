@@ -17,6 +17,7 @@ from ..config import defaults
 from ..core.capabilities import lookup
 from ..errors import ConfigError
 from .catalog import PROVIDERS, ProviderInfo, base_url_for
+from .transport import ssl_context
 
 PROBE_TIMEOUT = 0.5
 _show_cache: dict[tuple[str, str], dict[str, Any] | None] = {}
@@ -45,7 +46,7 @@ async def discovered_caps(
 
 async def _ollama_show(base_url: str, model: str) -> dict[str, Any] | None:
     try:
-        async with httpx.AsyncClient(timeout=2.0, trust_env=False) as client:
+        async with httpx.AsyncClient(timeout=2.0, trust_env=False, verify=ssl_context()) as client:
             response = await client.post(f"{base_url}/api/show", json={"model": model})
             if response.status_code != 200:
                 return None
@@ -76,7 +77,9 @@ async def local_servers() -> list[LocalServer]:
 async def _probe(info: ProviderInfo) -> LocalServer | None:
     base = base_url_for(info)
     try:
-        async with httpx.AsyncClient(timeout=PROBE_TIMEOUT, trust_env=False) as client:
+        async with httpx.AsyncClient(
+            timeout=PROBE_TIMEOUT, trust_env=False, verify=ssl_context()
+        ) as client:
             if info.protocol == "ollama":
                 data = (await client.get(f"{base}/api/tags")).json()
                 entries = data.get("models") or []

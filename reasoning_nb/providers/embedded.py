@@ -142,14 +142,16 @@ class LlamaServer:
 
     def stop(self) -> None:
         process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(5)
+        self.log.close()
+        if process is not None and process.returncode in (0, -15):  # a clean stop: no log to keep
+            Path(self.log.name).unlink(missing_ok=True)
 
     def __enter__(self) -> LlamaServer:
         return self.start()

@@ -29,7 +29,9 @@ def build_request(ctx: RequestContext) -> HttpRequest:
     if options:
         body["options"] = options
     merge(body, ctx.plan.fields)
-    return HttpRequest(f"{ctx.base_url}/api/chat", body, framing=FRAMING)
+    # Ollama itself takes no key; one behind an auth proxy (or Ollama's cloud) does.
+    headers = {"authorization": f"Bearer {ctx.api_key}"} if ctx.api_key else {}
+    return HttpRequest(f"{ctx.base_url}/api/chat", body, headers, framing=FRAMING)
 
 
 def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any], str] | None:

@@ -10,14 +10,20 @@ from ..errors import ConfigError
 _MODULES = {
     "ollama": "ollama",
     "chat": "openai_chat",
+    "responses": "openai_responses",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
 }
 
 
 def protocol_module(protocol: str) -> ModuleType:
     name = _MODULES.get(protocol)
-    if name is None:
+    try:
+        if name is None:
+            raise ModuleNotFoundError(protocol)
+        return import_module(f"{__package__}.{name}")
+    except ModuleNotFoundError:
         raise ConfigError(
             f"The {protocol!r} protocol is not implemented yet; use a local provider "
             "(ollama, llamacpp, lmstudio, vllm, openai-compatible)."
-        )
-    return import_module(f"{__package__}.{name}")
+        ) from None

@@ -7,8 +7,10 @@ duplicate text the user already saw.
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
 import random
+import ssl
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -22,6 +24,12 @@ from ..errors import ProviderError
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 MAX_RETRY_WAIT = 30.0  # seconds; a longer Retry-After is reported instead of slept through
+
+
+@functools.cache
+def ssl_context() -> ssl.SSLContext:
+    """One TLS context for every client: building one costs ~30 ms, a call should not pay it."""
+    return httpx.create_ssl_context()
 
 
 @dataclass
@@ -61,7 +69,9 @@ class Transport:
     @asynccontextmanager
     async def open(self, request: HttpRequest) -> AsyncIterator[httpx.Response]:
         """Send the request and yield a 2xx streaming response; errors become ProviderError."""
-        async with httpx.AsyncClient(timeout=self._timeout(), trust_env=False) as client:
+        async with httpx.AsyncClient(
+            timeout=self._timeout(), trust_env=False, verify=ssl_context()
+        ) as client:
             response = await self._send_with_retries(client, request)
             try:
                 yield response

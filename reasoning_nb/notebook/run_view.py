@@ -1,0 +1,223 @@
+"""One run in the live view: its reasoning pane and answer, its phase, warnings and numbers.
+
+The text is folded as :meth:`Trace.fold` folds it, so the live view and the saved trace agree;
+every widget change goes through a :class:`~.throttle.Meter` and waits for the owner's
+``flush``. Model text reaches the DOM only through ``render.markdown_html`` (raw HTML off) or
+``html.escape``.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+
+from ..core.trace import Trace
+from ..render import reasoning_summary, seconds_label, tokens_label
+from .live_text import LiveText
+from .throttle import Meter
+
+LIVE_TITLE = "Thinking…"
+HIDDEN_TITLE = "Reasoning (hidden while the model runs)"
+_LIVE_LABEL = {"connecting": "connecting…", "thinking": "thinking…", "answering": "answering…"}
+
+
+class RunView:
+    """One run: its reasoning pane and answer widgets, phase, warnings and live numbers."""
+
+    def __init__(
+        self,
+        trace: Trace,
+        number: int,
+        now: float,
+        *,
+        hide_reasoning: bool,
+        meter: Meter | None = None,
+    ) -> None:
+        self.trace, self.number, self.hide = trace, number, hide_reasoning
+        self.meter = meter = meter or Meter()
+        self.reasoning = LiveText(
+            breaks=True,
+            layout=W.Layout(border_left="3px solid #ccc", padding="0 0 0 0.8em"),
+            meter=meter,
+        )
+        self.answer = LiveText(meter=meter)
+        self._title, self._open = (HIDDEN_TITLE, False) if hide_reasoning else (LIVE_TITLE, True)
+        self.pane = W.Accordion(
+            [self.reasoning.box], titles=(self._title,), selected_index=0 if self._open else None
+        )
+        self.root = W.VBox([self.answer.box])  # the pane joins when reasoning arrives
+        self.phase, self.detail = "connecting", ""
+        self.warnings = list(trace.warnings)
+        self.usage = dict(trace.usage)
+        self.finished = False
+        self.t0 = self.t_end = now
+        self.t_first: float | None = None
+        self.t_think: float | None = None
+        self.t_thought: float | None = None
+        self.t_answer: float | None = None
+        self._last = ""
+        self._pane_dirty = False
+
+    # -- text, folded as Trace.fold does ---------------------------------------------------------
+
+    def add_reasoning(self, text: str, now: float) -> None:
+        if not text:
+            return
+        if self._last == "answer" and self.reasoning.chars:
+            self.reasoning.append("\n\n")  # a new block after some answer text
+        self.reasoning.append(text)
+        self._last = "reasoning"
+        self._stamp(now)
+        self.t_think = now if self.t_think is None else self.t_think
+        self.t_thought = now
+        if self.phase != "thinking":
+            self.phase = "thinking"
+            self._set_pane(HIDDEN_TITLE if self.hide else LIVE_TITLE, not self.hide)
+
+    def add_answer(self, text: str, now: float, *, fold: bool) -> None:
+        if not text:
+            return
+        self._last = "answer"
+        if not self.answer.chars:
+            text = text.lstrip()  # the blank line after a closing tag is not the answer
+            if not text:
+                return
+        self.answer.append(text)
+        self._stamp(now)
+        self.t_answer = now if self.t_answer is None else self.t_answer
+        if self.phase != "answering":
+            self.phase = "answering"
+            self.reasoning.settle()  # its last block is complete: send it whole, now, paced
+            if fold and self.reasoning.chars:
+                rt = self.usage.get("reasoning_tokens")
+                self._set_pane(
+                    live_summary(self.reasoning_ms(now), rt, self.reasoning.chars), False
+                )
+
+    def reclassify(self, now: float) -> None:
+        """Everything shown as answer so far was reasoning: move it into the pane."""
+        moved = self.answer.text
+        self.answer.clear()
+        if moved:
+            self.reasoning.append(f"\n\n{moved}" if self.reasoning.chars else moved)
+            self.t_think = self.t_answer if self.t_think is None else self.t_think
+            self.t_thought = now
+        self.t_answer = None
+        self._last = "reasoning"
+        self.phase = "thinking"
+        self._set_pane(HIDDEN_TITLE if self.hide else LIVE_TITLE, not self.hide)
+
+    def end(self, trace: Trace, now: float) -> None:
+        self.trace, self.finished, self.t_end = trace, True, now
+        self.usage.update({k: v for k, v in trace.usage.items() if v is not None})
+
+    def _stamp(self, now: float) -> None:
+        if self.t_first is None:
+            self.t_first = now
+
+    # -- widgets ---------------------------------------------------------------------------------
+
+    def max_cost(self) -> int:
+        """An upper bound of the update messages the next ``flush`` sends."""
+        cost = self.answer.max_cost() + (0 if self.hide else self.reasoning.max_cost())
+        if self._pane_dirty and self.reasoning.chars:
+            cost += 1 + (self.pane not in self.root.children)
+        return cost
+
+    def byte_cost(self) -> int:
+        """About how many state bytes the next ``flush`` sends."""
+        cost = self.answer.byte_cost() + (0 if self.hide else self.reasoning.byte_cost())
+        if self._pane_dirty and self.reasoning.chars:
+            cost += 200
+        return cost
+
+    def flush(self) -> int:
+        """Send what changed (the reasoning only if shown live); returns the message count."""
+        sent = 0 if self.hide else self.reasoning.flush()
+        return sent + self.answer.flush() + self._flush_pane()
+
+    def finalize(self, *, fold: bool) -> int:
+        """Full final render: all text, the pane folded to its summary (or open)."""
+        trace = self.trace
+        sent = self.reasoning.finalize(trace.reasoning) + self.answer.finalize(trace.answer)
+        if trace.reasoning:
+            self._set_pane(reasoning_summary(trace), not self.hide and not (fold and trace.answer))
+        elif self.pane in self.root.children:
+            sent += self.meter.set(self.root, children=(self.answer.box,))
+        return sent + self._flush_pane()
+
+    def _set_pane(self, title: str, open_: bool) -> None:
+        self._title, self._open, self._pane_dirty = title, open_, True
+
+    def _flush_pane(self) -> int:
+        if not self._pane_dirty or not self.reasoning.chars:
+            return 0
+        self._pane_dirty = False
+        sent = 0
+        if self.pane not in self.root.children:
+            sent += self.meter.set(self.root, children=(self.pane, self.answer.box))
+        index = 0 if self._open else None
+        return sent + self.meter.set(self.pane, titles=(self._title,), selected_index=index)
+
+    # -- numbers ---------------------------------------------------------------------------------
+
+    def elapsed(self, now: float) -> float:
+        total = self.trace.timing.get("total_ms") if self.finished else None
+        if total is not None:
+            return total / 1000
+        return (self.t_end if self.finished else now) - self.t0
+
+    def reasoning_ms(self, now: float) -> float | None:
+        saved = self.trace.timing.get("reasoning_ms") if self.finished else None
+        if saved is not None or self.t_think is None:
+            return saved
+        if self.t_answer is not None:
+            end = self.t_answer
+        elif self.finished or self.phase != "thinking":
+            end = self.t_thought if self.t_thought is not None else self.t_think
+        else:
+            end = now
+        return round(max(0.0, end - self.t_think) * 1000, 1)
+
+    def tokens_per_s(self, now: float) -> str:
+        out = self.usage.get("output_tokens")
+        guessed = out is None
+        if guessed:
+            out = (self.reasoning.chars + self.answer.chars) / 4
+        if self.t_first is None or not out:
+            return ""
+        span = (self.t_end if self.finished else now) - self.t_first
+        if span < 0.2:
+            return ""
+        return f"{'≈' if guessed else ''}{out / span:,.0f} tok/s"
+
+    def label(self) -> str:
+        """``Run 2 · high · 9.1 s`` for the run selector."""
+        when = f"{self.elapsed(self.t_end):.1f} s" if self.finished else "running…"
+        status = self.trace.status if self.finished else ""
+        extra = f" · {status}" if status not in ("", "complete") else ""
+        return f"Run {self.number} · {self.trace.preset} · {when}{extra}"
+
+    def status_html(self, now: float) -> str:
+        """``thinking… · 4.2 s · reasoning 3.1 s, ≈812 tokens · ≈190 tok/s`` plus ⚠ lines."""
+        label = _LIVE_LABEL.get(self.phase, self.phase)
+        bits = [f"{label}: {self.detail}" if self.detail else label, f"{self.elapsed(now):.1f} s"]
+        if self.reasoning.chars:
+            ms = self.reasoning_ms(now)
+            tokens = tokens_label(self.usage.get("reasoning_tokens"), self.reasoning.chars)
+            bits.append(f"reasoning {seconds_label(ms)}, {tokens}" if ms else f"reasoning {tokens}")
+        if rate := self.tokens_per_s(now):
+            bits.append(rate)
+        lines = [" · ".join(bits), *(f"⚠ {w}" for w in self.warnings)]
+        text = "<br>".join(html.escape(x) for x in lines)
+        # Sent about once a second: kept short (the font and colour are set on the widget).
+        return f'<div style="line-height:1.5">{text}</div>' if self.warnings else text
+
+
+def live_summary(ms: float | None, tokens: int | None, chars: int) -> str:
+    """``render.reasoning_summary`` for a run still going (no finished Trace yet)."""
+    parts = [f"Thought for {seconds_label(ms)}" if ms is not None else "Reasoning"]
+    if label := tokens_label(tokens, chars):
+        parts.append(label)
+    return " · ".join(parts)
