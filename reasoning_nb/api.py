@@ -48,8 +48,15 @@ def think(
     re-raised with the partial trace (status ``cancelled``) in its ``.trace`` attribute.
     """
     run = Run(
-        prompt, model=model, preset=preset, budget_tokens=budget_tokens, system=system,
-        base_url=base_url, api_key=api_key, max_tokens=max_tokens, temperature=temperature,
+        prompt,
+        model=model,
+        preset=preset,
+        budget_tokens=budget_tokens,
+        system=system,
+        base_url=base_url,
+        api_key=api_key,
+        max_tokens=max_tokens,
+        temperature=temperature,
         timeout=timeout,
     )
     return run_blocking(run)

@@ -58,8 +58,11 @@ class Run:
         self.timeout = timeout
         self._api_key = api_key
         self.trace = Trace(
-            model=model or "", preset=self.preset, budget_tokens=self.budget_tokens,
-            prompt=prompt, clock=clock,
+            model=model or "",
+            preset=self.preset,
+            budget_tokens=self.budget_tokens,
+            prompt=prompt,
+            clock=clock,
         )
 
     def messages(self) -> list[dict[str, Any]]:
@@ -107,14 +110,21 @@ class Run:
             info.flavor, self.preset, self.budget_tokens, caps, max_tokens=self.max_tokens
         )
         ctx = RequestContext(
-            ref=ref, base_url=base_url, messages=self.messages(), plan=plan, caps=caps,
-            api_key=api_key, max_tokens=self.max_tokens, temperature=self.temperature,
+            ref=ref,
+            base_url=base_url,
+            messages=self.messages(),
+            plan=plan,
+            caps=caps,
+            api_key=api_key,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
         )
         request = proto.build_request(ctx)
         for text in (*plan.warnings, *ctx.warnings):
             yield Notice(text)
         transport = Transport(
-            timeout=self.timeout, secrets=(api_key,) if api_key else (),
+            timeout=self.timeout,
+            secrets=(api_key,) if api_key else (),
             start_hint=info.start_hint,
         )
         fallback_used = False

@@ -64,7 +64,9 @@ class Transport:
 
     def _timeout(self) -> httpx.Timeout:
         read = 600.0 if self.timeout is None else float(self.timeout)
-        return httpx.Timeout(connect=min(self.connect_timeout, read), read=read, write=read, pool=read)
+        return httpx.Timeout(
+            connect=min(self.connect_timeout, read), read=read, write=read, pool=read
+        )
 
     @asynccontextmanager
     async def open(self, request: HttpRequest) -> AsyncIterator[httpx.Response]:
@@ -81,7 +83,9 @@ class Transport:
     async def _send_with_retries(
         self, client: httpx.AsyncClient, request: HttpRequest
     ) -> httpx.Response:
-        headers = {"accept": "application/x-ndjson" if request.framing == "ndjson" else "text/event-stream"}
+        headers = {
+            "accept": "application/x-ndjson" if request.framing == "ndjson" else "text/event-stream"
+        }
         headers.update(request.headers)
         attempt = 0
         while True:
@@ -99,16 +103,18 @@ class Transport:
             except httpx.TimeoutException:
                 raise ProviderError(self._timed_out(request.url)) from None
             except httpx.HTTPError as exc:
-                raise ProviderError(self._scrub(f"The request to {request.url} failed: {exc}.")) from None
+                raise ProviderError(
+                    self._scrub(f"The request to {request.url} failed: {exc}.")
+                ) from None
             if response.status_code < 400:
                 return response
             body = await _read_bounded(response)
             await response.aclose()
             wait = _retry_after(response.headers.get("retry-after"))
-            if response.status_code in RETRY_STATUSES and attempt <= self.retries:
-                if wait is None or wait <= MAX_RETRY_WAIT:
-                    await self.sleep(self._backoff(attempt) if wait is None else wait)
-                    continue
+            retryable = response.status_code in RETRY_STATUSES and attempt <= self.retries
+            if retryable and (wait is None or wait <= MAX_RETRY_WAIT):
+                await self.sleep(self._backoff(attempt) if wait is None else wait)
+                continue
             raise ProviderError(
                 self._scrub(server_message(body) or f"HTTP {response.status_code}"),
                 status=response.status_code,
@@ -189,7 +195,7 @@ async def _read_bounded(response: httpx.Response, limit: int = 64 * 1024) -> byt
 
 
 def server_message(body: bytes | str | dict) -> str:
-    """The server's own error text from the usual shapes ({"error": "..."}, {"error": {"message"}})."""
+    """The server's own error text from the usual JSON error shapes, else the raw text."""
     if isinstance(body, (bytes, str)):
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
         try:
