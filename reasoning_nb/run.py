@@ -101,9 +101,15 @@ class Run:
         ref = catalog.parse_model(model)
         info = ref.provider
         trace.model, trace.provider = ref.full, info.id
-        base_url = catalog.base_url_for(info, self.base_url)
-        api_key = catalog.api_key_for(info, self._api_key)
         proto = protocol_module(info.protocol)
+        if self.base_url is None and hasattr(proto, "ensure_server"):
+            base_url = await proto.ensure_server()  # the embedded demo server
+        else:
+            base_url = catalog.base_url_for(info, self.base_url)
+        api_key = catalog.api_key_for(info, self._api_key)
+        notice = getattr(proto, "NOTICE", None)
+        if notice:
+            yield Notice(notice)
         found = await discovered_caps(info, base_url, ref.name, self.preset)
         caps = capabilities.lookup(info.id, ref.name, found)
         plan = presets.plan(
@@ -129,7 +135,8 @@ class Run:
         )
         fallback_used = False
         while True:
-            trace.request = _sent_fields(request.body, plan.fields)
+            keys = (*plan.fields, *getattr(proto, "REASONING_KEYS", ()))
+            trace.request = _sent_fields(request.body, keys)
             try:
                 async with transport.open(request) as response:
                     parser = proto.Parser(ctx)
@@ -168,10 +175,10 @@ def _set_message(exc: ProviderError, message: str) -> None:
         exc.args = (message,)
 
 
-def _sent_fields(body: dict[str, Any] | None, plan_fields: dict[str, Any]) -> dict[str, Any]:
+def _sent_fields(body: dict[str, Any] | None, keys: Sequence[str]) -> dict[str, Any]:
     """The reasoning-related fields as actually sent (after any fallback), for the trace."""
     body = body or {}
-    return json.loads(json.dumps({k: body[k] for k in plan_fields if k in body}))
+    return json.loads(json.dumps({k: body[k] for k in keys if k in body}))
 
 
 def _check_number(name, value, kind, *, minimum, exclusive=False) -> None:

@@ -594,12 +594,21 @@ def test_model_found_on_a_local_server(wire_server, monkeypatch):
 
 def test_no_model_anywhere_lists_the_ways(monkeypatch, closed_port):
     _only_ollama(monkeypatch, f"http://127.0.0.1:{closed_port}")
+    monkeypatch.setattr(discovery, "embedded_installed", lambda: False)
     with pytest.raises(ConfigError) as info:
         think("x")
     message = str(info.value)
-    for way in ("model=", "REASONING_NB_MODEL", "ollama serve", "llama-server"):
+    for way in ("ollama pull", "--model", "REASONING_NB_MODEL", "reasoning_nb[local]"):
         assert way in message
     _one_sentence(message)
+
+
+@pytest.mark.anyio
+async def test_embedded_demo_is_the_last_default(monkeypatch, closed_port):
+    _only_ollama(monkeypatch, f"http://127.0.0.1:{closed_port}")
+    monkeypatch.setattr(discovery, "embedded_installed", lambda: True)
+    model, why = await discovery.resolve_default()
+    assert model == "local:smollm2" and "embedded" in why
 
 
 @pytest.mark.anyio

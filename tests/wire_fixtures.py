@@ -559,6 +559,29 @@ def openai_models(*ids: str, owned_by: str = "llamacpp") -> dict:
 # -- Anthropic Messages (§6) -----------------------------------------------------------------------
 
 
+def anthropic_block(index: int, start: dict, deltas: list[dict]) -> list[str]:
+    """One content block: ``content_block_start``, its ``content_block_delta``s, ``_stop``."""
+    frames = [
+        sse(
+            {"type": "content_block_start", "index": index, "content_block": start},
+            "content_block_start",
+        )
+    ]
+    for d in deltas:
+        frames.append(
+            sse({"type": "content_block_delta", "index": index, "delta": d}, "content_block_delta")
+        )
+    frames.append(sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
+    return frames
+
+
+def anthropic_thinking_block(index: int, reasoning: Text, signature: str) -> list[str]:
+    """A thinking block: ``thinking_delta``s, then one ``signature_delta`` just before the stop."""
+    deltas = [{"type": "thinking_delta", "thinking": p} for p in tokens(reasoning)]
+    deltas.append({"type": "signature_delta", "signature": signature})
+    return anthropic_block(index, {"type": "thinking", "thinking": "", "signature": ""}, deltas)
+
+
 def anthropic_sse(
     reasoning: Text,
     answer: Text,
@@ -568,10 +591,26 @@ def anthropic_sse(
     stop_reason: str = "end_turn",
     ping: bool = True,
     model: str = "claude-sonnet-4-5",
+    input_tokens: int = 25,
+    cache_read_input_tokens: int | None = None,
+    thinking_tokens: int | None = None,
+    stop: bool = True,
 ) -> list[str]:
     """Messages stream: thinking block (deltas + signature_delta), optional redacted_thinking
-    block (``redacted`` = its opaque data), text block, message_delta, message_stop."""
+    block (``redacted`` = its opaque data), text block, message_delta, message_stop.
+
+    ``message_start`` carries ``input_tokens`` (+ the cache fields, 0 unless given) and the
+    placeholder ``output_tokens: 1``; ``message_delta`` the cumulative ``output_tokens`` (one per
+    piece) and, with ``thinking_tokens``, ``output_tokens_details.thinking_tokens``.
+    ``stop=False`` leaves out ``message_stop``.
+    """
     think, text = tokens(reasoning), tokens(answer)
+    start_usage = {
+        "input_tokens": input_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": cache_read_input_tokens or 0,
+        "output_tokens": 1,
+    }
     message = {
         "id": "msg_01",
         "type": "message",
@@ -580,42 +619,25 @@ def anthropic_sse(
         "model": model,
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": {"input_tokens": 25, "output_tokens": 1},
+        "usage": start_usage,
     }
     frames = [sse({"type": "message_start", "message": message}, "message_start")]
     if ping:
         frames.append(sse({"type": "ping"}, "ping"))
 
-    def block(index: int, start: dict, deltas: list[dict]) -> None:
-        frames.append(
-            sse(
-                {"type": "content_block_start", "index": index, "content_block": start},
-                "content_block_start",
-            )
-        )
-        for d in deltas:
-            frames.append(
-                sse(
-                    {"type": "content_block_delta", "index": index, "delta": d},
-                    "content_block_delta",
-                )
-            )
-        frames.append(sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
-
     index = 0
     if think:
-        deltas = [{"type": "thinking_delta", "thinking": p} for p in think]
-        block(
-            index,
-            {"type": "thinking", "thinking": "", "signature": ""},
-            [*deltas, {"type": "signature_delta", "signature": signature}],
-        )
+        frames += anthropic_thinking_block(index, think, signature)
         index += 1
     if redacted is not None:
-        block(index, {"type": "redacted_thinking", "data": redacted}, [])
+        frames += anthropic_block(index, {"type": "redacted_thinking", "data": redacted}, [])
         index += 1
-    block(index, {"type": "text", "text": ""}, [{"type": "text_delta", "text": p} for p in text])
-    usage = {"output_tokens": len(think) + len(text)}
+    frames += anthropic_block(
+        index, {"type": "text", "text": ""}, [{"type": "text_delta", "text": p} for p in text]
+    )
+    usage: dict[str, Any] = {"output_tokens": len(think) + len(text)}
+    if thinking_tokens is not None:
+        usage["output_tokens_details"] = {"thinking_tokens": thinking_tokens}
     frames.append(
         sse(
             {
@@ -626,12 +648,19 @@ def anthropic_sse(
             "message_delta",
         )
     )
-    frames.append(sse({"type": "message_stop"}, "message_stop"))
+    if stop:
+        frames.append(sse({"type": "message_stop"}, "message_stop"))
     return frames
 
 
 def anthropic_error_event(type: str = "overloaded_error", message: str = "Overloaded") -> str:
+    """In-band ``event: error`` after HTTP 200."""
     return sse({"type": "error", "error": {"type": type, "message": message}}, "error")
+
+
+def anthropic_error_body(message: str, *, type: str = "invalid_request_error") -> dict:
+    """HTTP error body: ``{"type":"error","error":{"type","message"},"request_id"}``."""
+    return {"type": "error", "error": {"type": type, "message": message}, "request_id": "req_1"}
 
 
 # -- OpenAI Responses (§5b) ------------------------------------------------------------------------
@@ -748,14 +777,19 @@ def gemini_sse(
     answer: Text,
     *,
     signature: str | None = "CiQBVKhc7test",
+    signature_on: str = "first",
     use_crlf: bool = True,
-    finish_reason: str = "STOP",
+    finish_reason: str | None = "STOP",
     model: str = "gemini-2.5-flash",
+    prompt_tokens: int = 12,
 ) -> list[str]:
-    """``streamGenerateContent?alt=sse``: ``thought: true`` parts, then answer parts (the first
-    carrying ``thoughtSignature``), cumulative ``usageMetadata``, no ``[DONE]``.
+    """``streamGenerateContent?alt=sse``: ``thought: true`` parts, then answer parts, cumulative
+    ``usageMetadata`` on every chunk, no ``[DONE]``.
 
-    ``use_crlf`` (default): CRLF line endings, as Google's front end is reported to send.
+    ``signature_on``: ``"first"`` — ``thoughtSignature`` on the first answer part; ``"final"`` —
+    on an extra last part with empty text (how streaming delivers it, wire-formats §7);
+    ``"thought"`` — on the first thought part. ``finish_reason=None`` leaves it out (a cut
+    stream). ``use_crlf`` (default): CRLF line endings, as Google's front end is reported to send.
     """
     think, text = tokens(reasoning), tokens(answer)
     frames = []
@@ -764,8 +798,10 @@ def gemini_sse(
         cand: dict[str, Any] = {"content": {"parts": [part], "role": "model"}, "index": 0}
         if finish:
             cand["finishReason"] = finish
-        meta = {"promptTokenCount": 12, "thoughtsTokenCount": len(think)}
-        meta |= {"candidatesTokenCount": n_answer, "totalTokenCount": 12 + len(think) + n_answer}
+        meta = {"promptTokenCount": prompt_tokens, "thoughtsTokenCount": len(think)}
+        if n_answer:
+            meta["candidatesTokenCount"] = n_answer
+        meta["totalTokenCount"] = prompt_tokens + len(think) + n_answer
         return sse(
             {
                 "candidates": [cand],
@@ -775,13 +811,20 @@ def gemini_sse(
             }
         )
 
-    for p in think:
-        frames.append(chunk({"text": p, "thought": True}, 0))
-    for i, p in enumerate(text):
-        part: dict[str, Any] = {"text": p}
-        if i == 0 and signature:
+    final = signature and signature_on == "final"
+    for i, p in enumerate(think):
+        part: dict[str, Any] = {"text": p, "thought": True}
+        if i == 0 and signature and signature_on == "thought":
             part["thoughtSignature"] = signature
-        frames.append(chunk(part, i + 1, finish_reason if i == len(text) - 1 else None))
+        frames.append(chunk(part, 0))
+    for i, p in enumerate(text):
+        part = {"text": p}
+        if i == 0 and signature and signature_on == "first":
+            part["thoughtSignature"] = signature
+        last = i == len(text) - 1 and not final
+        frames.append(chunk(part, i + 1, finish_reason if last else None))
+    if final:
+        frames.append(chunk({"text": "", "thoughtSignature": signature}, len(text), finish_reason))
     return crlf(frames) if use_crlf else frames
 
 

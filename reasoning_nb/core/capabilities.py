@@ -58,6 +58,7 @@ FIELDS = frozenset(f.name for f in fields(Capabilities)) - {"model", "sources"}
 # local Ollama does (``gpt-oss:20b``), so it is a good hint for local names too.
 SNAPSHOT_PROVIDER = {
     "openai": "openai",
+    "openai-chat": "openai",
     "anthropic": "anthropic",
     "gemini": "google",
     "deepseek": "deepseek",

@@ -92,7 +92,14 @@ ROWS: dict[str, Row] = {
         vocab=_LMH,
         off={**_NO_THINKING, "reasoning_effort": "none"},
     ),
-    # Hosted rows: no protocol module uses them yet.
+    # The embedded demo server: levels and budgets become a grammar's think length there.
+    "local": Row(
+        effort={"reasoning_effort": LEVEL},
+        vocab=(*_LMH, "max"),
+        off={**_NO_THINKING, "reasoning_effort": "none"},
+        budget={"thinking_budget_tokens": BUDGET},
+    ),
+    # Hosted rows.
     "openai": Row(
         effort={"reasoning": {"effort": LEVEL}},
         vocab=_OPENAI_LEVELS,

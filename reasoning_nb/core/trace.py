@@ -120,7 +120,8 @@ class Trace:
         if self._last_kind == "answer" and self.reasoning:
             self.reasoning += "\n\n"  # a new block after some answer text
         self.reasoning += text
-        self._first_reasoning = self._first_reasoning or now
+        if self._first_reasoning is None:
+            self._first_reasoning = now
         self._last_reasoning = now
         self._last_kind = "reasoning"
 
@@ -142,7 +143,8 @@ class Trace:
         self.answer = ""
         if moved:
             self.reasoning = f"{self.reasoning}\n\n{moved}" if self.reasoning else moved
-            self._first_reasoning = self._first_reasoning or self._first_answer
+            if self._first_reasoning is None:
+                self._first_reasoning = self._first_answer
             self._last_reasoning = self.clock()
         self._first_answer = None
         self._last_kind = "reasoning"
@@ -158,14 +160,14 @@ class Trace:
         if self._t0 is not None:
             self.timing["total_ms"] = self._ms(now)
         if self._first_reasoning is not None:
-            end = self._first_answer or self._last_reasoning or now
+            end = _first_set(self._first_answer, self._last_reasoning, now)
             self.timing["reasoning_ms"] = round(max(0.0, end - self._first_reasoning) * 1000, 1)
         self.reasoning = self.reasoning.strip("\n")
         self.answer = self.answer.strip("\n")
         return self
 
     def _ms(self, now: float) -> float:
-        return round((now - (self._t0 or now)) * 1000, 1)
+        return round((now - _first_set(self._t0, now)) * 1000, 1)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -237,6 +239,11 @@ class Trace:
             provider_state=dict(data.get("provider_state") or {}),
             started_at=data.get("started_at"),
         )
+
+
+def _first_set(*times: float | None) -> float:
+    """The first timestamp that is set (0.0 is a time like any other, not "unset")."""
+    return next(t for t in times if t is not None)
 
 
 def _json_copy(value: Any) -> Any:

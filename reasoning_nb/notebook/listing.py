@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import os
 
-from ..config import defaults
+from ..errors import ReasoningNBError
 from ..providers.catalog import PROVIDERS
-from ..providers.discovery import local_servers
+from ..providers.discovery import embedded_installed, local_servers, resolve_default
 
 
 async def list_text() -> str:
     lines = ["Providers (model id = PROVIDER:MODEL):"]
     for info in PROVIDERS.values():
-        where = info.base_url or "base_url required"
+        where = info.base_url or (
+            "started on demand" if info.id == "local" else "base_url required"
+        )
         key = ""
         if info.key_envs:
             have = any(os.environ.get(k) for k in info.key_envs)
@@ -27,7 +29,12 @@ async def list_text() -> str:
         for name in server.models or ["(no models)"]:
             mark = "  thinks" if name in server.thinking else ""
             lines.append(f"  {server.provider}:{name}{mark}")
-    chosen = os.environ.get("REASONING_NB_MODEL") or defaults.model
-    if chosen:
-        lines.append(f"\nDefault model: {chosen}")
+    lines.append(
+        f"Embedded demo (local:smollm2): {'installed' if embedded_installed() else 'not installed'}"
+    )
+    try:
+        model, why = await resolve_default(servers)
+        lines.append(f"\nDefault model: {model} ({why})")
+    except ReasoningNBError as exc:
+        lines.append(f"\nDefault model: none. {exc}")
     return "\n".join(lines)

@@ -24,11 +24,12 @@ from ipywidgets.widgets.widget_string import HTMLStyle
 from ..render import markdown_html
 from .throttle import Meter
 
-TAIL_LIMIT = 800
+TAIL_LIMIT = 400
 """Force a cut when the live tail grows past this many characters."""
 PAGE_SIZE = 8
 """Frozen blocks per page box; the outer box gains one child per page."""
 
+_SENTENCE_END = re.compile(r"[.!?][\"')\]*_]* ")
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})([^\n]*)")
 _FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
 
@@ -94,7 +95,10 @@ def find_cut(
     if len(text) - cut.at > tail_limit:
         if last_end > cut.at:
             return Cut(last_end, fence_at_last_end, True)
-        space = text.rfind(" ", cut.at, len(text) - 1)
+        # One long line: cut after the last sentence in the newer half, else at a space.
+        half = (cut.at + len(text)) // 2
+        stop = max((m.end() for m in _SENTENCE_END.finditer(text, half, len(text) - 1)), default=0)
+        space = stop - 1 if stop else text.rfind(" ", cut.at, len(text) - 1)
         if open_fence is None and space > cut.at:
             return Cut(space + 1, None, True)
     return cut
@@ -120,10 +124,8 @@ class LiveText:
         page_size: int = PAGE_SIZE,
         meter: Meter | None = None,
     ) -> None:
-        self.breaks = breaks
+        self.breaks, self.tail_limit, self.page_size = breaks, tail_limit, page_size
         self.meter = meter or Meter()
-        self._inflation = 1.3  # update bytes per source char of the last tail render
-        self.tail_limit, self.page_size = tail_limit, page_size
         # One Layout/Style shared by every block: a new block opens one comm, not three.
         self._layout, self._style = W.Layout(), HTMLStyle()
         self._page_layout = W.Layout()
@@ -137,9 +139,11 @@ class LiveText:
         self._pending_chars = 0
         self._pending_newline = False
         self._stale: list[W.HTML] = []  # blocks dropped by ``clear``, closed at the next flush
+        self._waiting: list[list[_Block]] = []  # ended chains of forced pieces, not merged yet
         self._chars = 0
         self._forced_run = 0  # how many of the last blocks end in a forced cut
         self._reset = self._settle = False
+        self._inflation = 1.3  # update bytes per source char, as the last tail render cost
 
     # -- text ----------------------------------------------------------------------------------
 
@@ -157,7 +161,7 @@ class LiveText:
         self._stale += [b.widget for b in self._blocks]
         self._blocks, self._open, self._fence, self._pending = [], "", None, []
         self._pending_chars, self._chars, self._forced_run, self._reset = 0, 0, 0, True
-        self._settle = False
+        self._settle, self._waiting = False, []
 
     @property
     def text(self) -> str:
@@ -168,33 +172,49 @@ class LiveText:
         return self._chars
 
     def settle(self) -> None:
-        """The text paused (the answer began): at the next flush, finish its last block."""
+        """The text paused (the answer began): at the next merging flush, finish its last block."""
         self._settle = bool(self._forced_run)
 
     @property
     def dirty(self) -> bool:
-        return bool(self._pending) or self._reset or self._settle
+        """New text (or a reset) waits to be sent."""
+        return bool(self._pending) or self._reset
 
-    def max_cost(self) -> int:
-        """An upper bound of the ``update`` messages the next ``flush`` sends."""
-        if not self.dirty:
-            return 0
-        if self._settle:
-            return 3 + self._forced_run // self.page_size
-        size = len(self._open) + self._pending_chars
-        could_freeze = self._pending_newline or size > self.tail_limit
-        merge = 2 + self._forced_run // self.page_size if self._forced_run else 0
-        return 1 + self._reset + could_freeze + merge
+    def max_cost(self, *, merge: bool = True) -> int:
+        """An upper bound of the ``update`` messages the next ``flush(merge=merge)`` sends."""
+        chain = self._next_join() if merge else []
+        cost = 2 + len(chain) // self.page_size + self._settle if chain else 0
+        if self.dirty:
+            size = len(self._open) + self._pending_chars
+            cost += 1 + self._reset + (self._pending_newline or size > self.tail_limit)
+        return cost
 
     def byte_cost(self) -> int:
-        """About how many state bytes the next ``flush`` sends (the live tail, re-rendered,
-        plus a forced chain that a blank line would merge back into one block)."""
+        """About how many state bytes the next ``flush(merge=False)`` sends: the live tail."""
         if not self.dirty:
             return 0
-        chars = len(self._open) + self._pending_chars
-        if self._settle or self._pending_newline:
-            chars += sum(len(b.src) for b in self._chain())
-        return round(chars * self._inflation) + 40 * (1 + self._reset)
+        return round((len(self._open) + self._pending_chars) * self._inflation) + 40
+
+    def merge_cost(self) -> int:
+        """About how many more state bytes ``flush(merge=True)`` sends: one join."""
+        if self._waiting:
+            return self._join_bytes(self._waiting[0])
+        return self._join_bytes(self._next_join(), len(self._open) if self._settle else 0)
+
+    def debt(self) -> int:
+        """About how many state bytes all the joins still waiting will take."""
+        settle = self._join_bytes(self._chain(), len(self._open)) if self._settle else 0
+        return settle + sum(map(self._join_bytes, self._waiting))
+
+    def _next_join(self) -> list[_Block]:
+        """The chain of forced pieces that ``flush(merge=True)`` would join."""
+        if self._waiting:
+            return self._waiting[0]
+        return self._chain() if self._settle or (self.dirty and self._pending_newline) else []
+
+    def _join_bytes(self, chain: list[_Block], more: int = 0) -> int:
+        chars = sum(len(b.src) for b in chain) + more
+        return round(chars * self._inflation) + 50 * len(chain) if chain else 0
 
     @property
     def html(self) -> str:
@@ -203,10 +223,20 @@ class LiveText:
 
     # -- sending -------------------------------------------------------------------------------
 
-    def flush(self) -> int:
-        """Send what changed; returns the number of ``update`` messages sent."""
+    def flush(self, *, merge: bool = True) -> int:
+        """Send what changed; returns the number of ``update`` messages sent.
+
+        When a long block cut by force ends, its pieces are joined into one widget: one resend
+        of the block. With ``merge=False`` (the byte budget cannot afford that yet) the pieces
+        stay apart, each shown as its own paragraph, until later flushes with ``merge`` (one
+        join each) or ``finalize``.
+        """
         sent = self._empty_widgets() if self._reset else 0
-        if self._settle:
+        if merge and self._waiting:  # one join per flush: a chain ending now waits its turn
+            chain = self._waiting.pop(0)
+            sent += self._merge(chain, "", self._render(self._joined(chain, ""), None, None))
+            merge = False
+        elif merge and self._settle:
             self._settle = False
             return sent + self.finalize(self.text)
         if not self._pending:
@@ -217,11 +247,15 @@ class LiveText:
         cut = find_cut(self._open, self._fence, tail_limit=self.tail_limit)
         if cut.at:
             src, chain = self._open[: cut.at], self._chain()
-            if chain and not cut.forced:  # a long block cut by force has ended: make it one
+            if chain and not cut.forced and merge:  # a long block cut by force has ended
                 sent += self._merge(chain, src, self._render(self._joined(chain, src), None, None))
+                self._forced_run = 0
             else:
                 sent += self._freeze(src, self._render(src, self._fence, cut.fence), cut.forced)
+                if chain and not cut.forced:
+                    self._waiting.append([*chain, self._blocks[-1]])
             self._open, self._fence = self._open[cut.at :], cut.fence
+        self._settle = self._settle and bool(self._forced_run)
         return sent + self._set(self.tail, self._render(self._open, self._fence, None), self._open)
 
     def finalize(self, text: str) -> int:
@@ -230,9 +264,9 @@ class LiveText:
         A block still cut by force is joined with the rest; if the pieces do not add up to
         the full render (a loose list split at a blank line...), the whole text goes out once.
         """
-        sent = self._empty_widgets() if self._reset else 0
+        sent = self._empty_widgets() if self._reset else self._merge_waiting()
         self._pending.clear()
-        self._pending_chars, self._chars = 0, len(text)
+        self._pending_chars, self._chars, self._settle = 0, len(text), False
         full = self._render(text, None, None)
         frozen = "".join(b.src for b in self._blocks)
         if text.startswith(frozen):
@@ -246,6 +280,7 @@ class LiveText:
             if "".join(pieces) + tail == full:
                 if chain:
                     sent += self._merge(chain, rest, joined)
+                    self._forced_run = 0
                 self._open, self._fence = ("" if chain else rest), None
                 return sent + self._set(self.tail, tail)
         sent += self._empty_widgets(keep_tail=True)
@@ -275,8 +310,13 @@ class LiveText:
                 sent += self.meter.set(page, children=kept)
             for b in drop:
                 b.widget.close()
-            del self._blocks[-len(drop) :]
-        self._forced_run = 0
+            self._blocks = [b for b in self._blocks if id(b.widget) not in gone]
+        return sent
+
+    def _merge_waiting(self) -> int:
+        waiting, self._waiting, sent = self._waiting, [], 0
+        for chain in waiting:
+            sent += self._merge(chain, "", self._render(self._joined(chain, ""), None, None))
         return sent
 
     def _render(self, src: str, fence_in: str | None, fence_out: str | None) -> str:
@@ -312,6 +352,7 @@ class LiveText:
         for widget in (*self._pages, *self._stale, *(b.widget for b in self._blocks)):
             widget.close()
         self._pages, self._blocks, self._stale, self._forced_run = [], [], [], 0
+        self._waiting = []
         if not keep_tail:
             sent += self._set(self.tail, "")
         return sent

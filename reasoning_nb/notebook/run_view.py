@@ -118,24 +118,35 @@ class RunView:
 
     # -- widgets ---------------------------------------------------------------------------------
 
-    def max_cost(self) -> int:
-        """An upper bound of the update messages the next ``flush`` sends."""
-        cost = self.answer.max_cost() + (0 if self.hide else self.reasoning.max_cost())
+    def _texts(self) -> tuple[LiveText, ...]:
+        """The texts sent live: hidden reasoning is only sent by ``finalize``."""
+        return (self.answer,) if self.hide else (self.reasoning, self.answer)
+
+    def max_cost(self, *, merge: bool = True) -> int:
+        """An upper bound of the update messages the next ``flush(merge=merge)`` sends."""
+        cost = sum(t.max_cost(merge=merge) for t in self._texts())
         if self._pane_dirty and self.reasoning.chars:
             cost += 1 + (self.pane not in self.root.children)
         return cost
 
     def byte_cost(self) -> int:
-        """About how many state bytes the next ``flush`` sends."""
-        cost = self.answer.byte_cost() + (0 if self.hide else self.reasoning.byte_cost())
-        if self._pane_dirty and self.reasoning.chars:
-            cost += 200
-        return cost
+        """About how many state bytes the next ``flush(merge=False)`` sends."""
+        cost = sum(t.byte_cost() for t in self._texts())
+        return cost + (200 if self._pane_dirty and self.reasoning.chars else 0)
 
-    def flush(self) -> int:
-        """Send what changed (the reasoning only if shown live); returns the message count."""
-        sent = 0 if self.hide else self.reasoning.flush()
-        return sent + self.answer.flush() + self._flush_pane()
+    def merge_cost(self) -> int:
+        """About how many more state bytes ``flush(merge=True)`` sends (see ``LiveText``)."""
+        return sum(t.merge_cost() for t in self._texts())
+
+    def debt(self) -> int:
+        """About how many state bytes the joins still waiting will take."""
+        return sum(t.debt() for t in self._texts())
+
+    def flush(self, *, merge: bool = True) -> int:
+        """Send what changed (the reasoning only if shown live); returns the message count.
+        ``merge``: also join the pieces of long blocks that ended (see ``LiveText.flush``)."""
+        sent = sum(t.flush(merge=merge) for t in self._texts())
+        return sent + self._flush_pane()
 
     def finalize(self, *, fold: bool) -> int:
         """Full final render: all text, the pane folded to its summary (or open)."""

@@ -37,8 +37,12 @@ widgets seldom waits for room in the window."""
 BYTE_RATIO = 8.0
 """Update bytes the live view may send per byte of model text received. Under the 10x of the
 issue: the final render (``finish``, unpaced) adds about 1x on top."""
-BYTE_SLACK = 6_000
+BYTE_SLACK = 5_000
 """Update bytes allowed on top: a short answer streams token by token before the ratio binds."""
+MERGE_SLACK = 2000
+"""Bytes of joins (see ``_pump``) that may wait uncharged; the final render pays them."""
+MERGE_YIELD = 1.0
+"""While a join waits for the byte budget, the text alone goes out at most this often."""
 MUTED_COLOR = "var(--jp-ui-font-color2, #757575)"
 _PHASE_OF_STATUS = {"complete": "done", "truncated": "done", "cancelled": "stopped"}
 
@@ -76,6 +80,7 @@ class ThinkWidget:
         self._status_at = float("-inf")  # when the status line last went out
         self._status_bytes = 100  # and how many bytes it took
         self._status_dirty = False
+        self._text_at = float("-inf")  # when text last went out
         self._quiet = False  # True while we set widget values ourselves
 
         options = list(presets) + ([preset] if preset not in presets else [])
@@ -206,29 +211,41 @@ class ThinkWidget:
     # -- sending ---------------------------------------------------------------------------------
 
     def _pump(self, now: float) -> None:
-        """Send what is due, if the throttle lets it: text with the status line riding along,
-        else a stale status line alone (it goes first, so the clock never freezes while text
-        waits for the byte budget), else the text alone."""
+        """Send what is due, if the throttle lets it: the text with the status line riding
+        along, else a stale status line alone (so the clock never freezes while the text waits
+        for the byte budget), else the text alone.
+
+        When a long block cut by force ends, joining its pieces resends it whole; on a slow
+        stream the byte budget may not afford that at once. Then the text goes on without the
+        join (at most every ``MERGE_YIELD`` s, so the budget saves up for it), and the joins
+        still waiting beyond ``MERGE_SLACK`` bytes are reserved from the budget.
+        """
         run = self._live
         if run is None:
             return
         shown, dirty = self._shown is run, self._status_dirty
         ride = shown and (dirty or now >= self._status_at + STATUS_INTERVAL)
         alone = shown and (dirty or now >= self._status_at + STATUS_ALONE)
-        cost = run.max_cost()
-        nbytes = run.byte_cost() if cost else 0
         # Before the first token the status line is all there is: it is not charged.
         free = not (run.reasoning.chars or run.answer.chars)
         sbytes = 0 if free else self._status_bytes
-        for text, status in ((cost, ride), (0, alone), (cost, False)):
-            if not (text or status):
-                continue
-            if self._throttle.ready(text + status, now, nbytes=nbytes * bool(text) + sbytes * status):
+        text_bytes, join, debt = run.byte_cost(), run.merge_cost(), run.debt()
+        merge = bool(join) and self._throttle.affords(text_bytes + join + sbytes * ride)
+        cost = run.max_cost(merge=merge)
+        nbytes = text_bytes + join * merge + max(0, debt - join * merge - MERGE_SLACK)
+        if join and not merge and now < self._text_at + MERGE_YIELD:
+            cost = 0
+        for text, status in ((True, ride), (False, alone), (True, False)):
+            n = cost * text + status
+            ok = n and (cost or not text)
+            if ok and self._throttle.ready(n, now, nbytes=nbytes * text + sbytes * status):
                 break
         else:
             return
         mark = self._mark()
-        sent = run.flush() if text else 0
+        sent = run.flush(merge=merge) if text else 0
+        if text:
+            self._text_at = now
         if status:
             sent += self._render_status(now)
         charged = 0 if free and not text else self._meter.bytes - mark[1]

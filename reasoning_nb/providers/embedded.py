@@ -71,6 +71,7 @@ class LlamaServer:
         threads: int = 2,
         context: int = 2048,
         extra_args: tuple[str, ...] = (),
+        preexec_fn=None,
     ):
         self.binary = binary or find_binary()
         self.model = model or find_model()
@@ -100,6 +101,11 @@ class LlamaServer:
             prefix="llama-server-", suffix=".log", delete=False
         )
         self.process: subprocess.Popen | None = None
+        self._preexec_fn = preexec_fn
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
 
     def start(self, wait: float = 60.0) -> LlamaServer:
         env = dict(os.environ)
@@ -114,6 +120,7 @@ class LlamaServer:
             stdin=subprocess.DEVNULL,
             env=env,
             start_new_session=True,
+            preexec_fn=self._preexec_fn,
         )
         atexit.register(self.stop)
         deadline = time.monotonic() + wait
@@ -127,7 +134,7 @@ class LlamaServer:
             except httpx.HTTPError:
                 pass
             time.sleep(0.05)
-        self.stop()
+        self.stop(keep_log=True)
         raise ProviderError(
             f"llama-server did not become ready within {wait:g} s; see its log at {self.log.name}."
         )
@@ -140,7 +147,7 @@ class LlamaServer:
             )
         return f"llama-server exited with code {code} at start; see its log at {self.log.name}."
 
-    def stop(self) -> None:
+    def stop(self, *, keep_log: bool = False) -> None:
         process, self.process = self.process, None
         if process is not None and process.poll() is None:
             process.terminate()
@@ -150,7 +157,7 @@ class LlamaServer:
                 process.kill()
                 process.wait(5)
         self.log.close()
-        if process is not None and process.returncode in (0, -15):  # a clean stop: no log to keep
+        if not keep_log:  # the log only matters when the server failed to start
             Path(self.log.name).unlink(missing_ok=True)
 
     def __enter__(self) -> LlamaServer:

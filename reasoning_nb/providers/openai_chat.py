@@ -3,6 +3,13 @@
 Reasoning may come as ``delta.reasoning_content`` (llama.cpp, LM Studio, DeepSeek, older vLLM),
 ``delta.reasoning`` (vLLM since 2025-11, Ollama /v1, LM Studio gpt-oss, OpenRouter) or inline in
 ``content`` (``--reasoning-format none``, servers without a reasoning parser): all three are read.
+
+Hosted flavours (the ``# -- hosted flavours`` section at the end): ``openai-chat`` (OpenAI through
+Chat Completions: ``max_completion_tokens``, no sampling parameters on reasoning models, and no
+reasoning text, only its token count, said once in a warning), ``openrouter`` (``reasoning``
+object; ``reasoning_details`` fragments merged by type+index and kept for the history as
+provider state) and ``deepseek`` (``thinking`` toggle, ``reasoning_effort``,
+``reasoning_content``).
 """
 
 from __future__ import annotations
@@ -10,10 +17,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..core.events import Event, Finish, Usage
+from ..core.events import Event, Finish, Notice, ProviderState, Usage
 from ..core.presets import merge
 from ..core.tags import InlineSplitter
 from ..errors import ProviderError
+from . import openai_responses as openai
 from .base import ReasoningSource, RequestContext
 from .transport import HttpRequest, server_message
 
@@ -32,6 +40,9 @@ def build_request(ctx: RequestContext) -> HttpRequest:
     if ctx.temperature is not None:
         body["temperature"] = ctx.temperature
     merge(body, ctx.plan.fields)
+    hosted = _HOSTED_REQUEST.get(ctx.ref.provider.flavor)
+    if hosted is not None:
+        hosted(ctx, body)
     headers = {"authorization": f"Bearer {ctx.api_key}"} if ctx.api_key else {}
     return HttpRequest(f"{ctx.base_url}/chat/completions", body, headers, framing=FRAMING)
 
@@ -40,11 +51,18 @@ def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any]
     """One retry without the reasoning fields when a server rejects them outright."""
     if error.status != 400:
         return None
+    adjusted = _hosted_fallback(error, body)
+    if adjusted is not None:
+        return adjusted
     message = error.message.lower()
     rejected = [
         key
-        for key in ("reasoning_effort", "chat_template_kwargs", "thinking_budget_tokens",
-                    "thinking_token_budget")
+        for key in (
+            "reasoning_effort",
+            "chat_template_kwargs",
+            "thinking_budget_tokens",
+            "thinking_token_budget",
+        )
         if key in body and (key in message or "reasoning" in message or "thinking" in message)
     ]
     if not rejected:
@@ -57,10 +75,14 @@ def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any]
 
 
 def explain(error: ProviderError, ctx: RequestContext) -> str | None:
+    hosted = _hosted_explain(error, ctx)
+    if hosted:
+        return hosted
     if error.status == 404:
         return (
             f"{ctx.base_url} has no chat endpoint or no model {ctx.ref.name!r} "
-            f"({error.message[:160]}): check the base URL (it should end in /v1) and the model name."
+            f"({error.message[:160]}): check the base URL (it should end in /v1) and the model "
+            "name."
         )
     if error.status in (401, 403):
         envs = " or ".join(ctx.ref.provider.key_envs) or "api_key="
@@ -76,11 +98,12 @@ class Parser:
         self._tags = InlineSplitter()
         self._reasoning = ReasoningSource()
         self._usage_seen = False
+        self._hosted = HostedStream(ctx)
 
     def feed(self, data: str, event: str | None = None) -> list[Event]:
         if data.strip() == "[DONE]":
             self.finished = True
-            return self._reasoning.inline(self._tags.close())
+            return self._reasoning.inline(self._tags.close()) + self._hosted.end()
         chunk = _loads(data)
         if chunk.get("error"):
             raise ProviderError(f"The server reported an error mid-stream: {server_message(chunk)}")
@@ -90,14 +113,14 @@ class Parser:
                 continue
             delta = choice.get("delta") or {}
             # Whichever of the two names is non-empty; servers differ by version.
-            out.extend(
-                self._reasoning.native(delta.get("reasoning_content") or delta.get("reasoning"))
-            )
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            out.extend(self._reasoning.native(self._hosted.reasoning(delta, reasoning)))
             content = delta.get("content")
             if content:
                 out.extend(self._reasoning.inline(self._tags.feed(content)))
             reason = choice.get("finish_reason")
             if reason:
+                self._hosted.finish(str(reason))
                 out.append(Finish(str(reason)))
         usage = chunk.get("usage")
         if isinstance(usage, dict):
@@ -110,6 +133,7 @@ class Parser:
                     reasoning_tokens=details.get("reasoning_tokens"),
                 )
             )
+            out.extend(self._hosted.usage(details, self._reasoning.source is not None))
         timings = chunk.get("timings")
         if isinstance(timings, dict) and not self._usage_seen:
             # llama.cpp sends timings on the last chunk even when usage is off.
@@ -118,7 +142,9 @@ class Parser:
         return out
 
     def close(self) -> list[Event]:
-        return [] if self.finished else self._reasoning.inline(self._tags.close())
+        if self.finished:
+            return []
+        return self._reasoning.inline(self._tags.close()) + self._hosted.end()
 
 
 def _loads(data: str) -> dict[str, Any]:
@@ -132,3 +158,189 @@ def _loads(data: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ProviderError(f"The server sent an unexpected event: {data[:80]!r}.")
     return value
+
+
+# -- hosted flavours: openai-chat, openrouter, deepseek -------------------------------------------
+
+NO_REASONING_TEXT = (
+    "OpenAI's Chat Completions API does not return reasoning text, only its token count; use "
+    "'openai:{model}' (the Responses API) to see reasoning summaries."
+)
+
+
+def _openai_chat_request(ctx: RequestContext, body: dict[str, Any]) -> None:
+    """OpenAI: ``max_completion_tokens`` (o-series reject ``max_tokens``; reasoning included),
+    no temperature on reasoning models, and a word that no reasoning text will come."""
+    if "max_tokens" in body:
+        body["max_completion_tokens"] = body.pop("max_tokens")
+    if "temperature" in body and openai.drops_sampling(ctx):
+        del body["temperature"]
+        ctx.warnings.append(openai.sampling_warning(ctx, "temperature"))
+    if _expects_hidden_reasoning(ctx):
+        ctx.warnings.append(NO_REASONING_TEXT.format(model=ctx.ref.name))
+
+
+def _expects_hidden_reasoning(ctx: RequestContext) -> bool:
+    return ctx.caps.reasoning is True and ctx.plan.effort != "none"
+
+
+def _deepseek_request(ctx: RequestContext, body: dict[str, Any]) -> None:
+    """DeepSeek takes the preset row as is; temperature is sent but ignored while thinking."""
+    thinking = (body.get("thinking") or {}).get("type")
+    on = thinking == "enabled" or (thinking is None and ctx.caps.reasoning is True)
+    if "temperature" in body and on:
+        ctx.warnings.append(
+            f"DeepSeek ignores temperature={body['temperature']!r} while the model thinks; "
+            "preset 'off' switches thinking off."
+        )
+
+
+def _openrouter_request(ctx: RequestContext, body: dict[str, Any]) -> None:
+    """OpenRouter: past ``reasoning_details`` go back only to the model that made them
+    (``replay_model``, set by ``core/history.py``); a signature never crosses models."""
+    body["messages"] = [_replayed(m, ctx.ref.name) for m in body["messages"]]
+
+
+def _replayed(message: dict[str, Any], model: str) -> dict[str, Any]:
+    if "replay_model" not in message:
+        return message
+    out = {k: v for k, v in message.items() if k != "replay_model"}
+    if message["replay_model"] != model:
+        out.pop("reasoning_details", None)
+    return out
+
+
+_HOSTED_REQUEST = {
+    "openai-chat": _openai_chat_request,
+    "openrouter": _openrouter_request,
+    "deepseek": _deepseek_request,
+}
+
+
+def _hosted_fallback(
+    error: ProviderError, body: dict[str, Any]
+) -> tuple[dict[str, Any], str] | None:
+    """OpenAI's wording, whoever relays it (OpenAI, OpenRouter): an effort the model does not
+    take -> the nearest one it lists; a rejected temperature -> none. DeepSeek-style servers
+    that reject ``thinking`` -> no thinking fields."""
+    for retry in (
+        openai.effort_retry(error, body, ("reasoning_effort",)),
+        openai.effort_retry(error, body, ("reasoning", "effort")),
+        openai.sampling_retry(error, body),
+    ):
+        if retry is not None:
+            return retry
+    if "thinking" in body and "thinking" in error.message.lower():
+        retry = {k: v for k, v in body.items() if k not in ("thinking", "reasoning_effort")}
+        return retry, (
+            f"The server rejected the thinking setting ({error.message[:120]}), so the request "
+            "was sent again without it."
+        )
+    return None
+
+
+def _hosted_explain(error: ProviderError, ctx: RequestContext) -> str | None:
+    flavor = ctx.ref.provider.flavor
+    if error.status == 402 and flavor == "openrouter":
+        return (
+            f"OpenRouter cannot bill this request ({error.message[:160]}): add credits at "
+            "openrouter.ai/settings/credits, or lower max_tokens."
+        )
+    if error.status == 402 and flavor == "deepseek":
+        return (
+            f"DeepSeek reports an empty balance ({error.message[:160]}): top up at "
+            "platform.deepseek.com."
+        )
+    if error.status == 429 and flavor in ("openai-chat", "openrouter", "deepseek"):
+        return (
+            f"The provider's rate limit or quota stopped the request ({error.message[:160]}): "
+            "wait and run it again, or check the account's limits."
+        )
+    return None
+
+
+class HostedStream:
+    """Per-flavour extras while parsing: OpenRouter ``reasoning_details`` (merged and kept as
+    provider state for the history), OpenAI chat's one notice about hidden reasoning."""
+
+    def __init__(self, ctx: RequestContext):
+        self.flavor = ctx.ref.provider.flavor
+        self.model = ctx.ref.name
+        self.details: list[dict[str, Any]] = []
+        self._text_index: Any = None
+        self._finished_ok = False
+        self._ended = False
+        self._warned = self.flavor != "openai-chat" or _expects_hidden_reasoning(ctx)
+
+    def reasoning(self, delta: dict[str, Any], text: str | None) -> str | None:
+        """The reasoning text of one delta; OpenRouter's details are merged on the way."""
+        fragments = delta.get("reasoning_details")
+        if self.flavor != "openrouter" or not isinstance(fragments, list):
+            return text
+        merge_reasoning_details(self.details, fragments)
+        texty = [
+            f
+            for f in fragments
+            if isinstance(f, dict) and f.get("type") in ("reasoning.text", "reasoning.summary")
+        ]
+        if not text:  # a model that fills only the details (summaries of OpenAI models)
+            text = "".join(
+                value
+                for f in texty
+                for value in (f.get("text"), f.get("summary"))
+                if isinstance(value, str)
+            )
+        if text and texty and texty[0].get("index") is not None:
+            index = texty[0]["index"]
+            if self._text_index is not None and index != self._text_index:
+                text = "\n\n" + text  # a new reasoning block (OpenAI summaries: 0, 2, ...)
+            self._text_index = index
+        return text
+
+    def finish(self, reason: str) -> None:
+        self._finished_ok = reason != "error"
+
+    def usage(self, details: dict[str, Any], reasoning_seen: bool) -> list[Event]:
+        hidden = details.get("reasoning_tokens")
+        if self._warned or reasoning_seen or not isinstance(hidden, int) or hidden <= 0:
+            return []
+        self._warned = True
+        return [Notice(NO_REASONING_TEXT.format(model=self.model))]
+
+    def end(self) -> list[Event]:
+        """OpenRouter: the merged details, once, if the stream finished normally."""
+        if self._ended or not self.details or not self._finished_ok:
+            return []
+        self._ended = True
+        state = {"model": self.model, "reasoning_details": json.loads(json.dumps(self.details))}
+        return [ProviderState({"openrouter": state})]
+
+
+_CONCATENATED = ("text", "summary", "data")
+
+
+def merge_reasoning_details(merged: list[dict[str, Any]], fragments: list[Any]) -> None:
+    """Append streamed ``reasoning_details`` fragments to ``merged``, joining a fragment to the
+    previous entry when both have the same ``type`` and ``index`` (OpenRouter streams one block
+    over many chunks; the signature often comes last, in a fragment with no text). Text fields
+    are concatenated, other fields keep the latest non-empty value; entries without an index
+    are kept as they are. Order is preserved (langchain #36400, agno #8861)."""
+    for fragment in fragments:
+        if not isinstance(fragment, dict):
+            continue
+        last = merged[-1] if merged else None
+        same = (
+            last is not None
+            and fragment.get("index") is not None
+            and last.get("index") == fragment.get("index")
+            and last.get("type") == fragment.get("type")
+        )
+        if not same:
+            merged.append(dict(fragment))
+            continue
+        assert last is not None
+        for key, value in fragment.items():
+            if key in _CONCATENATED and isinstance(value, str):
+                last[key] = (last.get(key) or "") + value
+            elif value not in (None, "") or key not in last:
+                last[key] = value

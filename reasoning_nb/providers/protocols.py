@@ -13,6 +13,7 @@ _MODULES = {
     "responses": "openai_responses",
     "anthropic": "anthropic",
     "gemini": "gemini",
+    "local": "local",
 }
 
 

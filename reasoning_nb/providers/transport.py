@@ -22,7 +22,7 @@ import httpx
 
 from ..errors import ProviderError
 
-RETRY_STATUSES = frozenset({429, 502, 503, 504})
+RETRY_STATUSES = frozenset({429, 502, 503, 504, 529})  # 529: Anthropic "overloaded_error"
 MAX_RETRY_WAIT = 30.0  # seconds; a longer Retry-After is reported instead of slept through
 
 

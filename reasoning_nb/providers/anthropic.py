@@ -1,0 +1,395 @@
+"""Anthropic Messages API (``POST /v1/messages``, SSE): thinking blocks in, thinking deltas out.
+
+Shapes from wire-formats.md §6 (anthropic-sdk-python types, 2026-08): the stream is
+``message_start`` → per block ``content_block_start`` / ``content_block_delta``* /
+``content_block_stop`` → ``message_delta`` (stop reason, cumulative usage) → ``message_stop``;
+``ping`` and an in-band ``error`` event may come anywhere. Reasoning control is manual
+(``thinking: {type: enabled, budget_tokens}``, ≤ 4.5) or adaptive (``thinking: {type: adaptive}``
++ top-level ``output_config.effort``, 4.6+); the preset table (core/presets.py) picks which.
+
+History: the thinking / redacted_thinking / text blocks of a turn, with their signatures, go
+into ``ProviderState({"anthropic": {"model", "content"}})``; ``core.history`` hands them back as
+``blocks`` on the assistant message and :func:`build_request` replays them only to the same
+model (a signature never crosses to another model or provider).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from ..core.events import Event, Finish, Notice, ProviderState, ReasoningDelta, TextDelta, Usage
+from ..core.presets import bucket, merge
+from ..errors import ProviderError
+from .base import RequestContext
+from .transport import HttpRequest, server_message
+
+FRAMING = "sse"
+REASONING_KEYS = ("thinking", "output_config", "max_tokens")
+"""Body fields kept in ``trace.request`` (as sent, after any fallback)."""
+API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 16000
+"""``max_tokens`` is required; this is sent when neither the user nor the plan gave one."""
+ADAPTIVE_MAX_TOKENS = 32000
+"""Default with adaptive thinking on: the model picks its own depth, so leave it room."""
+REDACTED_MARKER = "[redacted thinking]"
+"""What a ``redacted_thinking`` block shows in the reasoning pane; its data stays opaque."""
+EFFORT_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16000}
+"""Preset table budgets, for the fallback from an adaptive effort to a manual budget."""
+MAX_BUDGET = 31999
+
+_STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+}
+
+
+# -- request ---------------------------------------------------------------------------------------
+
+
+def build_request(ctx: RequestContext) -> HttpRequest:
+    fields = ctx.plan.fields
+    thinking_on = _thinking_on(fields.get("thinking"))
+    body: dict[str, Any] = {"model": ctx.ref.name, "max_tokens": _default_max_tokens(ctx)}
+    system, messages = _messages(ctx, thinking_on)
+    if system:
+        body["system"] = system
+    body["messages"] = messages
+    body["stream"] = True
+    if ctx.temperature is not None:
+        _temperature(ctx, body, thinking_on)
+    merge(body, fields)
+    thinking = body.get("thinking")
+    # Opus 4.7+ / Claude 5 (no budget mode) return empty thinking unless asked for a summary.
+    if thinking_on and thinking.get("type") == "adaptive" and ctx.caps.budget_min is None:
+        thinking.setdefault("display", "summarized")
+    headers = {"anthropic-version": API_VERSION, "content-type": "application/json"}
+    if ctx.api_key:
+        headers["x-api-key"] = ctx.api_key
+    return HttpRequest(_endpoint(ctx.base_url), body, headers, framing=FRAMING)
+
+
+def _endpoint(base_url: str) -> str:
+    base = base_url.rstrip("/")
+    return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
+
+
+def _thinking_on(thinking: Any) -> bool:
+    return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+
+
+def _default_max_tokens(ctx: RequestContext) -> int:
+    if ctx.max_tokens is not None:
+        return ctx.max_tokens
+    adaptive = (ctx.plan.fields.get("thinking") or {}).get("type") == "adaptive"
+    value = ADAPTIVE_MAX_TOKENS if adaptive else DEFAULT_MAX_TOKENS
+    return min(value, ctx.caps.max_output) if ctx.caps.max_output else value
+
+
+def _temperature(ctx: RequestContext, body: dict[str, Any], thinking_on: bool) -> None:
+    t = ctx.temperature
+    if ctx.caps.temperature is False:
+        ctx.warnings.append(
+            f"Model {ctx.ref.name!r} takes no sampling parameters, so temperature={t:g} was "
+            "not sent."
+        )
+    elif thinking_on and t != 1:
+        ctx.warnings.append(
+            f"Anthropic allows only temperature=1 with thinking on, so temperature={t:g} was "
+            "not sent."
+        )
+    else:
+        body["temperature"] = t
+
+
+def _messages(ctx: RequestContext, thinking_on: bool) -> tuple[str, list[dict[str, Any]]]:
+    """Chat messages -> (top-level ``system``, Messages API ``messages``)."""
+    system: list[str] = []
+    out: list[dict[str, Any]] = []
+    for msg in ctx.messages:
+        role = msg.get("role")
+        if role == "system":
+            system.append(_text(msg.get("content")))
+            continue
+        role = "assistant" if role == "assistant" else "user"
+        content: Any = msg.get("content")
+        blocks = msg.get("blocks")
+        if role == "assistant" and isinstance(blocks, list):
+            content = _replay(blocks, msg.get("replay_model"), ctx.ref.name, thinking_on, content)
+        elif not isinstance(content, (str, list)):
+            content = _text(content)
+        out.append({"role": role, "content": content})
+    return "\n\n".join(s for s in system if s), out
+
+
+def _replay(
+    blocks: list[dict[str, Any]], model: Any, target: str, thinking_on: bool, fallback: Any
+) -> Any:
+    """A saved turn's blocks, signatures included, for the same model with thinking on; its
+    text otherwise (signatures are model-specific)."""
+    if model == target and thinking_on:
+        return copy.deepcopy(blocks)
+    text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+    return text or _text(fallback)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part.get("text", "") if isinstance(part, dict) else str(part) for part in content
+        )
+    return "" if content is None else str(content)
+
+
+# -- errors and the one retry ----------------------------------------------------------------------
+
+
+def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
+    """One retry with the nearest value the server takes when it rejects a control outright."""
+    if error.status != 400:
+        return None
+    msg = error.message.lower()
+    quoted = error.message[:160]
+    thinking = body.get("thinking") if isinstance(body.get("thinking"), dict) else None
+    kind = thinking.get("type") if thinking else None
+    retry = copy.deepcopy(body)
+
+    sampling = [k for k in ("temperature", "top_p", "top_k") if k in body and k in msg]
+    if sampling:
+        for key in sampling:
+            retry.pop(key)
+        return retry, (
+            f"Anthropic rejected {', '.join(sampling)} ({quoted}), so the request was sent "
+            "again without it."
+        )
+    if kind == "enabled" and "max_tokens" in msg and "budget_tokens" in msg:
+        budget = int(body.get("max_tokens", 0)) - 1
+        if budget >= 1024:
+            retry["thinking"]["budget_tokens"] = budget
+            return retry, (
+                f"Anthropic rejected budget_tokens={thinking.get('budget_tokens')} ({quoted}), so "
+                f"it was sent again as {budget}."
+            )
+        return _without_thinking(retry, quoted)
+    if kind == "enabled" and ("adaptive" in msg or "thinking.type.enabled" in msg):
+        effort = bucket(int(thinking.get("budget_tokens") or 0))
+        retry["thinking"] = {"type": "adaptive"}
+        retry.setdefault("output_config", {})["effort"] = effort
+        return retry, (
+            f"Anthropic rejected a manual thinking budget for this model ({quoted}), so it was "
+            f"sent again as adaptive thinking with effort {effort!r}."
+        )
+    if kind and "display" in msg and "display" in thinking:
+        del retry["thinking"]["display"]
+        return retry, (
+            f"Anthropic rejected thinking.display ({quoted}), so the request was sent again "
+            "without it."
+        )
+    effort = (body.get("output_config") or {}).get("effort")
+    if effort and "effort" in msg:
+        if effort in ("xhigh", "max"):
+            retry["output_config"]["effort"] = "high"
+            return retry, (
+                f"Anthropic rejected effort {effort!r} ({quoted}), so it was sent again as 'high'."
+            )
+        retry.pop("output_config")
+        return retry, (
+            f"Anthropic rejected effort {effort!r} ({quoted}), so the request was sent again "
+            "without output_config (the model's default effort)."
+        )
+    if kind == "adaptive" and "adaptive" in msg:
+        budget = EFFORT_BUDGETS.get(effort or "high", MAX_BUDGET)
+        budget = min(budget, int(body.get("max_tokens", 0)) - 1)
+        if budget < 1024:
+            return _without_thinking(retry, quoted)
+        retry["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        retry.pop("output_config", None)
+        return retry, (
+            f"Anthropic rejected adaptive thinking for this model ({quoted}), so it was sent "
+            f"again with a thinking budget of {budget} tokens."
+        )
+    if kind and "thinking" in msg:
+        return _without_thinking(retry, quoted)
+    return None
+
+
+def _without_thinking(retry: dict[str, Any], quoted: str) -> tuple[dict[str, Any], str]:
+    retry.pop("thinking", None)
+    retry.pop("output_config", None)
+    return retry, (
+        f"Anthropic rejected the thinking settings ({quoted}), so the request was sent again "
+        "without thinking."
+    )
+
+
+def explain(error: ProviderError, ctx: RequestContext) -> str | None:
+    envs = " or ".join(ctx.ref.provider.key_envs)
+    if error.status in (401, 403):
+        return (
+            f"Anthropic refused the API key ({error.message[:160]}): check {envs} "
+            "(or pass api_key=)."
+        )
+    if error.status == 404:
+        return (
+            f"Anthropic has no model {ctx.ref.name!r} ({error.message[:160]}): check the model "
+            "name, e.g. 'anthropic:claude-sonnet-4-5'."
+        )
+    return None
+
+
+# -- stream ----------------------------------------------------------------------------------------
+
+
+class Parser:
+    """Messages SSE -> events; keeps each finished block (with its signature) for the history."""
+
+    def __init__(self, ctx: RequestContext):
+        self.finished = False
+        self._model = ctx.ref.name
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._done: list[dict[str, Any]] = []
+        self._last = ""  # kind of the last text emitted: "reasoning" / "answer"
+        self._separate = False
+        self._input: int | None = None
+
+    def feed(self, data: str, event: str | None = None) -> list[Event]:
+        chunk = _loads(data)
+        kind = chunk.get("type") or event
+        if kind == "message_start":
+            return self._usage((chunk.get("message") or {}).get("usage"), start=True)
+        if kind == "content_block_start":
+            return self._start(chunk.get("index", 0), chunk.get("content_block") or {})
+        if kind == "content_block_delta":
+            return self._delta(chunk.get("index", 0), chunk.get("delta") or {})
+        if kind == "content_block_stop":
+            block = self._blocks.pop(chunk.get("index", 0), None)
+            if block is not None:
+                self._done.append(block)
+            return []
+        if kind == "message_delta":
+            out = self._usage(chunk.get("usage"))
+            reason = (chunk.get("delta") or {}).get("stop_reason")
+            if reason:
+                out.extend(_finish(str(reason)))
+            return out
+        if kind == "message_stop":
+            self.finished = True
+            return self._state()
+        if kind == "error" or "error" in chunk:
+            err = chunk.get("error")
+            what = f"{err.get('type')}: " if isinstance(err, dict) and err.get("type") else ""
+            raise ProviderError(
+                f"Anthropic reported an error mid-stream ({what}{server_message(chunk)})."
+            )
+        return []  # ping, and event types newer than this parser
+
+    def close(self) -> list[Event]:
+        return []
+
+    def _start(self, index: int, block: dict[str, Any]) -> list[Event]:
+        kind = block.get("type")
+        if kind == "thinking":
+            self._blocks[index] = {"type": "thinking", "thinking": "", "signature": ""}
+            return self._reasoning(block.get("thinking") or "", new_block=True)
+        if kind == "redacted_thinking":
+            self._blocks[index] = {"type": "redacted_thinking", "data": block.get("data", "")}
+            return self._reasoning(REDACTED_MARKER, new_block=True)
+        if kind == "text":
+            self._blocks[index] = {"type": "text", "text": ""}
+            return self._answer(index, block.get("text") or "")
+        return []  # tool_use and server tools: not shown, not replayed
+
+    def _delta(self, index: int, delta: dict[str, Any]) -> list[Event]:
+        kind = delta.get("type")
+        block = self._blocks.get(index)
+        if kind == "thinking_delta":
+            text = delta.get("thinking") or ""
+            if block is not None and block["type"] == "thinking":
+                block["thinking"] += text
+            return self._reasoning(text)
+        if kind == "signature_delta":
+            if block is not None and block["type"] == "thinking":
+                block["signature"] += delta.get("signature") or ""
+            return []
+        if kind == "text_delta":
+            return self._answer(index, delta.get("text") or "")
+        return []
+
+    def _reasoning(self, text: str, *, new_block: bool = False) -> list[Event]:
+        if new_block and self._last == "reasoning":
+            self._separate = True  # blocks are joined with a blank line
+        if not text:
+            return []
+        if self._separate:
+            text, self._separate = "\n\n" + text, False
+        self._last = "reasoning"
+        return [ReasoningDelta(text)]
+
+    def _answer(self, index: int, text: str) -> list[Event]:
+        block = self._blocks.get(index)
+        if block is not None and block["type"] == "text":
+            block["text"] += text
+        if not text:
+            return []
+        self._last = "answer"
+        return [TextDelta(text)]
+
+    def _usage(self, usage: Any, *, start: bool = False) -> list[Event]:
+        if not isinstance(usage, dict):
+            return []
+        # input_tokens excludes cached prompt tokens; the prompt's size is the sum.
+        parts = [
+            usage.get(k)
+            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        ]
+        if any(isinstance(p, int) for p in parts):
+            self._input = sum(p for p in parts if isinstance(p, int))
+        if start:  # output_tokens here is a placeholder; message_delta has the count
+            return [Usage(input_tokens=self._input)]
+        details = usage.get("output_tokens_details") or {}
+        return [
+            Usage(
+                input_tokens=self._input,
+                output_tokens=usage.get("output_tokens"),
+                reasoning_tokens=details.get("thinking_tokens"),
+            )
+        ]
+
+    def _state(self) -> list[Event]:
+        blocks = [
+            b
+            for b in self._done
+            if (b["type"] == "thinking" and b["signature"])
+            or b["type"] == "redacted_thinking"
+            or (b["type"] == "text" and b["text"])
+        ]
+        if not any(b["type"] != "text" for b in blocks):
+            return []  # nothing opaque to carry: the answer text replays as it is
+        return [ProviderState({"anthropic": {"model": self._model, "content": blocks}})]
+
+
+def _finish(reason: str) -> list[Event]:
+    out: list[Event] = [Finish(_STOP_REASONS.get(reason, reason))]
+    if reason == "refusal":
+        out.append(Notice("Claude declined to answer (stop reason 'refusal')."))
+    elif reason == "model_context_window_exceeded":
+        out.append(Notice("The answer stopped at the model's context window."))
+    return out
+
+
+def _loads(data: str) -> dict[str, Any]:
+    try:
+        value = json.loads(data)
+    except ValueError:
+        raise ProviderError(
+            f"Anthropic sent an event that is not JSON ({data[:80]!r}); check that the base URL "
+            "points at the Messages API."
+        ) from None
+    if not isinstance(value, dict):
+        raise ProviderError(f"Anthropic sent an unexpected event: {data[:80]!r}.")
+    return value

@@ -1,0 +1,104 @@
+"""``local:``: the embedded demo server (``llama-server`` + SmolLM2-135M from PyPI).
+
+One server per process (per kernel), started on first use on a free loopback port, reused by
+every later call, and stopped when the process ends — even on SIGKILL, through the kernel's
+parent-death signal. It speaks Chat Completions; what differs is how reasoning is shaped.
+
+SmolLM2 is not a reasoning model, and with a plain token budget it often stops inside the think
+block, leaving no answer. A GBNF grammar shapes the output instead: a think block of a length
+set by the preset, the closing tag, then a bounded answer. The thinking is therefore shaped by
+the server, not reasoned; the UI and README say so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import signal
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import anyio
+
+from . import openai_chat
+from .base import RequestContext
+from .embedded import LlamaServer
+from .transport import HttpRequest
+
+FRAMING = openai_chat.FRAMING
+REASONING_KEYS = ("grammar",)  # sent by this module, not the preset table: show it in the trace
+Parser = openai_chat.Parser
+explain = openai_chat.explain
+fallback = openai_chat.fallback
+
+NOTICE = (
+    "local: is a demo (SmolLM2-135M): its thinking is shaped by the server, not real reasoning."
+)
+THINK_CHARS = {"low": 60, "medium": 200, "high": 500, "max": 1000}
+ANSWER_CHARS = 400
+CHARS_PER_TOKEN = 4
+
+# The thread that starts the server must outlive it: the parent-death signal fires when the
+# creating *thread* exits, so servers are started from this long-lived worker.
+_keeper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reasoning-nb-local")
+_lock = threading.Lock()
+_server: LlamaServer | None = None
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _start() -> LlamaServer:
+    server = LlamaServer(preexec_fn=_die_with_parent)
+    return server.start()
+
+
+def server() -> LlamaServer:
+    """The running embedded server, started if needed (blocking; ~0.3–3 s the first time)."""
+    global _server
+    with _lock:
+        if _server is None or not _server.running:
+            _server = _keeper.submit(_start).result()
+        return _server
+
+
+async def ensure_server() -> str:
+    """The base URL of the embedded server, starting it without blocking the event loop."""
+    running = await anyio.to_thread.run_sync(server)
+    return f"{running.url}/v1"
+
+
+def stop() -> None:
+    global _server
+    with _lock:
+        if _server is not None:
+            _server.stop()
+            _server = None
+
+
+def grammar(think_chars: int | None) -> str:
+    """GBNF for ``<think>`` text of up to ``think_chars`` characters, then the answer."""
+    answer = f"answer ::= [^<]{{1,{ANSWER_CHARS}}}"
+    if think_chars is None:  # off: the template already closed the think block
+        return f"root ::= answer\n{answer}"
+    return f'root ::= think "</think>\\n\\n" answer\nthink ::= [^<]{{8,{think_chars}}}\n{answer}'
+
+
+def build_request(ctx: RequestContext) -> HttpRequest:
+    request = openai_chat.build_request(ctx)
+    body: dict[str, Any] = request.body or {}
+    plan = ctx.plan
+    if plan.effort == "none":
+        chars = None
+    elif plan.budget_tokens is not None:
+        chars = max(8, min(4000, plan.budget_tokens * CHARS_PER_TOKEN))
+    else:
+        chars = THINK_CHARS.get(plan.effort or "medium", THINK_CHARS["medium"])
+    body["grammar"] = grammar(chars)
+    body.pop("thinking_budget_tokens", None)  # the grammar bounds the block instead
+    body.pop("reasoning_effort", None)
+    body.setdefault("max_tokens", (chars or 0) // 2 + ANSWER_CHARS)
+    return request

