@@ -49,10 +49,13 @@ def _highlight(code: str, lang: str, attrs: str) -> str:
 
 
 def tokens_label(count: int | None, chars: int) -> str:
+    """``2,310 tokens`` from the server's count, else ``≈812 tokens`` from about 4 chars a
+    token; ``1 token`` in the singular; empty with neither."""
     if count is not None:
-        return f"{count:,} tokens"
+        return f"{count:,} token{'' if count == 1 else 's'}"
     if chars:
-        return f"≈{max(1, round(chars / 4)):,} tokens"  # no server count: about 4 chars a token
+        guess = max(1, round(chars / 4))
+        return f"≈{guess:,} token{'' if guess == 1 else 's'}"
     return ""
 
 

@@ -482,12 +482,34 @@ def openrouter_sse(
     processing: int = 1,
     usage: bool = True,
     fmt: str = "anthropic-claude-v1",
+    model: str = "anthropic/claude-sonnet-4.5",
+    signature: str | None = "EqQBCgIYAhIM-test",
+    parts: list[Text] | None = None,
+    detail_type: str = "reasoning.text",
+    encrypted: str | None = None,
+    reasoning_field: bool = True,
+    error: dict | None = None,
+    error_after: int = 2,
 ) -> list[str]:
     """OpenRouter: ``: OPENROUTER PROCESSING`` comments, ``delta.reasoning`` plus
-    ``reasoning_details`` fragments, ``native_finish_reason``, usage with ``cost``."""
-    think, text = tokens(reasoning), tokens(answer)
-    head = {"id": "gen-test", "provider": provider, "model": "anthropic/claude-sonnet-4.5"}
+    ``reasoning_details`` fragments, ``native_finish_reason``, usage with ``cost``.
+
+    Default: one ``reasoning.text`` block (index 0) streamed a piece per chunk, then a text-less
+    fragment with its ``signature`` (Anthropic upstreams). ``parts``: several blocks instead of
+    ``reasoning``, at indices 0, 1, ... (``detail_type="reasoning.summary"`` puts the text in
+    ``summary``, as for OpenAI upstreams, ``fmt="openai-responses-v1"``); ``encrypted``: a
+    ``reasoning.encrypted`` detail with that ``data`` after each part but the last, taking the
+    next index (the OpenAI dump of pydantic-ai #7214: summary 0, encrypted 1, summary 2).
+    ``reasoning_field=False``: no ``delta.reasoning``, only the details. ``error``: after all
+    reasoning and ``error_after`` answer pieces, a chunk with top-level ``error`` and
+    ``finish_reason: "error"``, then the stream ends (no ``[DONE]``).
+    """
+    groups = [tokens(p) for p in parts] if parts is not None else [tokens(reasoning)]
+    text = tokens(answer)
+    n_think = sum(len(g) for g in groups)
+    head = {"id": "gen-test", "provider": provider, "model": model}
     head |= {"object": "chat.completion.chunk", "created": 1_795_304_046}
+    field = "summary" if detail_type == "reasoning.summary" else "text"
 
     def chunk(delta: dict, finish: str | None = None, **more: Any) -> str:
         choice = {
@@ -498,22 +520,34 @@ def openrouter_sse(
         }
         return sse({**head, "choices": [choice], **more})
 
+    def details(items: list[dict], text: str | None = None) -> str:
+        delta: dict[str, Any] = {"role": "assistant", "content": ""}
+        delta["reasoning"] = text if reasoning_field else None
+        return chunk({**delta, "reasoning_details": items})
+
     frames = [keepalive("OPENROUTER PROCESSING")] * processing
-    for p in think:
-        detail = {"type": "reasoning.text", "text": p, "format": fmt, "index": 0}
-        frames.append(
-            chunk(
-                {"role": "assistant", "content": "", "reasoning": p, "reasoning_details": [detail]}
-            )
-        )
-    sig = {"type": "reasoning.text", "signature": "EqQBCgIYAhIM-test", "format": fmt, "index": 0}
-    frames.append(
-        chunk({"role": "assistant", "content": "", "reasoning": None, "reasoning_details": [sig]})
-    )
-    frames += [chunk({"role": "assistant", "content": p}) for p in text]
+    index = 0
+    for n, group in enumerate(groups):
+        for p in group:
+            detail = {"type": detail_type, field: p, "format": fmt, "index": index}
+            frames.append(details([detail], p))
+        if signature is not None and detail_type == "reasoning.text":
+            sig = {"type": detail_type, "signature": signature, "format": fmt, "index": index}
+            frames.append(details([sig]))
+        index += 1
+        if encrypted is not None and n < len(groups) - 1:
+            enc = {"type": "reasoning.encrypted", "data": encrypted, "id": f"rs_{index}"}
+            frames.append(details([{**enc, "format": fmt, "index": index}]))
+            index += 1
+    answer_frames = [chunk({"role": "assistant", "content": p}) for p in text]
+    if error is not None:
+        frames += answer_frames[:error_after]
+        frames.append(chunk({"role": "assistant", "content": ""}, "error", error=error))
+        return frames
+    frames += answer_frames
     more = {}
     if usage:
-        more["usage"] = default_usage(len(think) + len(text), reasoning_tokens=len(think)) | {
+        more["usage"] = default_usage(n_think + len(text), reasoning_tokens=n_think) | {
             "cost": 0.00042
         }
     frames.append(chunk({"role": "assistant", "content": ""}, "stop", **more))
@@ -673,11 +707,30 @@ def responses_sse(
     raw: bool = False,
     encrypted: str | None = None,
     status: str = "completed",
+    parts: list[Text] | None = None,
+    separate_items: bool = False,
+    deltas: bool = True,
+    error: dict | None = None,
+    incomplete_reason: str = "max_output_tokens",
+    model: str = "gpt-5",
+    reasoning_tokens: int | None = None,
 ) -> list[str]:
     """Responses stream: reasoning summary deltas (``raw=True``: ``response.reasoning_text.delta``,
     as gpt-oss servers send), then ``response.output_text.delta``, then the terminal event
-    (``response.completed`` / ``.incomplete`` / ``.failed``) with usage."""
-    think, text = tokens(reasoning), tokens(answer)
+    (``response.completed`` / ``.incomplete`` / ``.failed``) with usage.
+
+    ``parts``: several summary parts (``summary_index`` 0, 1, ...) in one reasoning item instead
+    of ``reasoning``; ``separate_items=True`` puts each part in its own reasoning item (``rs_1``,
+    ``rs_2``... at ``output_index`` 0, 1...). ``deltas=False``: no text deltas at all, the texts
+    arrive only in the ``*.done`` / ``output_item.done`` events (some proxies). ``status``
+    ``"failed"`` carries ``response.error`` (``error``, default a ``server_error``);
+    ``"incomplete"`` carries ``incomplete_details.reason``. ``reasoning_tokens`` overrides the
+    count in usage (default: one per reasoning piece).
+    """
+    groups = [tokens(p) for p in parts] if parts is not None else [tokens(reasoning)]
+    groups = [g for g in groups if g]
+    text = tokens(answer)
+    n_think = sum(len(g) for g in groups)
     frames: list[str] = []
     seq = 0
 
@@ -690,43 +743,53 @@ def responses_sse(
         "id": "resp_1",
         "object": "response",
         "status": "in_progress",
-        "model": "gpt-5",
+        "model": model,
         "output": [],
     }
     emit("response.created", response=resp)
     emit("response.in_progress", response=resp)
-    rs_item: dict[str, Any] = {"type": "reasoning", "id": "rs_1", "summary": []}
-    if encrypted is not None:
-        rs_item["encrypted_content"] = encrypted
-    emit("response.output_item.added", output_index=0, item=rs_item)
-    full = "".join(think)
-    if raw:
-        for p in think:
-            emit(
-                "response.reasoning_text.delta",
-                item_id="rs_1",
-                output_index=0,
-                content_index=0,
-                delta=p,
-            )
-        emit(
-            "response.reasoning_text.done",
-            item_id="rs_1",
-            output_index=0,
-            content_index=0,
-            text=full,
-        )
-        done_item = {**rs_item, "content": [{"type": "reasoning_text", "text": full}]}
-    else:
-        part = {"type": "summary_text", "text": ""}
-        where = {"item_id": "rs_1", "output_index": 0, "summary_index": 0}
-        emit("response.reasoning_summary_part.added", **where, part=part)
-        for p in think:
-            emit("response.reasoning_summary_text.delta", **where, delta=p)
-        emit("response.reasoning_summary_text.done", **where, text=full)
-        emit("response.reasoning_summary_part.done", **where, part={**part, "text": full})
-        done_item = {**rs_item, "summary": [{"type": "summary_text", "text": full}]}
-    emit("response.output_item.done", output_index=0, item=done_item)
+
+    # reasoning items: one with every part, or one per part
+    items = (
+        [[(i, g) for i, g in enumerate(groups)]]
+        if not separate_items
+        else [[(0, g)] for g in groups]
+    )
+    done_items: list[dict] = []
+    for out_index, item_parts in enumerate(items):
+        rs_id = f"rs_{out_index + 1}"
+        rs_item: dict[str, Any] = {"type": "reasoning", "id": rs_id, "summary": []}
+        if encrypted is not None:
+            rs_item["encrypted_content"] = encrypted
+        emit("response.output_item.added", output_index=out_index, item=rs_item)
+        if raw:
+            full = "".join(p for _i, g in item_parts for p in g)
+            where = {"item_id": rs_id, "output_index": out_index, "content_index": 0}
+            for p in [p for _i, g in item_parts for p in g] if deltas else []:
+                emit("response.reasoning_text.delta", **where, delta=p)
+            emit("response.reasoning_text.done", **where, text=full)
+            done_item = {**rs_item, "content": [{"type": "reasoning_text", "text": full}]}
+        else:
+            summary = []
+            for summary_index, g in item_parts:
+                full = "".join(g)
+                part = {"type": "summary_text", "text": ""}
+                where = {
+                    "item_id": rs_id,
+                    "output_index": out_index,
+                    "summary_index": summary_index,
+                }
+                emit("response.reasoning_summary_part.added", **where, part=part)
+                for p in g if deltas else []:
+                    emit("response.reasoning_summary_text.delta", **where, delta=p)
+                emit("response.reasoning_summary_text.done", **where, text=full)
+                emit("response.reasoning_summary_part.done", **where, part={**part, "text": full})
+                summary.append({"type": "summary_text", "text": full})
+            done_item = {**rs_item, "summary": summary}
+        emit("response.output_item.done", output_index=out_index, item=done_item)
+        done_items.append(done_item)
+
+    msg_index = len(items)
     msg = {
         "type": "message",
         "id": "msg_1",
@@ -734,14 +797,14 @@ def responses_sse(
         "role": "assistant",
         "content": [],
     }
-    emit("response.output_item.added", output_index=1, item=msg)
-    where = {"item_id": "msg_1", "output_index": 1, "content_index": 0}
+    emit("response.output_item.added", output_index=msg_index, item=msg)
+    where = {"item_id": "msg_1", "output_index": msg_index, "content_index": 0}
     emit(
         "response.content_part.added",
         **where,
         part={"type": "output_text", "text": "", "annotations": []},
     )
-    for p in text:
+    for p in text if deltas else []:
         emit("response.output_text.delta", **where, delta=p, logprobs=[])
     answer_text = "".join(text)
     emit("response.output_text.done", **where, text=answer_text, logprobs=[])
@@ -749,22 +812,27 @@ def responses_sse(
     emit("response.content_part.done", **where, part=out_part)
     emit(
         "response.output_item.done",
-        output_index=1,
+        output_index=msg_index,
         item={**msg, "status": "completed", "content": [out_part]},
     )
+    n_reasoning = n_think if reasoning_tokens is None else reasoning_tokens
     usage = {
         "input_tokens": 20,
         "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens": len(think) + len(text),
-        "output_tokens_details": {"reasoning_tokens": len(think)},
-        "total_tokens": 20 + len(think) + len(text),
+        "output_tokens": n_reasoning + len(text),
+        "output_tokens_details": {"reasoning_tokens": n_reasoning},
+        "total_tokens": 20 + n_reasoning + len(text),
     }
-    final = {
+    final: dict[str, Any] = {
         **resp,
         "status": status,
-        "output": [done_item, {**msg, "status": "completed"}],
+        "output": [*done_items, {**msg, "status": "completed", "content": [out_part]}],
         "usage": usage,
     }
+    if status == "failed":
+        final["error"] = error or {"code": "server_error", "message": "The model failed."}
+    if status == "incomplete":
+        final["incomplete_details"] = {"reason": incomplete_reason}
     emit(f"response.{status}", response=final)
     return frames
 

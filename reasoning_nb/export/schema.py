@@ -1,0 +1,175 @@
+"""Read a saved trace (``output.metadata["reasoning_nb"]``, schema 1) as untrusted input.
+
+A notebook may come from anyone, so nothing in it is taken on faith: every field is checked for
+its type and range, a field that fails is skipped (its default is used) with a warning, unknown
+fields are skipped with a warning, and nothing here raises. ``Trace.from_dict`` trusts its
+input (it is the round trip of our own ``to_dict``); this module is the gate for everyone else's.
+
+Warnings name the field and the *type* found, never the value: the value is attacker text and
+warnings go to a terminal.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..core.trace import SCHEMA, STATUSES, TIMING_KEYS, USAGE_KEYS, Trace
+
+METADATA_KEY = "reasoning_nb"
+HISTORY_KEY = "reasoning_nb_history"
+
+_TEXT_FIELDS = {
+    "model": "",
+    "provider": "",
+    "preset": "auto",
+    "prompt": "",
+    "reasoning": "",
+    "answer": "",
+}
+_OPTIONAL_TEXT_FIELDS = ("finish_reason", "error", "started_at")
+_DICT_FIELDS = ("request", "provider_state")
+KNOWN_FIELDS = frozenset(
+    {
+        "schema",
+        *_TEXT_FIELDS,
+        *_OPTIONAL_TEXT_FIELDS,
+        *_DICT_FIELDS,
+        "budget_tokens",
+        "usage",
+        "timing",
+        "status",
+        "warnings",
+    }
+)
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _name(key: Any) -> str:
+    """A printable, bounded name for an unknown key (keys are attacker text too)."""
+    text = ascii(key)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _count(value: Any) -> bool:
+    """A token count: a non-negative int (bool is not a number here)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _duration(value: Any) -> bool:
+    """Milliseconds: a finite, non-negative int or float."""
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
+
+
+def _numbers(
+    raw: Any, field: str, keys: tuple[str, ...], ok, warn: list[str]
+) -> dict[str, Any]:
+    out: dict[str, Any] = dict.fromkeys(keys)
+    if raw is None:
+        return out
+    if not isinstance(raw, dict):
+        warn.append(f"field {field!r} is {_kind(raw)}, not an object; skipped")
+        return out
+    for key, value in raw.items():
+        if key not in keys:
+            warn.append(f"unknown field {field}.{_name(key)} skipped")
+        elif value is not None and not ok(value):
+            warn.append(f"field {field}.{key} is not a valid number ({_kind(value)}); skipped")
+        else:
+            out[key] = value
+    return out
+
+
+def _json_only(value: Any, depth: int = 0) -> Any:
+    """Keep JSON types only (the ``request`` / ``provider_state`` blobs are never rendered)."""
+    if depth > 20:
+        return None
+    if isinstance(value, dict):
+        return {str(k): _json_only(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_only(v, depth + 1) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return None
+
+
+def read_trace(data: Any) -> tuple[Trace | None, list[str]]:
+    """Validate one saved trace: ``(trace, warnings)``; ``trace`` is None when unreadable."""
+    warn: list[str] = []
+    if not isinstance(data, dict):
+        return None, [f"saved trace is {_kind(data)}, not an object; it cannot be read"]
+    schema = data.get("schema", SCHEMA)
+    if schema != SCHEMA or isinstance(schema, bool):
+        shown = schema if _count(schema) else _kind(schema)
+        warn.append(
+            f"saved trace has schema {shown}; this version reads schema {SCHEMA} "
+            "and keeps only the fields it knows"
+        )
+    for key in data:
+        if key not in KNOWN_FIELDS:
+            warn.append(f"unknown field {_name(key)} skipped")
+
+    fields: dict[str, Any] = {}
+    for key, default in _TEXT_FIELDS.items():
+        value = data.get(key, default)
+        if not isinstance(value, str):
+            warn.append(f"field {key!r} is {_kind(value)}, not text; skipped")
+            value = default
+        fields[key] = value
+    for key in _OPTIONAL_TEXT_FIELDS:
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            warn.append(f"field {key!r} is {_kind(value)}, not text; skipped")
+            value = None
+        fields[key] = value
+
+    budget = data.get("budget_tokens")
+    if budget is not None and not (_count(budget) and budget > 0):
+        warn.append(f"field 'budget_tokens' is not a positive integer ({_kind(budget)}); skipped")
+        budget = None
+    fields["budget_tokens"] = budget
+
+    fields["usage"] = _numbers(data.get("usage"), "usage", USAGE_KEYS, _count, warn)
+    fields["timing"] = _numbers(data.get("timing"), "timing", TIMING_KEYS, _duration, warn)
+
+    status = data.get("status", "complete")
+    if status not in STATUSES:
+        warn.append(f"field 'status' is not one of {', '.join(STATUSES)}; shown as 'unknown'")
+        status = "unknown"
+    fields["status"] = status
+
+    warnings = data.get("warnings") or []
+    if not isinstance(warnings, list):
+        warn.append(f"field 'warnings' is {_kind(warnings)}, not a list; skipped")
+        warnings = []
+    elif not all(isinstance(w, str) for w in warnings):
+        warn.append("field 'warnings' holds items that are not text; those are skipped")
+        warnings = [w for w in warnings if isinstance(w, str)]
+    fields["warnings"] = list(warnings)
+
+    for key in _DICT_FIELDS:
+        value = data.get(key) or {}
+        if not isinstance(value, dict):
+            warn.append(f"field {key!r} is {_kind(value)}, not an object; skipped")
+            value = {}
+        fields[key] = _json_only(value)
+    return Trace(**fields), warn
+
+
+def stripped(trace: Trace) -> dict[str, Any]:
+    """The saved form with no reasoning: its text and the provider state (signatures,
+    encrypted reasoning) are gone; counts and timings stay; ``schema`` stays 1."""
+    data = trace.to_dict()
+    data["reasoning"] = ""
+    data["provider_state"] = {}
+    return data

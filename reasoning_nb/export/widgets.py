@@ -1,0 +1,87 @@
+"""Saved widget state (``nb.metadata.widgets``): drop the models behind dropped views.
+
+A ``%%think`` widget is a tree of ~37 models (boxes, HTML panes, layouts, styles) that refer to
+each other as ``"IPY_MODEL_<id>"``. When its view leaves the notebook, the whole tree goes,
+except models another remaining view still reaches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+_REF = "IPY_MODEL_"
+
+
+def view_id(data: Any) -> str | None:
+    """The model id of a widget-view output bundle entry, if it has a usable one."""
+    view = data.get(WIDGET_VIEW) if isinstance(data, dict) else None
+    model_id = view.get("model_id") if isinstance(view, dict) else None
+    return model_id if isinstance(model_id, str) else None
+
+
+def _refs(value: Any, found: set[str]) -> None:
+    if isinstance(value, str):
+        if value.startswith(_REF):
+            found.add(value[len(_REF) :])
+    elif isinstance(value, dict):
+        for item in value.values():
+            _refs(item, found)
+    elif isinstance(value, list):
+        for item in value:
+            _refs(item, found)
+
+
+def reachable(state: dict[str, Any], roots: Iterable[str]) -> set[str]:
+    seen: set[str] = set()
+    todo = [r for r in roots if r in state]
+    while todo:
+        model_id = todo.pop()
+        if model_id in seen:
+            continue
+        seen.add(model_id)
+        found: set[str] = set()
+        _refs(state[model_id], found)
+        todo.extend(f for f in found if f in state and f not in seen)
+    return seen
+
+
+def kept_views(nb: Any) -> set[str]:
+    ids = set()
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []) if isinstance(cell, dict) else []:
+            model_id = view_id(output.get("data")) if isinstance(output, dict) else None
+            if model_id:
+                ids.add(model_id)
+    return ids
+
+
+def prune(
+    nb: Any,
+    dropped: set[str],
+    *,
+    leaks: Callable[[Any], bool] | None = None,
+    warn: Callable[[str], None] = lambda _: None,
+) -> int:
+    """Remove the models only ``dropped`` views reach (and, with ``leaks``, any model whose
+    saved state it flags). Removes ``metadata.widgets`` when nothing is left. Returns models removed."""
+    widgets = nb.get("metadata", {}).get("widgets")
+    if widgets is None or (not dropped and leaks is None):
+        return 0
+    holder = widgets.get(WIDGET_STATE) if isinstance(widgets, dict) else None
+    state = holder.get("state") if isinstance(holder, dict) else None
+    if not isinstance(state, dict):
+        warn("notebook widget state is malformed; removed")
+        del nb["metadata"]["widgets"]
+        return 0
+    keep = reachable(state, kept_views(nb))
+    gone = reachable(state, dropped) - keep
+    if leaks is not None:
+        gone |= {m for m in state if m not in gone and leaks(state[m])}
+    for model_id in gone:
+        del state[model_id]
+    if not state:
+        del nb["metadata"]["widgets"]
+    return len(gone)

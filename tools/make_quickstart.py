@@ -1,0 +1,104 @@
+"""Write notebooks/quickstart.ipynb (run `python tools/make_quickstart.py --execute` to refresh
+its saved outputs on the embedded demo model). The notebook is code-reviewed as this script."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+PATH = Path(__file__).resolve().parent.parent / "notebooks" / "quickstart.ipynb"
+
+CELLS = [
+    new_markdown_cell(
+        "# reasoning_nb quickstart\n\n"
+        'Reasoning ("thinking") models, first-class in Jupyter. Run the cells in order.\n\n'
+        "With no `--model`, `%%think` uses `REASONING_NB_MODEL`, then a running Ollama with a "
+        "thinking model, then a running llama.cpp / LM Studio server, then the **embedded demo** "
+        "(`local:smollm2`: a real `llama-server` with the 135M-parameter SmolLM2 from PyPI).\n\n"
+        '> The embedded model is a demo: its "thinking" is shaped by the server\'s template and '
+        "grammar, not real reasoning, and its text is often nonsense. It shows the machinery on "
+        "any machine. For real reasoning, `ollama pull qwen3` (or `deepseek-r1`) and run this "
+        "notebook again: no flag needs to change."
+    ),
+    new_code_cell("%load_ext reasoning_nb"),
+    new_markdown_cell("What can it see? Providers, running local servers, and the default model:"),
+    new_code_cell("%think --list"),
+    new_markdown_cell(
+        "## A first `%%think`\n\nThe reasoning pane is open and live while the model thinks, "
+        "then folds to a one-line summary when the answer starts; click it to read the "
+        "reasoning again. The Stop button (or the kernel's interrupt) ends a stream at once and "
+        "keeps what arrived."
+    ),
+    new_code_cell("%%think\nWhy is the sky blue?"),
+    new_markdown_cell(
+        "## Presets\n\nOne vocabulary for every provider: `auto`, `off`, `low`, `medium`, "
+        "`high`, `max` (or `--budget N` tokens). Each is translated to the provider's own knob "
+        "(Ollama `think`, llama.cpp `reasoning_effort`, ...); the trace keeps exactly what was "
+        "sent. Change the preset in the widget's dropdown to re-run the same prompt: earlier "
+        "runs stay one click away."
+    ),
+    new_code_cell("%%think --preset high\nWhat is 17 * 23?"),
+    new_code_cell("_think.request, _think.usage, _think.timing"),
+    new_code_cell("%%think --preset off\nSay hello in French."),
+    new_markdown_cell(
+        "## Conversations\n\n`--chat NAME` continues a named conversation across cells "
+        "(each provider gets the history by its own rule)."
+    ),
+    new_code_cell("%%think --chat trip --preset low\nSuggest a city to visit in France."),
+    new_code_cell("%%think --chat trip --preset low\nWhat should I eat there?"),
+    new_markdown_cell("## From plain Python\n\n`think()` blocks; `astream()` yields events."),
+    new_code_cell(
+        "from reasoning_nb import think\n\n"
+        'trace = think("Name three primary colours.", preset="low")\n'
+        'print("reasoning:", trace.reasoning[:80], "…")\n'
+        'print("answer:   ", trace.answer[:80], "…")\n'
+        'print("status:   ", trace.status, trace.usage)'
+    ),
+    new_code_cell(
+        "from reasoning_nb import astream, ReasoningDelta, TextDelta\n\n"
+        "kinds = []\n"
+        'async for event in astream("Count to three.", preset="low"):\n'
+        "    kinds.append(type(event).__name__)\n"
+        'print(kinds[0], "...", kinds[-1], f"({len(kinds)} events)")'
+    ),
+    new_markdown_cell(
+        "## Saved with the notebook\n\nEvery `%%think` output carries the whole trace in its "
+        "metadata (`reasoning_nb`) plus static HTML / Markdown, so the reasoning survives "
+        "saving, reopening without a kernel, GitHub and nbconvert. To export with reasoning "
+        "sections, or to share a copy without them:\n\n"
+        "```\n"
+        "jupyter nbconvert --to reasoning-html quickstart.ipynb\n"
+        "jupyter nbconvert --to reasoning-notebook --ReasoningPreprocessor.mode=strip "
+        "quickstart.ipynb\n"
+        "```"
+    ),
+]
+
+
+def build() -> nbformat.NotebookNode:
+    nb = new_notebook(cells=CELLS)
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    return nb
+
+
+def main() -> None:
+    nb = build()
+    if "--execute" in sys.argv:
+        from nbclient import NotebookClient
+
+        NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=False).execute(
+            cwd=str(PATH.parent)
+        )
+    nbformat.write(nb, PATH)
+    print(f"wrote {PATH}")
+
+
+if __name__ == "__main__":
+    main()
