@@ -26,3 +26,23 @@ def test_readme_provider_table_matches_the_catalog():
     listed = set(re.findall(r"^\| `([a-z][a-z-]*)` \|", README, flags=re.M))
     local = {p for p, info in PROVIDERS.items() if info.local}
     assert local <= listed <= set(PROVIDERS)
+
+
+def test_readme_preset_table_is_generated_from_the_code():
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    from readme_tables import preset_table
+
+    block = re.search(
+        r"<!-- preset-table:start -->\n(.*?)\n<!-- preset-table:end -->", README, re.S
+    )
+    assert block, "README lost its preset-table markers"
+    assert block.group(1) == preset_table(), "run: python tools/readme_tables.py"
+
+
+def test_readme_commands_are_what_ci_runs():
+    ci = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text()
+    for name in ("install-and-run", "test"):  # CI reads both commands out of the README
+        assert f"<!-- readme:{name} -->" in README
+        assert f"readme_command.py {name}" in ci

@@ -1,0 +1,51 @@
+"""The README's preset table, generated from the code (tests/test_docs.py checks it is current).
+
+python tools/readme_tables.py    # print the table to paste between the README markers
+"""
+
+from __future__ import annotations
+
+import json
+
+from reasoning_nb.core import capabilities, presets
+
+# One row per provider flavour; hosted flavours whose row depends on the model get an example.
+EXAMPLES = [
+    ("ollama", "ollama", "qwen3"),
+    ("ollama", "ollama", "gpt-oss:20b"),
+    ("llamacpp", "llamacpp", "default"),
+    ("lmstudio", "lmstudio", "qwen3-8b"),
+    ("vllm", "vllm", "Qwen/Qwen3-8B"),
+    ("openai-compatible", "openai-compatible", "any"),
+    ("openai", "openai", "gpt-5.1"),
+    ("anthropic", "anthropic", "claude-sonnet-4-5"),
+    ("anthropic", "anthropic", "claude-opus-4-7"),
+    ("gemini", "gemini", "gemini-2.5-flash"),
+    ("gemini", "gemini", "gemini-3-pro-preview"),
+    ("openrouter", "openrouter", "anthropic/claude-sonnet-4.5"),
+    ("deepseek", "deepseek", "deepseek-v4-pro"),
+]
+COLUMNS = ("off", "low", "medium", "high", "max")
+
+
+def _cell(plan: presets.ReasoningPlan) -> str:
+    text = json.dumps(plan.fields, separators=(",", ":")) if plan.fields else "—"
+    text = text.replace("|", "\\|")
+    return f"`{text}`" + (" ⚠" if plan.warnings else "")
+
+
+def preset_table() -> str:
+    lines = [
+        "| model | " + " | ".join(COLUMNS) + " | `--budget 4096` |",
+        "| --- " * (len(COLUMNS) + 2) + "|",
+    ]
+    for provider, flavor, model in EXAMPLES:
+        caps = capabilities.lookup(provider, model)
+        cells = [_cell(presets.plan(flavor, p, None, caps)) for p in COLUMNS]
+        cells.append(_cell(presets.plan(flavor, "auto", 4096, caps)))
+        lines.append(f"| `{provider}:{model}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(preset_table())
