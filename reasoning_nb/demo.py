@@ -1,7 +1,8 @@
-"""``python -m reasoning_nb.demo``: the first run on a fresh machine, no server or key needed.
+"""``python -m reasoning_nb.demo [QUESTION]``: the first run on a fresh machine.
 
-Starts the embedded ``llama-server`` with SmolLM2-135M, streams one answer to the terminal, and
-stops the server. The model is a demo: its "thinking" is shaped by the server's template.
+Starts the embedded ``llama-server`` with SmolLM2-135M (``local:smollm2``), streams one answer
+to the terminal, and stops the server. The model is a demo: its "thinking" is shaped by the
+server, not reasoned.
 """
 
 from __future__ import annotations
@@ -10,38 +11,37 @@ import sys
 
 import anyio
 
-from .core.events import Done
+from .core.events import Done, Notice
 from .errors import ReasoningNBError
-from .providers.embedded import LlamaServer
+from .providers import local
 from .run import Run
 from .terminal import TerminalView
 
-QUESTION = "What is the capital of France?"
+QUESTION = "Why is the sky blue?"
 
 
 def main(argv: list[str] | None = None) -> int:
     question = " ".join(argv if argv is not None else sys.argv[1:]) or QUESTION
-    print("Starting the embedded llama-server (SmolLM2-135M, a demo model, not a real reasoner)…")
+    print(f"{local.NOTICE}\nStarting it…")
+    view = TerminalView()
+
+    async def stream() -> None:
+        run = Run(question, model="local:smollm2", preset="low")
+        print(f"\n> {question}\n")
+        async for event in run.events():
+            if isinstance(event, Done):
+                view.finish(event.trace)
+            elif not (isinstance(event, Notice) and event.text == local.NOTICE):
+                view.on_event(event)
+
     try:
-        with LlamaServer() as server:
-            run = Run(
-                question,
-                model="llamacpp:smollm2",
-                base_url=server.url,
-                budget_tokens=5,
-                max_tokens=96,
-            )
-            view = TerminalView()
-            print(f"\n> {question}\n")
-
-            async def stream() -> None:
-                async for event in run.events():
-                    view.finish(event.trace) if isinstance(event, Done) else view.on_event(event)
-
-            anyio.run(stream)
+        anyio.run(stream)
     except ReasoningNBError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    finally:
+        local.stop()
+    print("\nNext: open notebooks/quickstart.ipynb, or point --model at a real reasoning model.")
     return 0
 
 
