@@ -1,4 +1,8 @@
-"""``python -m reasoning_nb "question" --model ollama:qwen3 --preset high``: one streamed call."""
+"""``python -m reasoning_nb "question" --model ollama:qwen3 --preset high``: one streamed call.
+
+``python -m reasoning_nb export NB.ipynb --mode strip --to html|md|notebook``: export a notebook
+with its reasoning collapsible, inline or stripped (see ``reasoning_nb.export``).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,11 @@ from .terminal import TerminalView
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "export":
+        from .export.cli import main as export_main
+
+        return export_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m reasoning_nb", description=__doc__)
     parser.add_argument("prompt", help="what to ask")
     parser.add_argument("-m", "--model", help="PROVIDER:MODEL, e.g. ollama:qwen3")

@@ -14,17 +14,20 @@ from comm.base_comm import BaseComm
 
 from reasoning_nb.core.events import Finish, Notice, ReasoningDelta, Reclassify, TextDelta, Usage
 from reasoning_nb.core.trace import Trace
-from reasoning_nb.notebook.live_text import TAIL_LIMIT, find_cut
+from reasoning_nb.notebook.live_text import TAIL_LIMIT, LiveText, find_cut
 from reasoning_nb.render import markdown_html
 
 MAX_RATE = 25.0
+SLACK = 8_000
+"""Update bytes allowed on top of 10x the text (the widget's own slack is 5 KB + 2 KB of
+joins not yet paid; the rest covers the final render)."""
 XSS = ("<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "[x](javascript:alert(1))")
 UNSAFE = re.compile(r"<script|<img|<[a-z][^>]*\son\w+\s*=|href=[\"']?\s*javascript:", re.I)
 
 
 class FakeClock:
     def __init__(self) -> None:
-        self.t = 100.0  # not 0.0: Trace treats a 0.0 timestamp as "unset"
+        self.t = 0.0  # a time like any other (Trace used to read 0.0 as "unset")
 
     def __call__(self) -> float:
         return self.t
@@ -110,6 +113,11 @@ def idle(widget, clock, seconds=0.5, step=0.04):
     for _ in range(round(seconds / step)):
         clock.t += step
         widget.tick()
+
+
+def wire_bytes(state: dict) -> int:
+    """An update's state as the kernel packs it (jupyter_client: JSON, ensure_ascii=False)."""
+    return len(json.dumps(state, ensure_ascii=False).encode())
 
 
 def max_per_window(times, window=1.0):
@@ -224,7 +232,7 @@ def test_big_stream_traffic(wire):
     status_peak = max_per_window([t for t, cid, _ in ups if cid == w.status.model_id])
     # the figures for the notes (shown with pytest -s)
     print(
-        f"\n[widget] {len(events):,} deltas over {wire.clock.t - 100:.1f} s simulated: "
+        f"\n[widget] {len(events):,} deltas over {wire.clock.t:.1f} s simulated: "
         f"{len(ups)} updates, peak {peak}/s (status line peak {status_peak}/s), "
         f"first update {1000 * (first[0] - t_first):.1f} ms after the first delta; "
         f"update bytes {update_bytes:,} = {update_bytes / text_bytes:.2f}x the text "
@@ -255,30 +263,146 @@ def _strings(obj):
             yield from _strings(v)
 
 
-def test_slow_stream_stays_linear(wire):
-    """A 40 tokens/s stream: every delta gets its own update; bytes still grow linearly."""
-    rng = random.Random(3)
-    answer = synthetic_text(rng, 6_000, "x")
-    events = [TextDelta(t) for t in split(rng, answer, 1_500)]
+# -- slow streams: the byte budget -------------------------------------------------------------
+
+
+def paragraphs(rng: random.Random, size: int, lines: bool = False, code: bool = False) -> str:
+    """Prose in paragraphs of 600-1,500 chars (one line each, or lines of ~12 words), with
+    some long Python fences when ``code``."""
+    parts: list[str] = []
+    while sum(map(len, parts)) < size:
+        n = rng.randint(600, 1_500)
+        if code and rng.random() < 0.4:
+            body = "\n".join(
+                f"    x{i} = step({i}, 'v', total + {i})  # {i}" for i in range(n // 40)
+            )
+            parts.append(f"```python\ndef f(total):\n{body}\n    return x0\n```")
+            continue
+        words: list[str] = []
+        while sum(map(len, words)) + len(words) < n:
+            words.append(rng.choice(WORDS))
+            if rng.random() < 0.08:
+                words[-1] += "."
+        if lines:
+            words = [w + ("\n" if i % 12 == 11 else "") for i, w in enumerate(words)]
+        parts.append(" ".join(words).replace("\n ", "\n").capitalize() + ".")
+    return "\n\n".join(parts)
+
+
+@dataclass
+class SlowRun:
+    text: str
+    seconds: float
+    updates: list[tuple[float, str, dict]]
+    progress: list[float]  # fake times at which more text became visible
+    widget: object
+
+    @property
+    def ratio(self) -> float:
+        return sum(wire_bytes(s) for *_, s in self.updates) / len(self.text.encode())
+
+    @property
+    def max_gap(self) -> float:
+        times = [0.0, *self.progress, self.seconds]
+        return max(b - a for a, b in zip(times, times[1:], strict=False))
+
+
+def slow_run(wire, rate: float, text: str, kind=TextDelta, size: int = 4) -> SlowRun:
+    """Stream ``text`` in deltas of ``size`` chars, ``rate`` a second, ticking after each."""
     w = make_widget(wire)
     trace = new_trace(wire)
     w.start_run(trace)
     start = len(wire.msgs)
-    feed(w, trace, events, wire.clock, 0.025, tick_every=1)
+    live = w.view.answer if kind is TextDelta else w.view.reasoning
+    progress, shown = [], 0
+    for i in range(0, len(text), size):
+        event = kind(text[i : i + size])
+        trace.fold(event)
+        w.on_event(event)
+        if (now := len(re.sub(r"<[^>]*>", "", live.html))) > shown:
+            progress.append(wire.clock.t)
+            shown = now
+        wire.clock.t += 1 / rate
+        w.tick()
+    seconds = wire.clock.t
     trace.finish()
     w.finish(trace)
-    ups = wire.updates(start)
-    ratio = sum(len(json.dumps(s)) for _, _, s in ups) / len(answer.encode())
-    opens = sum(len(json.dumps(d)) for _, k, _, d in wire.msgs[start:] if k == "comm_open")
-    # the figures for the notes (shown with pytest -s)
-    print(
-        f"\n[widget] slow stream (1,500 deltas @25 ms, {len(answer):,} chars): "
-        f"{len(ups)} updates, update bytes {ratio:.1f}x the text, "
-        f"comm_open {opens / len(answer.encode()):.1f}x"
+    assert wire.shown_html(live.box) == markdown_html(text, breaks=kind is ReasoningDelta)
+    return SlowRun(text, seconds, wire.updates(start), progress, w)
+
+
+def report(name: str, run: SlowRun) -> str:
+    n = len(run.updates)
+    return (
+        f"\n[widget] {name}: {len(run.text):,} chars over {run.seconds:.0f} s: {n} updates "
+        f"({n / run.seconds:.1f}/s), text visible anew {len(run.progress) / run.seconds:.1f}/s "
+        f"(longest wait {run.max_gap:.2f} s), update bytes {run.ratio:.2f}x the text"
     )
-    assert wire.shown_html(w.view.answer.box) == markdown_html(answer)
-    assert max_per_window([t for t, _, _ in ups]) <= MAX_RATE + 1
-    assert ratio < 100  # ~tail size per token: linear, never O(n²)
+
+
+@pytest.mark.parametrize("kind", [TextDelta, ReasoningDelta])
+def test_slow_stream_stays_within_the_byte_budget(wire, kind):
+    """2,000 deltas of 4 chars at 40 a second, paragraphs of 600-1,500 chars: each update
+    resends the live tail, so without a byte budget this costs 14-44x the text."""
+    text = paragraphs(random.Random(5), 8_000, lines=kind is ReasoningDelta)[:8_000]
+    run = slow_run(wire, 40, text, kind)
+    print(report(f"slow {kind.__name__} (2,000 deltas @40/s)", run))
+    text_bytes = len(text.encode())
+    assert sum(wire_bytes(s) for *_, s in run.updates) <= 10 * text_bytes + SLACK
+    assert max_per_window([t for t, _, _ in run.updates]) <= MAX_RATE + 1
+    assert run.progress[0] == 0.0  # the first token at once
+    assert run.max_gap <= 1.5  # and no long freezes: new text at least every 1.5 s
+    assert len(run.progress) / run.seconds >= 3  # several times a second on average
+
+
+@pytest.mark.parametrize("rate", [5, 10, 40, 200, 5_000])
+@pytest.mark.parametrize("content", ["prose", "lines", "code"])
+def test_any_rate_stays_within_the_byte_budget(wire, rate, content):
+    text = paragraphs(random.Random(rate), 4_000, lines=content == "lines", code=content == "code")
+    run = slow_run(wire, rate, text, ReasoningDelta if content == "lines" else TextDelta)
+    print(report(f"{content} @{rate}/s", run))
+    assert sum(wire_bytes(s) for *_, s in run.updates) <= 10 * len(text.encode()) + SLACK
+    assert max_per_window([t for t, _, _ in run.updates]) <= MAX_RATE + 1
+
+
+def test_short_answer_streams_token_by_token(wire):
+    """The slack lets a short answer go token by token, also after a long silent start (the
+    status line ticking before the first token is not charged)."""
+    w = make_widget(wire)
+    trace = new_trace(wire)
+    w.start_run(trace)
+    w.set_phase("connecting")
+    idle(w, wire.clock, seconds=60, step=0.1)  # a slow start: the clock ticks, for free
+    status = [t for t, cid, _ in wire.updates() if cid == w.status.model_id]
+    assert 55 <= len(status) <= 65  # about once a second
+    start = len(wire.msgs)
+    # 5 tokens a second: slower than the pacing, so only the byte budget could hold one back
+    feed(w, trace, [TextDelta(f"word{i} ") for i in range(30)], wire.clock, 0.2, tick_every=1)
+    tail = [s["value"] for _, cid, s in wire.updates(start) if cid == w.view.answer.tail.model_id]
+    assert len(tail) == 30 and tail[-1] == markdown_html(trace.answer)  # one update per token
+
+
+def test_meter_counts_what_goes_on_the_wire(wire):
+    """The byte budget charges what the kernel really sends: every update, to the byte."""
+    w = make_widget(wire)
+    start = len(wire.msgs)
+    for preset in ("low", "high"):
+        trace = new_trace(wire, preset)
+        w.start_run(trace)
+        text = paragraphs(random.Random(1), 3_000)
+        events = [
+            ReasoningDelta("hm " * 200),
+            *(TextDelta(text[i : i + 5]) for i in range(0, 3_000, 5)),
+        ]
+        feed(w, trace, events, wire.clock, 0.01, tick_every=1)
+        trace.finish()
+        w.finish(trace)
+    w.selector.set_state({"index": 0})  # as the front end does: no echo
+    w.stop_button.click()
+    ups = wire.updates(start)
+    assert w._meter.msgs == len(ups) and w.view.number == 1
+    assert w._meter.bytes == sum(wire_bytes(s) for *_, s in ups)
+    assert w._throttle.spent == w._meter.bytes  # all of it charged (no silent start here)
 
 
 # -- behaviour ---------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
-"""Saved widget state (``nb.metadata.widgets``): drop the models behind dropped views.
+"""Saved widget state (``nb.metadata.widgets``): keep only what remaining views can reach.
 
-A ``%%think`` widget is a tree of ~37 models (boxes, HTML panes, layouts, styles) that refer to
-each other as ``"IPY_MODEL_<id>"``. When its view leaves the notebook, the whole tree goes,
-except models another remaining view still reaches.
+A ``%%think`` widget saves ~37 models (boxes, HTML panes, layouts, styles) that refer to each
+other as ``"IPY_MODEL_<id>"``. When its view leaves the notebook, its models go too, except
+those another remaining view still reaches.
 """
 
 from __future__ import annotations
@@ -60,28 +60,29 @@ def kept_views(nb: Any) -> set[str]:
 
 def prune(
     nb: Any,
-    dropped: set[str],
     *,
-    leaks: Callable[[Any], bool] | None = None,
+    scrub: Callable[[Any], Any] | None = None,
     warn: Callable[[str], None] = lambda _: None,
 ) -> int:
-    """Remove the models only ``dropped`` views reach (and, with ``leaks``, any model whose
-    saved state it flags). Removes ``metadata.widgets`` when nothing is left. Returns models removed."""
+    """Keep only the models that the views still in the notebook reach (a saved ``%%think``
+    widget also leaves orphans: panes it replaced while streaming), pass each through
+    ``scrub``, and remove ``metadata.widgets`` when nothing is left. Returns models removed."""
     widgets = nb.get("metadata", {}).get("widgets")
-    if widgets is None or (not dropped and leaks is None):
+    if widgets is None:
         return 0
     holder = widgets.get(WIDGET_STATE) if isinstance(widgets, dict) else None
     state = holder.get("state") if isinstance(holder, dict) else None
     if not isinstance(state, dict):
-        warn("notebook widget state is malformed; removed")
+        warn("the notebook's saved widget state is malformed; it is left out")
         del nb["metadata"]["widgets"]
         return 0
     keep = reachable(state, kept_views(nb))
-    gone = reachable(state, dropped) - keep
-    if leaks is not None:
-        gone |= {m for m in state if m not in gone and leaks(state[m])}
+    gone = [model_id for model_id in state if model_id not in keep]
     for model_id in gone:
         del state[model_id]
+    if scrub is not None:
+        for model_id in state:
+            state[model_id] = scrub(state[model_id])
     if not state:
         del nb["metadata"]["widgets"]
     return len(gone)

@@ -193,7 +193,8 @@ class LiveText:
         """About how many state bytes the next ``flush(merge=False)`` sends: the live tail."""
         if not self.dirty:
             return 0
-        return round((len(self._open) + self._pending_chars) * self._inflation) + 40
+        chars = min(len(self._open) + self._pending_chars, self.tail_limit)  # a cut freezes the rest
+        return round(chars * self._inflation) + 40
 
     def merge_cost(self) -> int:
         """About how many more state bytes ``flush(merge=True)`` sends: one join."""

@@ -134,13 +134,10 @@ class Meter:
         with widget.hold_sync():
             for key, value in changed.items():
                 setattr(widget, key, value)
-        return self.count(widget, changed)
-
-    def count(self, widget, keys) -> int:
-        """Count one ``update`` of ``keys`` that ``widget`` sent (or is about to send)."""
-        state = widget.get_state([k for k in keys if k in widget.keys])
+            # what goes out (a Dropdown's ``value`` travels as ``index``...)
+            keys = [k for k in getattr(widget, "_states_to_send", changed) if k in widget.keys]
         self.msgs += 1
-        self.bytes += state_bytes(state)
+        self.bytes += state_bytes(widget.get_state(keys))
         return 1
 
 

@@ -249,7 +249,10 @@ class ThinkWidget:
         if status:
             sent += self._render_status(now)
         charged = 0 if free and not text else self._meter.bytes - mark[1]
-        self._throttle.sent(sent, now, nbytes=charged)
+        if text:
+            self._throttle.sent(sent, now, nbytes=charged)
+        else:  # a lone status line, at most once a second: counted, but it delays no text
+            self._throttle.note(sent, now, nbytes=charged)
 
     def _mark(self) -> tuple[int, int]:
         return self._meter.msgs, self._meter.bytes
@@ -279,16 +282,12 @@ class ThinkWidget:
         labels = tuple((run.label(), i) for i, run in enumerate(self._all))
         index = self._all.index(self._shown) if self._shown else 0
         sent = self._meter.set(self.selector.layout, display=None)
-        if labels == self.selector.options and index == self.selector.value:
-            return sent
         self._quiet = True
-        try:
-            with self.selector.hold_sync():  # new options reset the value: set both, one message
-                self.selector.options = labels
-                self.selector.value = index
+        try:  # new options reset the value: set both, one message
+            sent += self._meter.set(self.selector, options=labels, value=index)
         finally:
             self._quiet = False
-        return sent + self._meter.count(self.selector, ("_options_labels", "index"))
+        return sent
 
     # -- user actions ----------------------------------------------------------------------------
 

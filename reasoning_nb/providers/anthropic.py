@@ -132,8 +132,7 @@ def _replay(
     text otherwise (signatures are model-specific)."""
     if model == target and thinking_on:
         return copy.deepcopy(blocks)
-    text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-    return text or _text(fallback)
+    return _text(fallback) or "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
 
 
 def _text(content: Any) -> str:
@@ -294,8 +293,10 @@ class Parser:
     def _start(self, index: int, block: dict[str, Any]) -> list[Event]:
         kind = block.get("type")
         if kind == "thinking":
-            self._blocks[index] = {"type": "thinking", "thinking": "", "signature": ""}
-            return self._reasoning(block.get("thinking") or "", new_block=True)
+            text = block.get("thinking") or ""
+            signature = block.get("signature") or ""
+            self._blocks[index] = {"type": "thinking", "thinking": text, "signature": signature}
+            return self._reasoning(text, new_block=True)
         if kind == "redacted_thinking":
             self._blocks[index] = {"type": "redacted_thinking", "data": block.get("data", "")}
             return self._reasoning(REDACTED_MARKER, new_block=True)

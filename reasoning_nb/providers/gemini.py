@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..core.events import Event, Finish, Notice, ProviderState, ReasoningDelta, TextDelta, Usage
-from ..core.presets import SELECTORS, merge, nearest
+from ..core.presets import merge, nearest
 from ..errors import ProviderError
 from .base import RequestContext
 from .transport import HttpRequest, server_message
@@ -82,7 +82,7 @@ def _endpoint(base_url: str, model: str) -> str:
 
 
 def _is_gemini3(ctx: RequestContext) -> bool:
-    return SELECTORS["gemini"](ctx.caps) == "gemini-3"
+    return "gemini-3" in ctx.ref.name.lower()
 
 
 def _contents(ctx: RequestContext) -> tuple[str, list[dict[str, Any]]]:
@@ -154,7 +154,9 @@ def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any]
             f"This model takes a thinking budget, not a level ({quoted}), so level {level!r} was "
             f"sent again as thinkingBudget {new_budget}."
         )
-    if budget == 0 and ("disabled" in msg or says_budget):
+    # "Thinking can't be disabled for this model." / "Budget 0 is invalid. This model only works
+    # in thinking mode." (2.5 Pro)
+    if budget == 0 and any(w in msg for w in ("disabled", "budget", "thinking mode")):
         tc["thinkingBudget"] = PRO_MIN_BUDGET
         return retry, (
             f"This model cannot switch thinking off ({quoted}), so the request was sent again "

@@ -1,0 +1,224 @@
+"""``ReasoningPreprocessor``: rebuild every ``%%think`` output from its saved trace.
+
+An output is *traced* when its metadata has ``reasoning_nb`` (or ``reasoning_nb_history``).
+For each traced output:
+
+* the trace is read through :func:`schema.read_trace` (validated; bad fields skipped with a
+  warning) and the output's ``text/html``, ``text/markdown`` and ``text/plain`` are rebuilt
+  from it in the chosen ``mode``. The saved HTML is never reused: it came with the notebook,
+  and the notebook may come from anyone.
+* when the trace cannot be read at all, only the saved ``text/plain`` is kept (exporters
+  escape plain text); with ``mode=strip`` even that goes, since reasoning cannot be told apart
+  from the answer in it.
+* static targets (HTML, markdown) drop the widget view: it is dead without a kernel and needs
+  a CDN script to draw. The notebook target keeps it, except in ``strip`` mode.
+
+Static targets and ``strip`` then keep only the saved widget models that remaining views reach
+(``metadata.widgets``); a plain notebook copy keeps its widget state as it was.
+``strip`` also empties reasoning from the output metadata (and history), and removes the
+reasoning text wherever else it was printed: other outputs and remaining widget state
+(matched line by line, best effort: text a program transformed cannot be recognised).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+from nbconvert.preprocessors import Preprocessor
+from nbformat import from_dict
+from traitlets import Enum, Int
+
+from . import views, widgets
+from .schema import HISTORY_KEY, METADATA_KEY, read_trace, stripped
+
+TARGETS = ("auto", "html", "markdown", "notebook")
+REMOVED = "[reasoning removed]"
+_DISPLAY = ("display_data", "execute_result")
+_TARGET_BY_MIMETYPE = {"text/markdown": "markdown", "application/json": "notebook"}
+
+
+class ReasoningPreprocessor(Preprocessor):
+    """Show, inline or strip the reasoning of ``%%think`` outputs, from their saved traces."""
+
+    mode = Enum(
+        views.MODES,
+        default_value="collapsible",
+        help=(
+            "collapsible: reasoning in a closed <details> with a one-line summary; "
+            "inline: reasoning always shown in a delimited block (print, PDF, LaTeX); "
+            "strip: no reasoning anywhere (outputs, output metadata, widget state)."
+        ),
+    ).tag(config=True)
+    target = Enum(
+        TARGETS,
+        default_value="auto",
+        help=(
+            "What the output becomes: html and markdown are static (widget views dropped; "
+            "markdown drops text/html so text/markdown is used); notebook keeps widgets "
+            "unless stripping. auto: from the exporter's output mimetype."
+        ),
+    ).tag(config=True)
+    max_warnings_per_output = Int(
+        8, help="Problems reported per output before the rest are only counted."
+    ).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        self._target = self._resolve_target()
+        self._warnings: list[str] = []
+        self._redact = _Redactor(_saved_reasoning(nb)) if self.mode == "strip" else None
+        for index, cell in enumerate(nb.get("cells", [])):
+            nb.cells[index], resources = self.preprocess_cell(cell, resources, index)
+        if self._target != "notebook" or self._redact is not None:
+            scrub = self._redact.scrub if self._redact else None
+            widgets.prune(nb, scrub=scrub, warn=self._warn)
+        if resources is not None:
+            resources.setdefault("reasoning_nb", {})["warnings"] = list(self._warnings)
+        return nb, resources
+
+    def preprocess_cell(self, cell, resources, index):
+        outputs = cell.get("outputs") if cell.get("cell_type") == "code" else None
+        if not isinstance(outputs, list):
+            return cell, resources
+        kept = []
+        for n, output in enumerate(outputs):
+            where = f"cell {index}, output {n}"
+            meta = output.get("metadata") if isinstance(output, dict) else None
+            if isinstance(meta, dict) and (METADATA_KEY in meta or HISTORY_KEY in meta):
+                kept.append(self._traced(output, meta, where))
+            else:
+                if self._redact is not None and isinstance(output, dict):
+                    output = self._redact.scrub(output)
+                kept.append(output)
+        cell.outputs = kept
+        return cell, resources
+
+    # -- one traced output --------------------------------------------------------------------
+
+    def _traced(self, output: dict, meta: dict, where: str):
+        strip = self.mode == "strip"
+        if output.get("output_type") not in _DISPLAY:
+            self._warn(f"{where}: a {output.get('output_type')!r} output carries a trace; ignored")
+            if strip:
+                output = self._redact.scrub(output)
+                output["metadata"] = {}
+            return output
+        trace, problems = read_trace(meta.get(METADATA_KEY))
+        self._report(where, problems)
+        data = output.get("data") if isinstance(output.get("data"), dict) else {}
+        keep_view = self._target == "notebook" and not strip
+        model_id = widgets.view_id(data)
+
+        if trace is None:
+            new_data, new_meta = self._unreadable(data, meta, where)
+        else:
+            if strip:
+                trace.reasoning = ""
+            new_data = views.bundle(trace, self.mode)
+            if self._target == "markdown":
+                del new_data["text/html"]  # so text/markdown wins for these outputs
+            if self._target != "notebook":
+                new_meta = {METADATA_KEY: trace.to_dict()}
+            elif strip:
+                new_meta = {METADATA_KEY: stripped(trace)}
+                history = self._stripped_history(meta.get(HISTORY_KEY), where)
+                if history:
+                    new_meta[HISTORY_KEY] = history
+            else:
+                new_meta = meta  # a notebook copy keeps what it was given
+        if model_id and keep_view:
+            new_data = {widgets.WIDGET_VIEW: data[widgets.WIDGET_VIEW], **new_data}
+        output["data"] = from_dict(new_data)
+        output["metadata"] = from_dict(new_meta)
+        return output
+
+    def _unreadable(self, data: dict, meta: dict, where: str) -> tuple[dict, dict]:
+        if self.mode == "strip":
+            self._warn(f"{where}: output removed (its trace is unreadable, so reasoning and "
+                       "answer cannot be told apart)")
+            return {"text/plain": "[output removed: its saved reasoning trace is unreadable]"}, {}
+        self._warn(f"{where}: shown as plain text only (its trace is unreadable)")
+        plain = data.get("text/plain")
+        if isinstance(plain, list) and all(isinstance(p, str) for p in plain):
+            plain = "".join(plain)
+        if not isinstance(plain, str):
+            plain = "[output not shown: its saved reasoning trace is unreadable]"
+        return {"text/plain": plain}, (meta if self._target == "notebook" else {})
+
+    def _stripped_history(self, history: Any, where: str) -> list[dict]:
+        if history is None:
+            return []
+        if not isinstance(history, list):
+            self._warn(f"{where}: {HISTORY_KEY} is not a list; dropped")
+            return []
+        out = []
+        for i, item in enumerate(history):
+            trace, problems = read_trace(item)
+            self._report(f"{where}, history {i}", problems)
+            if trace is not None:
+                out.append(stripped(trace))
+        return out
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _resolve_target(self) -> str:
+        if self.target != "auto":
+            return self.target
+        mimetype = getattr(self.parent, "output_mimetype", "") or ""
+        return _TARGET_BY_MIMETYPE.get(mimetype, "html")
+
+    def _report(self, where: str, problems: list[str]) -> None:
+        limit = self.max_warnings_per_output
+        for problem in problems[:limit]:
+            self._warn(f"{where}: {problem}")
+        if len(problems) > limit:
+            self._warn(f"{where}: ... and {len(problems) - limit} more problems")
+
+    def _warn(self, message: str) -> None:
+        self._warnings.append(message)
+        self.log.warning("reasoning_nb: %s", message)
+
+
+def _saved_reasoning(nb) -> list[str]:
+    """Every reasoning text the notebook's traces hold, read leniently (for redaction)."""
+    found = []
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []) if isinstance(cell, dict) else []:
+            meta = output.get("metadata") if isinstance(output, dict) else None
+            if not isinstance(meta, dict):
+                continue
+            history = meta.get(HISTORY_KEY)
+            for saved in [meta.get(METADATA_KEY), *(history if isinstance(history, list) else [])]:
+                if isinstance(saved, dict) and isinstance(saved.get("reasoning"), str):
+                    found.append(saved["reasoning"])
+    return found
+
+
+class _Redactor:
+    """Find reasoning text printed elsewhere (raw, HTML-escaped or ``repr``-escaped), line
+    by line; lines shorter than ``MIN`` are too common to remove safely."""
+
+    MIN = 12
+
+    def __init__(self, texts: list[str]):
+        pieces = set()
+        for text in texts:
+            for line in {text.strip(), *text.splitlines()}:
+                line = line.strip()
+                if len(line) >= self.MIN:
+                    pieces |= {line, html.escape(line), html.escape(line, False), repr(line)[1:-1]}
+        ordered = sorted(pieces, key=len, reverse=True)
+        self.pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    def scrub(self, value: Any) -> Any:
+        if self.pattern is None:
+            return value
+        if isinstance(value, str):
+            return self.pattern.sub(REMOVED, value)
+        if isinstance(value, list):
+            return [self.scrub(v) for v in value]
+        if isinstance(value, dict):
+            for key in list(value):
+                value[key] = self.scrub(value[key])
+        return value
