@@ -20,16 +20,21 @@ if TYPE_CHECKING:
 CSS_CLASS = "reasoning-nb"
 
 
-@lru_cache(maxsize=2)
-def _md(breaks: bool) -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "breaks": breaks, "highlight": _highlight})
+@lru_cache(maxsize=4)
+def _md(breaks: bool, highlight: bool) -> MarkdownIt:
+    options = {"html": False, "breaks": breaks, "highlight": _highlight if highlight else None}
+    md = MarkdownIt("commonmark", options)
     md.enable(["table", "strikethrough"])
     return md
 
 
-def markdown_html(text: str, *, breaks: bool = False) -> str:
-    """Render untrusted markdown to HTML with raw HTML off."""
-    return _md(breaks).render(text)
+def markdown_html(text: str, *, breaks: bool = False, highlight: bool = True) -> str:
+    """Render untrusted markdown to HTML with raw HTML off.
+
+    ``highlight=False`` leaves code plain: for text re-sent on every live update, where inline
+    highlighting styles would multiply the bytes (the final render highlights).
+    """
+    return _md(breaks, highlight).render(text)
 
 
 def _highlight(code: str, lang: str, attrs: str) -> str:

@@ -75,7 +75,7 @@ def serve(server, frames, path=RESPONSES, seed=1, max_piece=48) -> None:
     server.route("POST", path, Reply.sse(frames, chunking="random", seed=seed, max_piece=max_piece))
 
 
-# -- Responses shapes -----------------------------------------------------------------------------
+# -- Responses shapes ----------------------------------------------------------------------------
 
 
 def _doubled_raw_and_summary() -> list[str]:
@@ -232,7 +232,7 @@ def test_stream_without_a_terminal_event_is_truncated(wire_server):
     assert any("ended before" in w for w in trace.warnings)
 
 
-# -- Responses request bodies (spec/presets.md, openai row) ---------------------------------------
+# -- Responses request bodies (spec/presets.md, openai row) --------------------------------------
 
 A = {"summary": "auto"}
 # (model, preset, budget) -> (reasoning object sent or None, warning substring or None)
@@ -306,7 +306,7 @@ def test_temperature_is_sent_where_the_model_may_take_it(wire_server, model):
     assert trace.warnings == []
 
 
-# -- faults -----------------------------------------------------------------------------------------
+# -- faults ----------------------------------------------------------------------------------------
 
 UNSUPPORTED_MINIMAL = (
     "Unsupported value: 'minimal' is not supported with the 'gpt-5.1' model. Supported values "
@@ -404,6 +404,15 @@ def test_401_names_the_env_var_and_hides_the_key(wire_server, model, path):
     assert len(wire_server.requests_to(path)) == 1  # not retried
 
 
+def test_403_says_the_project_may_not_use_the_model(wire_server):
+    body = wf.openai_error_body("Project proj_1 does not have access to model gpt-5.1-pro")
+    wire_server.route("POST", RESPONSES, Reply.json(body, 403))
+    with pytest.raises(ProviderError) as info:
+        run(wire_server, "openai:gpt-5.1-pro")
+    assert info.value.status == 403
+    assert "does not have access" in info.value.message and "OPENAI_API_KEY" in info.value.message
+
+
 def test_429_with_retry_after_is_waited_for_then_succeeds(wire_server):
     body = wf.openai_error_body("Rate limit reached for gpt-5.1", code="rate_limit_exceeded")
     limited = Reply.json(body, 429, retry_after=0.4)
@@ -461,7 +470,7 @@ def test_openai_base_url_env_is_used(wire_server, monkeypatch):
     assert trace.answer == ANSWER and wire_server.last.path == RESPONSES
 
 
-# -- Chat Completions (openai-chat:) --------------------------------------------------------------
+# -- Chat Completions (openai-chat:) -------------------------------------------------------------
 
 HIDDEN = 321
 CHAT_USAGE = wf.default_usage(HIDDEN + n(ANSWER), prompt_tokens=21, reasoning_tokens=HIDDEN)

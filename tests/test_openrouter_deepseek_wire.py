@@ -68,7 +68,7 @@ def run_with_history(server, model: str, history: list) -> Trace:
     return anyio.run(main)
 
 
-# -- OpenRouter shapes ----------------------------------------------------------------------------
+# -- OpenRouter shapes ---------------------------------------------------------------------------
 
 SIGNED = {
     "type": "reasoning.text",
@@ -155,7 +155,7 @@ def test_openrouter_402_says_to_add_credits(wire_server):
     assert "Insufficient credits" in info.value.message and "credits" in info.value.message
 
 
-# -- OpenRouter request bodies --------------------------------------------------------------------
+# -- OpenRouter request bodies -------------------------------------------------------------------
 
 # (model, preset, budget) -> (reasoning object or None, warning substring or None)
 OPENROUTER_BODIES = {
@@ -236,7 +236,7 @@ def test_openrouter_relayed_unsupported_effort_is_retried_with_the_nearest(wire_
     assert any("'xhigh'" in w and "'high'" in w for w in trace.warnings)
 
 
-# -- OpenRouter history -----------------------------------------------------------------------------
+# -- OpenRouter history ----------------------------------------------------------------------------
 
 
 def test_chat_history_replays_merged_details_to_the_same_model_only(wire_server):
@@ -273,7 +273,7 @@ def test_history_from_another_provider_never_carries_openrouter_details():
     assert assistant_turn(trace, "openrouter") == {"role": "assistant", "content": ANSWER}
 
 
-# -- DeepSeek ---------------------------------------------------------------------------------------
+# -- DeepSeek --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("seed,max_piece", CHUNKINGS)

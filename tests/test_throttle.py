@@ -112,3 +112,40 @@ def test_noted_messages_fill_the_window_without_pacing():
 def test_bad_rate():
     with pytest.raises(ValueError):
         Throttle(0)
+
+
+# -- the byte budget ---------------------------------------------------------------------------
+
+
+def test_no_byte_ratio_means_no_byte_limit():
+    clock = FakeClock()
+    th = Throttle(25, clock)
+    th.sent(1, nbytes=10**9)
+    clock.t = 1.0
+    assert th.affords(10**9) and th.ready(nbytes=10**9)
+
+
+def test_byte_budget_is_slack_plus_ratio_times_text():
+    clock = FakeClock()
+    th = Throttle(25, clock, byte_ratio=8, byte_slack=1_000)
+    assert th.ready(nbytes=1_000) and not th.ready(nbytes=1_001)  # only the slack at first
+    th.sent(1, nbytes=900)
+    clock.t = 1.0  # time alone earns nothing...
+    assert not th.ready(nbytes=200)
+    th.earn(25)  # ...text does: 8 bytes a byte
+    assert th.ready(nbytes=300) and not th.ready(nbytes=301)
+    th.note(2, nbytes=300)  # unpaced messages are charged too
+    assert th.spent == 1_200 and not th.affords(1)
+    th.earn(1)
+    assert th.affords(8)
+
+
+def test_pacing_and_bytes_both_hold_a_flush_back():
+    clock = FakeClock()
+    th = Throttle(25, clock, byte_ratio=10, byte_slack=0)
+    th.earn(100)
+    th.sent(1, nbytes=500)
+    clock.t = 0.01
+    assert th.affords(500) and not th.ready(nbytes=500)  # bytes would do, pacing says wait
+    clock.t = 0.04
+    assert th.ready(nbytes=500) and not th.ready(nbytes=501)

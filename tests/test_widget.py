@@ -3,6 +3,7 @@ every message into a fake front end, and a fake clock drives the throttle."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
@@ -304,7 +305,7 @@ class SlowRun:
     @property
     def max_gap(self) -> float:
         times = [0.0, *self.progress, self.seconds]
-        return max(b - a for a, b in zip(times, times[1:], strict=False))
+        return max(b - a for a, b in itertools.pairwise(times))
 
 
 def slow_run(wire, rate: float, text: str, kind=TextDelta, size: int = 4) -> SlowRun:
@@ -601,3 +602,32 @@ def test_long_fence_is_merged_when_it_closes(wire):
     assert live._forced_run == 0 and len(live._blocks) == 1  # ...shown whole once it closed
     assert live._blocks[0].widget.value == markdown_html(LONG_CODE[: close + 4])
     assert wire.shown_html(live.box) == markdown_html(LONG_CODE[: close + 4])
+
+
+def test_find_cut_prefers_a_sentence_end_in_one_long_line():
+    line = "Short one. " + "word " * 60 + "End of a sentence. " + "more words " * 5
+    cut, fence, forced = find_cut(line, tail_limit=300)
+    assert forced and fence is None and line[:cut].endswith("End of a sentence. ")
+    no_stop = "word " * 100
+    assert no_stop[: find_cut(no_stop, tail_limit=300)[0]].endswith("word ")  # else a space
+
+
+def test_joins_wait_until_the_budget_allows(wire):
+    """With ``merge=False`` the pieces of a long paragraph stay apart (each its own widget);
+    later flushes join one ended block each, and the end result is exact either way."""
+    text = "".join(f"Sentence {i} goes on. " for i in range(40)) + "\n\n"
+    text = text * 3 + "The end."
+    live = LiveText(tail_limit=120)
+    for i in range(0, len(text), 9):
+        live.append(text[i : i + 9])
+        live.flush(merge=False)
+    assert len(live._waiting) == 3 and live.debt() > 3 * 900
+    assert live.html != markdown_html(text)  # pieces: more paragraphs than the text has
+    shown = wire.shown_html(live.box)
+    assert shown == live.html
+    live.flush(merge=True)  # one join per flush
+    assert len(live._waiting) == 2
+    assert live._blocks[0].widget.value == markdown_html(text[: text.index("\n\n") + 2])
+    live.finalize(text)  # joins the rest
+    assert not live._waiting and len(live._blocks) == 3
+    assert wire.shown_html(live.box) == live.html == markdown_html(text)

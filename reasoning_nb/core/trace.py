@@ -36,6 +36,37 @@ def _empty_timing() -> dict[str, float | None]:
     return dict.fromkeys(TIMING_KEYS)
 
 
+class _Text:
+    """A text field that grows by appending pieces, joined only when read.
+
+    ``trace.reasoning += delta`` copies the whole string each time: quadratic on a long trace
+    (100k deltas took ~10 s). The pieces are joined once, on read.
+    """
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.key = f"_{name}_parts"
+
+    def __get__(self, obj: Any, owner: type | None = None) -> str:
+        if obj is None:
+            return ""  # the dataclass default
+        parts = obj.__dict__[self.key]
+        if len(parts) > 1:
+            parts[:] = ["".join(parts)]
+        return parts[0] if parts else ""
+
+    def __set__(self, obj: Any, value: str) -> None:
+        obj.__dict__[self.key] = [value] if value else []
+
+    def append(self, obj: Any, text: str) -> None:
+        obj.__dict__[self.key].append(text)
+
+    def empty(self, obj: Any) -> bool:
+        return not obj.__dict__[self.key]
+
+
+_REASONING, _ANSWER = _Text(), _Text()
+
+
 @dataclass
 class Trace:
     """One model run: reasoning and answer kept apart, with usage, timing, status and warnings."""
@@ -47,9 +78,9 @@ class Trace:
     preset: str = "auto"
     budget_tokens: int | None = None
     prompt: str = ""
-    reasoning: str = ""
+    reasoning: str = _REASONING  # type: ignore[assignment]
     """All reasoning text; separate blocks are joined with a blank line."""
-    answer: str = ""
+    answer: str = _ANSWER  # type: ignore[assignment]
     """The answer, with no reasoning tags left in it."""
     usage: dict[str, int | None] = field(default_factory=_empty_usage)
     timing: dict[str, float | None] = field(default_factory=_empty_timing)
@@ -117,9 +148,9 @@ class Trace:
         if not text:
             return
         now = self._stamp()
-        if self._last_kind == "answer" and self.reasoning:
-            self.reasoning += "\n\n"  # a new block after some answer text
-        self.reasoning += text
+        if self._last_kind == "answer" and not _REASONING.empty(self):
+            _REASONING.append(self, "\n\n")  # a new block after some answer text
+        _REASONING.append(self, text)
         if self._first_reasoning is None:
             self._first_reasoning = now
         self._last_reasoning = now
@@ -129,12 +160,12 @@ class Trace:
         if not text:
             return
         self._last_kind = "answer"
-        if not self.answer:
+        if _ANSWER.empty(self):
             text = text.lstrip()  # the blank line after a closing tag is not the answer
             if not text:
                 return
         now = self._stamp()
-        self.answer += text
+        _ANSWER.append(self, text)
         if self._first_answer is None:
             self._first_answer = now
 

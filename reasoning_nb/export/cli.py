@@ -8,6 +8,7 @@ A thin wrapper over ``jupyter nbconvert --to reasoning-<format>
 from __future__ import annotations
 
 import argparse
+import glob
 
 MODES = ("collapsible", "inline", "strip")
 FORMATS = {
@@ -20,7 +21,8 @@ FORMATS = {
 
 
 def nbconvert_args(args: argparse.Namespace) -> list[str]:
-    argv = [*args.notebooks, f"--to={FORMATS[args.to]}", f"--ReasoningPreprocessor.mode={args.mode}"]
+    argv = [*args.notebooks, f"--to={FORMATS[args.to]}"]
+    argv.append(f"--ReasoningPreprocessor.mode={args.mode}")
     if args.output:
         argv.append(f"--output={args.output}")
     if args.output_dir:
@@ -48,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", help="output file name, without extension")
     parser.add_argument("--output-dir", help="directory to write to")
     args = parser.parse_args(argv)
+    missing = [nb for nb in args.notebooks if not glob.glob(nb)]
+    if missing:  # nbconvert would answer with its whole --help
+        parser.error(f"no such notebook: {', '.join(missing)}")
 
     from nbconvert.nbconvertapp import NbConvertApp
 

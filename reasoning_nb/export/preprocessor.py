@@ -83,7 +83,7 @@ class ReasoningPreprocessor(Preprocessor):
             return cell, resources
         kept = []
         for n, output in enumerate(outputs):
-            where = f"cell {index}, output {n}"
+            where = f"cell {index + 1}, output {n + 1}"
             meta = output.get("metadata") if isinstance(output, dict) else None
             if isinstance(meta, dict) and (METADATA_KEY in meta or HISTORY_KEY in meta):
                 kept.append(self._traced(output, meta, where))
@@ -104,7 +104,10 @@ class ReasoningPreprocessor(Preprocessor):
                 output = self._redact.scrub(output)
                 output["metadata"] = {}
             return output
-        trace, problems = read_trace(meta.get(METADATA_KEY))
+        if METADATA_KEY in meta:
+            trace, problems = read_trace(meta[METADATA_KEY])
+        else:
+            trace, problems = None, [f"it has {HISTORY_KEY} but no {METADATA_KEY}"]
         self._report(where, problems)
         data = output.get("data") if isinstance(output.get("data"), dict) else {}
         keep_view = self._target == "notebook" and not strip
@@ -135,8 +138,10 @@ class ReasoningPreprocessor(Preprocessor):
 
     def _unreadable(self, data: dict, meta: dict, where: str) -> tuple[dict, dict]:
         if self.mode == "strip":
-            self._warn(f"{where}: output removed (its trace is unreadable, so reasoning and "
-                       "answer cannot be told apart)")
+            self._warn(
+                f"{where}: output removed (its trace is unreadable, so reasoning and "
+                "answer cannot be told apart)"
+            )
             return {"text/plain": "[output removed: its saved reasoning trace is unreadable]"}, {}
         self._warn(f"{where}: shown as plain text only (its trace is unreadable)")
         plain = data.get("text/plain")
@@ -155,7 +160,7 @@ class ReasoningPreprocessor(Preprocessor):
         out = []
         for i, item in enumerate(history):
             trace, problems = read_trace(item)
-            self._report(f"{where}, history {i}", problems)
+            self._report(f"{where}, history {i + 1}", problems)
             if trace is not None:
                 out.append(stripped(trace))
         return out

@@ -69,9 +69,7 @@ def _duration(value: Any) -> bool:
     )
 
 
-def _numbers(
-    raw: Any, field: str, keys: tuple[str, ...], ok, warn: list[str]
-) -> dict[str, Any]:
+def _numbers(raw: Any, field: str, keys: tuple[str, ...], ok, warn: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = dict.fromkeys(keys)
     if raw is None:
         return out
@@ -82,7 +80,8 @@ def _numbers(
         if key not in keys:
             warn.append(f"unknown field {field}.{_name(key)} skipped")
         elif value is not None and not ok(value):
-            warn.append(f"field {field}.{key} is not a valid number ({_kind(value)}); skipped")
+            problem = f"is out of range or not a number ({_kind(value)})"
+            warn.append(f"field {field}.{key} {problem}; skipped")
         else:
             out[key] = value
     return out

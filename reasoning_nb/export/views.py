@@ -48,14 +48,20 @@ def one_line(text: str) -> str:
     return " ".join(_CONTROLS.sub(" ", text).split())
 
 
+def _short(text: str, limit: int = 80) -> str:
+    """A label part (model id, preset) of sane length."""
+    text = one_line(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def summary(trace: Trace) -> str:
     """``Reasoning · 12.4 s · 2,310 tokens · preset high · ollama:deepseek-r1``."""
     parts = ["Reasoning", render.seconds_label(trace.timing.get("reasoning_ms"))]
     parts.append(render.tokens_label(trace.usage.get("reasoning_tokens"), len(trace.reasoning)))
-    parts.append(f"preset {trace.preset}" if trace.preset else "")
+    parts.append(f"preset {_short(trace.preset, 24)}" if trace.preset else "")
     if trace.budget_tokens:
         parts.append(f"budget {trace.budget_tokens:,}")
-    parts.append(trace.model or trace.provider)
+    parts.append(_short(trace.model or trace.provider))
     return one_line(" · ".join(p for p in parts if p))
 
 

@@ -3,13 +3,14 @@
 Each widget ``update`` carries the whole value, so ``value += delta`` costs O(n²) bytes over a
 stream. Instead, finished blocks (split at blank lines, never inside an open code fence) are
 frozen into their own ``HTML`` widget, rendered and sent once; only the short live tail is
-re-sent. Frozen widgets sit in pages of ``PAGE_SIZE`` so a ``children`` update (a list of model
-ids) stays short too. A tail that grows past ``TAIL_LIMIT`` without a blank line is cut by force
-at a line end (a cut inside a fence closes it in the frozen part and reopens it in the tail) or,
-for one huge line, at a space; when that block ends, its pieces are merged back into one widget
-(one resend of that block). ``finalize`` checks the pieces against a render of the whole text
-and sends the whole text as one block when they differ (a loose list split at a blank line), so
-the end result is always exactly ``markdown_html(text)``.
+re-sent. Frozen widgets sit in pages of ``PAGE_SIZE`` so a ``children`` update stays short too.
+A tail that grows past ``TAIL_LIMIT`` without a blank line is cut by force at a line end (a cut
+inside a fence closes it in the frozen part and reopens it in the tail) or, in one long line,
+after a sentence or at a space. When that block ends, its pieces are joined back into one
+widget: one resend of the block, which the owner may put off while its byte budget is short
+(``flush(merge=False)``). ``finalize`` joins what is left and checks the pieces against a render
+of the whole text, sending the whole text as one block when they differ (a loose list split at
+a blank line), so the end result is always exactly ``markdown_html(text)``.
 """
 
 from __future__ import annotations
@@ -193,7 +194,9 @@ class LiveText:
         """About how many state bytes the next ``flush(merge=False)`` sends: the live tail."""
         if not self.dirty:
             return 0
-        chars = min(len(self._open) + self._pending_chars, self.tail_limit)  # a cut freezes the rest
+        chars = min(
+            len(self._open) + self._pending_chars, self.tail_limit
+        )  # a cut freezes the rest
         return round(chars * self._inflation) + 40
 
     def merge_cost(self) -> int:
@@ -257,7 +260,8 @@ class LiveText:
                     self._waiting.append([*chain, self._blocks[-1]])
             self._open, self._fence = self._open[cut.at :], cut.fence
         self._settle = self._settle and bool(self._forced_run)
-        return sent + self._set(self.tail, self._render(self._open, self._fence, None), self._open)
+        tail = self._render(self._open, self._fence, None, live=True)
+        return sent + self._set(self.tail, tail, self._open)
 
     def finalize(self, text: str) -> int:
         """Show exactly ``markdown_html(text)``, resending as little as possible.
@@ -320,12 +324,15 @@ class LiveText:
             sent += self._merge(chain, "", self._render(self._joined(chain, ""), None, None))
         return sent
 
-    def _render(self, src: str, fence_in: str | None, fence_out: str | None) -> str:
+    def _render(
+        self, src: str, fence_in: str | None, fence_out: str | None, *, live: bool = False
+    ) -> str:
         if fence_in is not None:
             src = f"{fence_in}\n{src}"
         if fence_out is not None:
             src = f"{src}{_fence_mark(fence_out)}\n"
-        return markdown_html(src, breaks=self.breaks) if src else ""
+        # The live tail is resent often: no highlighting there (its styles are ~6x the code).
+        return markdown_html(src, breaks=self.breaks, highlight=not live) if src else ""
 
     def _set(self, widget: W.HTML, html: str, src: str | None = None) -> int:
         before = self.meter.bytes

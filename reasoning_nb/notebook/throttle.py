@@ -127,15 +127,18 @@ class Meter:
         self.bytes = 0
 
     def set(self, widget, **traits) -> int:
-        """Set the traits that differ in one message; returns how many went out (0 or 1)."""
-        changed = {k: v for k, v in traits.items() if getattr(widget, k) != v}
-        if not changed:
-            return 0
+        """Set the traits that differ, in order, in one message; returns how many went out
+        (0 or 1)."""
+        changed = False
         with widget.hold_sync():
-            for key, value in changed.items():
-                setattr(widget, key, value)
+            for key, value in traits.items():
+                if getattr(widget, key) != value:  # checked in turn: new options reset a value
+                    setattr(widget, key, value)
+                    changed = True
             # what goes out (a Dropdown's ``value`` travels as ``index``...)
-            keys = [k for k in getattr(widget, "_states_to_send", changed) if k in widget.keys]
+            keys = [k for k in getattr(widget, "_states_to_send", traits) if k in widget.keys]
+        if not (changed and keys):
+            return 0
         self.msgs += 1
         self.bytes += state_bytes(widget.get_state(keys))
         return 1

@@ -153,8 +153,13 @@ def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any]
 
 def explain(error: ProviderError, ctx: RequestContext) -> str | None:
     envs = " or ".join(ctx.ref.provider.key_envs) or "api_key="
-    if error.status in (401, 403):
+    if error.status == 401:
         return f"OpenAI refused the API key ({error.message[:160]}): check {envs}."
+    if error.status == 403:
+        return (
+            f"OpenAI refused the request ({error.message[:160]}): check that the project of "
+            f"{envs} may use {ctx.ref.name!r}."
+        )
     if error.status == 404:
         return (
             f"{ctx.base_url}/responses has no model {ctx.ref.name!r} ({error.message[:160]}): "

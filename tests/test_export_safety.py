@@ -1,0 +1,425 @@
+"""A notebook from someone else is untrusted input: the exporters read its saved traces through
+a validator, escape every field, skip what is malformed with a warning, and never crash or
+emit live HTML — checked on a hand-built hostile notebook through the real ``jupyter nbconvert``,
+and on the markdown escaper with three renderers that pass raw HTML through."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from html.parser import HTMLParser
+
+import mistune
+import nbformat
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from reasoning_nb.core.trace import Trace
+from reasoning_nb.export import views
+from reasoning_nb.export.schema import KNOWN_FIELDS, read_trace
+
+JUPYTER = [sys.executable, "-m", "jupyter"]
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+PAYLOAD = (
+    "<script>alert(1)</script><img src=x onerror=alert(2)>"
+    '<a href="javascript:alert(3)">a</a><div onclick="alert(4)">d</div>'
+    "[md](javascript:alert(5)) <svg onload=alert(6)> <javascript:alert(7)> "
+    '[e](java&#115;cript:alert(8)) <iframe src="javascript:alert(9)"></iframe>'
+    "[t](java\tscript:alert(10)) <style>body{display:none}</style>"
+)
+
+# -- what "live" means ----------------------------------------------------------------------------
+
+_ACTIVE_TAGS = {"iframe", "object", "embed", "svg", "math", "base", "form", "style", "link", "meta"}
+
+
+class _LiveFinder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[object] = []
+        self._script = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "script":
+            self._script = True
+        if tag in _ACTIVE_TAGS:
+            self.found.append(tag)
+        for name, value in attrs.items():
+            if name.startswith("on"):
+                self.found.append((tag, name))
+            url = re.sub(r"[\x00-\x20]", "", value or "").lower()
+            if url.startswith(("javascript:", "vbscript:", "data:text")):
+                self.found.append((tag, name, value))
+        if tag == "img" and attrs.get("src") == "x":
+            self.found.append("img src=x")
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self._script = False
+
+    def handle_data(self, data):
+        if self._script and "alert(" in data:
+            self.found.append(("script", data[:60]))
+
+
+def live_html(text: str) -> list[object]:
+    """Active content an attacker put there: scripts with the payload, event handlers,
+    script URLs, embedding tags. nbconvert's own template scripts do not match."""
+    finder = _LiveFinder()
+    finder.feed(text)
+    return finder.found
+
+
+def live_document(text: str) -> list[object]:
+    """A whole exported page: its template has its own <meta>, <style> and scripts, so
+    embedding tags are looked for in <main> (the cells) and the rest everywhere."""
+    main = text[text.index("<main>") : text.index("</main>")]
+    everywhere = [f for f in live_html(text) if f not in _ACTIVE_TAGS]
+    return live_html(main) + everywhere
+
+
+def live_markdown(text: str) -> list[object]:
+    """Render with raw HTML passed through (CommonMark and mistune) and look for live HTML."""
+    return [
+        *live_html(MarkdownIt("commonmark", {"html": True}).render(text)),
+        *live_html(mistune.create_markdown(escape=False)(text)),
+    ]
+
+
+def test_the_finders_see_the_payload():
+    assert len(live_html(PAYLOAD)) >= 8
+    assert live_markdown(PAYLOAD)
+
+
+# -- the hostile notebook -------------------------------------------------------------------------
+
+
+def hostile_trace(tag: str, **over) -> dict:
+    trace = {
+        "schema": 1,
+        "model": f"llamacpp:{PAYLOAD}",
+        "provider": PAYLOAD,
+        "preset": PAYLOAD,
+        "budget_tokens": None,
+        "prompt": PAYLOAD,
+        "reasoning": f"HOSTILE-REASONING-{tag} {PAYLOAD}\nsecond hostile reasoning line {tag}",
+        "answer": f"answer {tag} {PAYLOAD}",
+        "usage": {"input_tokens": 1, "output_tokens": 2, "reasoning_tokens": 3},
+        "timing": {"first_token_ms": 1.0, "reasoning_ms": 2.0, "total_ms": 3.0},
+        "status": "complete",
+        "finish_reason": PAYLOAD,
+        "warnings": [PAYLOAD, f"warn {PAYLOAD}"],
+        "error": PAYLOAD,
+        "request": {"x": PAYLOAD},
+        "provider_state": {"signature": f"HOSTILE-REASONING-{tag}"},
+        "started_at": PAYLOAD,
+    }
+    trace.update(over)
+    return trace
+
+
+def traced(meta: dict, model_id: str | None = None, plain: str | None = None):
+    data = {"text/html": PAYLOAD, "text/markdown": PAYLOAD, "text/plain": plain or PAYLOAD}
+    if model_id:
+        data[WIDGET_VIEW] = {"model_id": model_id, "version_major": 2, "version_minor": 0}
+    return nbformat.v4.new_output("display_data", data=data, metadata=meta)
+
+
+def html_model(value: str) -> dict:
+    return {
+        "model_module": "@jupyter-widgets/controls",
+        "model_module_version": "2.0.0",
+        "model_name": "HTMLModel",
+        "state": {"value": value},
+    }
+
+
+def hostile_notebook() -> nbformat.NotebookNode:
+    outputs = [
+        [traced({"reasoning_nb": hostile_trace("A")}, "m1")],
+        [
+            traced(
+                {
+                    "reasoning_nb": hostile_trace(
+                        "B",
+                        usage="lots",
+                        timing=[],
+                        schema=2,
+                        status=PAYLOAD,
+                        budget_tokens="9",
+                        warnings="not a list",
+                        **{PAYLOAD: 1},
+                    ),
+                    "reasoning_nb_history": [hostile_trace("H"), "junk", 5],
+                }
+            )
+        ],
+        [
+            traced(
+                {
+                    "reasoning_nb": hostile_trace(
+                        "C",
+                        reasoning=["not", "text"],
+                        answer=7,
+                        model=None,
+                        error={"x": 1},
+                        usage={"input_tokens": -1, "output_tokens": True, PAYLOAD: 2},
+                        timing={"total_ms": float("inf"), "reasoning_ms": "1"},
+                        warnings=[1, PAYLOAD],
+                    )
+                }
+            )
+        ],
+        [traced({"reasoning_nb": "not an object"}, "m9", plain=f"plain\n\n{PAYLOAD}\n</pre>")],
+        [traced({"reasoning_nb": ["HOSTILE-REASONING-D"]})],
+        [traced({"reasoning_nb_history": "junk"})],
+        [nbformat.v4.new_output("stream", name="stdout", text=f"HOSTILE-REASONING-A {PAYLOAD}\n")],
+    ]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# A notebook from a stranger")]
+    nb.cells += [nbformat.v4.new_code_cell("%%think\nQ", outputs=o) for o in outputs]
+    state = {
+        "m1": {**html_model(""), "model_name": "VBoxModel", "state": {"children": ["IPY_MODEL_m2"]}},
+        "m2": html_model(f"HOSTILE-REASONING-A in the widget {PAYLOAD}"),
+        "m3": html_model("an orphan pane: HOSTILE-REASONING-A"),
+        "m9": html_model("HOSTILE-REASONING-D behind an unreadable trace"),
+    }
+    nb.metadata["widgets"] = {
+        "application/vnd.jupyter.widget-state+json": {
+            "version_major": 2,
+            "version_minor": 0,
+            "state": state,
+        }
+    }
+    return nb
+
+
+FORMATS = {"html": ".html", "markdown": ".md", "notebook": ".ipynb"}
+
+
+@pytest.fixture(scope="module")
+def hostile_exports(tmp_path_factory):
+    """Both modes x three formats through ``jupyter nbconvert``, run side by side."""
+    root = tmp_path_factory.mktemp("hostile")
+    source = root / "hostile.ipynb"
+    # nbformat would refuse float("inf"); a stranger's file need not be valid JSON-for-Python
+    text = json.dumps(hostile_notebook(), indent=1, allow_nan=True)
+    source.write_text(text)
+
+    def convert(job):
+        mode, fmt = job
+        cmd = [*JUPYTER, "nbconvert", f"--to=reasoning-{fmt}", str(source)]
+        cmd += [f"--ReasoningPreprocessor.mode={mode}", f"--output={mode}-{fmt}"]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        return job, done
+
+    jobs = [(m, f) for m in ("collapsible", "strip") for f in FORMATS]
+    with ThreadPoolExecutor(len(jobs)) as pool:
+        results = dict(pool.map(convert, jobs))
+    return {
+        job: (done, root / f"{job[0]}-{job[1]}{FORMATS[job[1]]}") for job, done in results.items()
+    }
+
+
+JOBS = [(m, f) for m in ("collapsible", "strip") for f in FORMATS]
+
+
+@pytest.mark.parametrize("mode,fmt", JOBS)
+def test_hostile_notebook_exports_with_warnings_and_nothing_live(hostile_exports, mode, fmt):
+    done, path = hostile_exports[(mode, fmt)]
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    for expected in (
+        "schema 2",
+        "field 'usage' is str",
+        "field 'timing' is list",
+        "field 'status' is not one of",
+        "field 'reasoning' is list",
+        "field 'answer' is int",
+        "saved trace is str, not an object",
+        "but no reasoning_nb",
+    ):
+        assert expected in done.stderr, expected
+    assert "alert(" not in done.stderr.replace("'<script>alert(1)", "")  # keys shown bounded
+    text = path.read_text()
+    if fmt == "html":
+        assert live_document(text) == []
+        assert "widget-state+json" not in text  # every hostile widget model was dropped
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text  # shown, as text
+    elif fmt == "markdown":
+        assert live_markdown(text) == []
+    else:
+        nb = json.loads(text)
+        for cell in nb["cells"]:
+            for output in cell.get("outputs", []):
+                data = output.get("data", {})
+                assert live_html("".join(data.get("text/html", ""))) == []
+                assert live_markdown("".join(data.get("text/markdown", ""))) == []
+    if mode == "strip":
+        assert "HOSTILE-REASONING" not in text
+        assert "hostile reasoning line" not in text
+
+
+def test_collapsible_notebook_copy_keeps_given_metadata_but_rebuilds_views(hostile_exports):
+    done, path = hostile_exports[("collapsible", "notebook")]
+    nb = json.loads(path.read_text())
+    first = nb["cells"][1]["outputs"][0]
+    assert WIDGET_VIEW in first["data"]  # a notebook keeps its widgets ...
+    assert first["metadata"]["reasoning_nb"]["model"] == f"llamacpp:{PAYLOAD}"  # ... and data
+    assert "<details" in "".join(first["data"]["text/html"])
+    unreadable = nb["cells"][4]["outputs"][0]["data"]
+    assert set(unreadable) == {WIDGET_VIEW, "text/plain"}  # never its saved HTML
+
+
+def test_strip_notebook_metadata_and_widgets(hostile_exports):
+    _done, path = hostile_exports[("strip", "notebook")]
+    nb = json.loads(path.read_text())
+    assert "widgets" not in nb["metadata"]
+    outputs = [o for c in nb["cells"] for o in c.get("outputs", [])]
+    assert not any(WIDGET_VIEW in o.get("data", {}) for o in outputs)
+    saved = outputs[1]["metadata"]
+    assert saved["reasoning_nb"]["reasoning"] == "" and saved["reasoning_nb"]["schema"] == 1
+    assert [h["reasoning"] for h in saved["reasoning_nb_history"]] == [""]
+    assert PAYLOAD not in saved["reasoning_nb"]  # unknown keys are not carried over
+    assert outputs[-1]["text"] == "[reasoning removed]\n"  # printed by another cell
+
+
+# -- the validator --------------------------------------------------------------------------------
+
+
+def test_read_trace_round_trips_a_good_trace():
+    trace = Trace(model="ollama:q", provider="ollama", reasoning="r", answer="a", status="complete")
+    trace.usage["reasoning_tokens"] = 5
+    trace.timing["total_ms"] = 10.5
+    again, problems = read_trace(trace.to_dict())
+    assert problems == [] and again.to_dict() == trace.to_dict()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [None, "x", 3, [], {"usage": "lots"}, {"timing": []}, {"schema": "1"}, {"warnings": {}}],
+)
+def test_read_trace_never_raises(data):
+    trace, problems = read_trace(data)
+    assert problems
+    if trace is not None:
+        views.bundle(trace, "collapsible")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from([*sorted(KNOWN_FIELDS), "other"]),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+            lambda inner: st.lists(inner, max_size=3)
+            | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+            max_leaves=8,
+        ),
+    )
+)
+def test_any_saved_trace_renders_or_is_refused(data):
+    trace, _problems = read_trace(data)
+    assert trace is not None
+    for mode in views.MODES:
+        views.bundle(trace, mode)
+
+
+# -- the markdown escaper -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain **bold** and a [link](https://example.org)",
+        "code:\n\n```python\nif a < b and c & d:\n    pass\n```\n\ndone",
+    ],
+)
+def test_inert_markdown_stays_markdown(text):
+    assert views.safe_markdown(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        PAYLOAD,
+        "`<img src=x onerror=alert(1)>`",  # an inline code span: renderers differ, so not trusted
+        "```\n<img src=x onerror=alert(1)>\n````\n",  # closing fence longer: not strict
+        "```\na ``` b\n<img src=x onerror=alert(1)>\n```\n",  # backticks inside
+        "```\n<img src=x onerror=alert(1)>",  # unclosed
+        "   ```\n<img src=x onerror=alert(1)>\n   ```",  # indented fences
+        "~~~\n<img src=x onerror=alert(1)>\n~~~",  # tildes: not a fence to Python-Markdown
+        "[x][1]\n\n[1]: javascript:alert(1)",
+        "[x](JaVa\nScRiPt:alert(1))",
+        "a\n\n<div>\n\n<img src=x onerror=alert(1)>\n\n</div>",
+    ],
+)
+def test_markdown_with_html_or_script_links_is_embedded_as_safe_html(text):
+    out = views.safe_markdown(text)
+    assert out != text and out.startswith('<div class="reasoning-nb-md">')
+    assert live_markdown(out) == []
+    assert live_markdown(views._quote(out)) == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "<img src=x onerror=alert(1)>",
+                "<script>alert(1)</script>",
+                "[l](javascript:alert(1))",
+                "&#106;avascript:",
+                "`",
+                "```",
+                "````",
+                "\n",
+                "\n\n",
+                "    ",
+                "> ",
+                "<",
+                "&",
+                "text",
+                "*",
+                "java",
+                "script:alert(1)",
+                "</pre>",
+                "<pre>",
+            ]
+        ),
+        max_size=12,
+    ).map("".join)
+)
+def test_safe_markdown_is_never_live(text):
+    out = views.safe_markdown(text)
+    assert live_markdown(out) == []
+    assert live_markdown(views._quote(views.safe_markdown(text, allow_fences=False))) == []
+
+
+def test_labels_stay_on_one_line():
+    trace, _ = read_trace(
+        {"model": "m\n\n<b>x</b>\u202e", "preset": "p" * 500, "reasoning": "r", "answer": "a"}
+    )
+    label = views.summary(trace)
+    assert "\n" not in label and "\u202e" not in label and len(label) < 200
+    markdown = views.to_markdown(trace, "collapsible")
+    assert "<summary>Reasoning · ≈1 tokens · preset " in markdown
+    assert "&lt;b&gt;x&lt;/b&gt;</summary>" in markdown
+
+
+def test_listing_exporters_does_not_import_the_preprocessor():
+    """Lab's menu lists (imports and instantiates) every exporter; a failing import there
+    empties the whole menu, so the exporter module stays light and the work is deferred."""
+    code = (
+        "import sys; from nbconvert.exporters import get_exporter; "
+        "[get_exporter(n)() for n in ('reasoning-html', 'reasoning_markdown')]; "
+        "print('reasoning_nb.export.preprocessor' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
