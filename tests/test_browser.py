@@ -1,0 +1,603 @@
+"""``%%think`` in a real JupyterLab, driven by headless Debian chromium through Playwright.
+
+One Lab server, one wire server and one browser page serve the whole module. Lab is driven
+through its command registry (``window.jupyterapp.commands``, needs
+``--LabApp.expose_app_in_browser``), never through key presses; the widget itself is used as a
+person would: its dropdown, its Stop button, its collapse header, its run selector.
+
+Screenshots land in ``test-artifacts/browser/`` at the repo root (ignored by git).
+
+Needs ``/usr/bin/chromium`` (``apt-get install -y chromium fonts-dejavu-core``); skipped without.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+import wire_fixtures as wf
+from wire_server import Reply, WireServer
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+CHAT = "/v1/chat/completions"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "browser"
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+LONG = 60_000  # ms: generous, for a loaded 2-core CI machine
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not os.path.exists(CHROMIUM),
+        reason=f"{CHROMIUM} is missing (apt-get install -y chromium fonts-dejavu-core)",
+    ),
+]
+
+REASONING = (
+    "The question is about the colour of the daytime sky, so start with sunlight: it holds "
+    "every visible wavelength, which is why the Sun looks white.\n\n"
+    "Next, what happens in the air. Nitrogen and oxygen molecules are far smaller than the "
+    "wavelength of light, so they scatter it by Rayleigh scattering, which goes as one over "
+    "the wavelength to the fourth power.\n\n"
+    "Blue light at 450 nm is therefore scattered about five times more than red at 700 nm. "
+    "Violet is scattered even more, but the Sun emits less of it and our eyes are less "
+    "sensitive to it.\n\n"
+    "So the scattered light reaching us from every direction is mostly blue."
+)
+ANSWER = (
+    "The sky is **blue** because air molecules scatter short wavelengths much more than long "
+    "ones (*Rayleigh scattering*, ∝ 1/λ⁴).\n\n"
+    "```python\n"
+    "ratio = (700 / 450) ** 4  # red vs blue\n"
+    "print(f'blue scatters {ratio:.1f}x more')\n"
+    "```\n\n"
+    "At sunset the light crosses more air, the blue is scattered away, and the sky turns red."
+)
+
+# -- in-page helpers: the widget's parts, found by structure -------------------------------------
+# ThinkWidget.root (.reasoning-nb, a VBox) = [header HBox, status HTML, run selector, body VBox];
+# body = [run root VBox] = [reasoning Accordion (once reasoning arrived), answer VBox].
+HELPERS = r"""
+window.__rn = {
+  panel() { return window.jupyterapp.shell.currentWidget; },
+  cellNode(i) { return this.panel().content.widgets[i].node; },
+  parts(i) {
+    const root = this.cellNode(i).querySelector('.jp-OutputArea .reasoning-nb.widget-vbox');
+    if (!root) return null;
+    const [header, status, selector, body] = root.children;
+    const run = body && body.firstElementChild;
+    const pane = run ? run.querySelector(':scope > .jupyter-widget-Accordion') : null;
+    const last = run ? run.lastElementChild : null;
+    const answer = last && last !== pane ? last : null;
+    const contents = pane ? pane.querySelector('.jupyter-widget-Collapse-contents') : null;
+    const head = pane ? pane.querySelector('.jupyter-widget-Collapse-header') : null;
+    return {root, header, status, selector, pane, answer, contents, head};
+  },
+  state(i) {
+    const p = this.parts(i);
+    if (!p) return null;
+    return {
+      status: p.status ? p.status.textContent : '',
+      reasoning: p.contents ? p.contents.textContent.trim() : '',
+      paneOpen: !!p.contents && !p.contents.classList.contains('lm-mod-hidden'),
+      title: p.head ? p.head.textContent.trim() : null,
+      answer: p.answer ? p.answer.textContent.trim() : '',
+      answerHtml: p.answer ? p.answer.innerHTML : '',
+      runs: p.selector ? [...p.selector.querySelectorAll('button')].map(b => b.textContent) : [],
+    };
+  },
+  // Sample the widget every `every` ms until `until` (a JS expression over the state `s`)
+  // holds or `timeout` ms pass; resolves to the samples.
+  sample(i, every, timeout, until) {
+    const done = new Function('s', 'return (' + until + ');');
+    const t0 = performance.now();
+    const samples = [];
+    return new Promise(resolve => {
+      const tick = () => {
+        const s = this.state(i);
+        samples.push({t: Math.round(performance.now() - t0), ...(s || {missing: true})});
+        if ((s && done(s)) || performance.now() - t0 > timeout) resolve(samples);
+        else setTimeout(tick, every);
+      };
+      tick();
+    });
+  },
+  cellDone(i) {  // the cell has its execution count and the kernel is idle
+    const w = this.panel();
+    const kernel = w.sessionContext.session && w.sessionContext.session.kernel;
+    return w.content.widgets[i].model.executionCount !== null
+      && !!kernel && kernel.status === 'idle';
+  },
+};
+"""
+
+# -- fixtures -------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Lab:
+    """The running Lab server: its URL, token, root dir, and a tiny REST client."""
+
+    def __init__(self, base: str, token: str, root: Path) -> None:
+        self.base, self.token, self.root = base, token, root
+
+    def url(self, path: str = "lab") -> str:
+        return f"{self.base}/{path}?token={self.token}"
+
+    def api(self, method: str, path: str) -> Any:
+        req = urllib.request.Request(
+            f"{self.base}/api/{path}",
+            method=method,
+            headers={"Authorization": f"token {self.token}"},
+        )
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            body = resp.read()
+        return json.loads(body) if body else None
+
+    def shutdown_all_kernels(self) -> None:
+        for session in self.api("GET", "sessions"):
+            self.api("DELETE", f"sessions/{session['id']}")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory) -> Iterator[Lab]:
+    base = tmp_path_factory.mktemp("lab")
+    root, settings, workspaces = base / "root", base / "settings", base / "workspaces"
+    for folder in (root, workspaces):
+        folder.mkdir()
+    for plugin, values in {
+        "@jupyter-widgets/jupyterlab-manager/plugin": {"saveState": True},
+        "@jupyterlab/apputils-extension/notification": {
+            "fetchNews": "false",
+            "checkForUpdates": False,
+        },
+    }.items():
+        path = settings / f"{plugin}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+    port, token = _free_port(), "browser-test-token"
+    env = {
+        **os.environ,
+        "JUPYTERLAB_SETTINGS_DIR": str(settings),
+        "JUPYTERLAB_WORKSPACES_DIR": str(workspaces),
+    }
+    cmd = [
+        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
+        f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}", "--LabApp.extension_manager=readonly",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.expose_app_in_browser=True",
+    ]  # fmt: skip
+    log = (base / "lab.log").open("w")
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = Lab(f"http://127.0.0.1:{port}", token, root)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                server.api("GET", "status")
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"Lab did not start: {(base / 'lab.log').read_text()[-3000:]}"
+                    ) from None
+                time.sleep(0.1)
+        yield server
+    finally:
+        proc.terminate()  # the server shuts its kernels down on SIGTERM
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def wire() -> Iterator[WireServer]:
+    with WireServer() as server:
+        yield server
+    assert not server.errors, f"wire_server hook errors: {server.errors!r}"
+
+
+@pytest.fixture(scope="module")
+def browser_page(lab):
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.add_init_script(HELPERS)
+        page = context.new_page()
+        page.set_default_timeout(LONG)
+        page.errors = []  # uncaught page errors, checked by the tests
+        page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+        page.goto(lab.url("lab") + "&reset")
+        wait_for_lab(page)
+        yield page
+        context.close()
+        browser.close()
+
+
+@pytest.fixture
+def page(browser_page, lab, wire):
+    """The shared page, with no notebook open and no kernel running; same after the test."""
+    wire.reset()
+    close_all(browser_page)
+    lab.shutdown_all_kernels()
+    browser_page.errors.clear()
+    yield browser_page
+    close_all(browser_page)
+    lab.shutdown_all_kernels()
+
+
+# -- driving Lab ------------------------------------------------------------------------------------
+
+
+def wait_for_lab(page) -> None:
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.shell && window.__rn"
+        " && document.querySelector('#jp-main-dock-panel')"
+    )
+    page.evaluate("() => window.jupyterapp.restored")
+
+
+def close_all(page) -> None:
+    """Close every open document without a "save changes?" dialog."""
+    page.evaluate(
+        """async () => {
+        const app = window.jupyterapp;
+        for (const w of [...app.shell.widgets('main')]) {
+          if (w.context && w.context.model) w.context.model.dirty = false;
+          w.dispose();
+        }
+      }"""
+    )
+
+
+def write_notebook(lab: Lab, name: str, *sources: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = KERNELSPEC
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    path = lab.root / name
+    nbformat.write(nb, path)
+    return path
+
+
+def think_notebook(lab: Lab, wire: WireServer, name: str, prompt="Why is the sky blue?") -> Path:
+    return write_notebook(
+        lab,
+        name,
+        "%load_ext reasoning_nb",
+        f"%%think --model llamacpp:m --base-url {wire.url} --preset low\n{prompt}",
+    )
+
+
+def open_notebook(page, name: str) -> str:
+    """Open ``name`` through the command registry, wait for its kernel; returns the panel id."""
+    return page.evaluate(
+        """async (path) => {
+        const app = window.jupyterapp;
+        const w = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+        app.shell.activateById(w.id);
+        await w.context.ready;
+        await w.sessionContext.ready;
+        return w.id;
+      }""",
+        name,
+    )
+
+
+def run_all(page) -> None:
+    """Queue every cell; does not wait for the end (the stream is observed while it runs)."""
+    page.evaluate(
+        """async () => {
+        const w = window.jupyterapp.shell.currentWidget;
+        await w.sessionContext.ready;
+        void window.jupyterapp.commands.execute('notebook:run-all-cells');
+      }"""
+    )
+
+
+def wait_cell_done(page, index: int = 1, timeout: float = LONG) -> None:
+    page.wait_for_function(f"() => window.__rn.cellDone({index})", timeout=timeout)
+
+
+def state(page, index: int = 1) -> dict[str, Any] | None:
+    return page.evaluate(f"() => window.__rn.state({index})")
+
+
+def wait_state(page, condition: str, index: int = 1, timeout: float = LONG) -> dict[str, Any]:
+    """Wait until ``condition`` (a JS expression over ``s``, the widget state) holds."""
+    page.wait_for_function(
+        f"() => {{ const s = window.__rn.state({index}); return !!s && ({condition}); }}",
+        timeout=timeout,
+    )
+    return state(page, index)
+
+
+def cell(page, index: int = 1):
+    return page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell").nth(
+        index
+    )
+
+
+def save(page) -> None:
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+
+
+def shot(page, name: str, target=None) -> Path:
+    """A screenshot in test-artifacts/browser/ (the whole page, or just ``target``)."""
+    path = ARTIFACTS / f"{name}.png"
+    (target or page).screenshot(path=str(path))
+    return path
+
+
+def wait_until(check: Callable[[], Any], timeout: float = 30, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if value := check():
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def stream(reasoning: str, answer: str, **kw: Any) -> Reply:
+    return Reply.sse(wf.chat_sse(reasoning, answer, usage=True), **kw)
+
+
+def as_text(markdown: str) -> str:
+    """What markdown text reads as once rendered (enough for the fixtures here)."""
+    return re.sub(r"\s+", " ", markdown.replace("**", "").replace("*", "")).strip()
+
+
+# -- tests ------------------------------------------------------------------------------------------
+
+SUMMARY = re.compile(r"^Thought for \d+\.\d s · ≈?[\d,]+ tokens$")
+
+
+def test_live_stream_then_fold_and_expand(page, lab, wire):
+    # ~200 frames, 20 ms apart: a 4-5 s stream a person can watch.
+    wire.route("POST", CHAT, stream(REASONING, ANSWER, pause=0.02))
+    think_notebook(lab, wire, "live.ipynb")
+    open_notebook(page, "live.ipynb")
+    # Sample the widget in the page every 40 ms while it streams (no round trips).
+    page.evaluate(
+        "() => { window.__samples = window.__rn.sample(1, 40, 30000, "
+        "\"s.answer.length > 0 && s.status.startsWith('done')\"); }"
+    )
+    run_all(page)
+
+    # Mid-reasoning: the pane is open and its text grows while the answer is still empty.
+    wait_state(page, "s.paneOpen && s.reasoning.length > 80 && !s.answer")
+    shot(page, "01-live-mid-reasoning")
+    samples = page.evaluate("() => window.__samples")
+    thinking = [s for s in samples if not s.get("missing") and s["reasoning"] and not s["answer"]]
+    lengths = [len(s["reasoning"]) for s in thinking]
+    assert len(set(lengths)) >= 3, f"the reasoning did not visibly grow: {lengths}"
+    assert lengths == sorted(lengths), "the reasoning text shrank while streaming"
+    assert all(s["paneOpen"] for s in thinking), "the pane was closed during the reasoning"
+    assert all(s["status"].startswith("thinking") for s in thinking[1:-1])
+    answering = [s for s in samples if s.get("answer")]
+    assert answering, "the answer never appeared"
+    assert not answering[-1]["paneOpen"], "the pane did not fold once the answer came"
+
+    # Final: folded to a one-line summary, markdown answer rendered, kernel idle.
+    wait_cell_done(page)
+    final = state(page)
+    assert SUMMARY.match(final["title"]), final["title"]
+    assert not final["paneOpen"]
+    assert final["status"].startswith("done ·"), final["status"]
+    assert as_text(REASONING) == as_text(final["reasoning"])
+    out = cell(page).locator(".jp-OutputArea")
+    answer = out.locator(".reasoning-nb .widget-html-content strong", has_text="blue")
+    assert answer.is_visible()
+    code = out.locator("pre code", has_text="ratio = (700 / 450) ** 4")
+    assert code.is_visible()
+    assert out.locator("em", has_text="Rayleigh scattering").is_visible()
+    reasoning_text = out.get_by_text("Nitrogen and oxygen molecules")
+    assert not reasoning_text.is_visible()  # folded
+    shot(page, "02-final-folded", cell(page))
+
+    # Clicking the one-line summary opens the pane again.
+    out.locator(".jupyter-widget-Collapse-header").click()
+    reasoning_text.wait_for(state="visible")
+    assert state(page)["paneOpen"]
+    shot(page, "03-expanded", cell(page))
+    assert not page.errors, page.errors
+
+
+def test_preset_dropdown_reruns_with_history(page, lab, wire):
+    wire.route(
+        "POST",
+        CHAT,
+        stream("A quick look: Rayleigh scattering.", "First answer: **scattering**.", pause=0.01),
+        stream(
+            "A longer look.\n\nShort wavelengths scatter more; the eye is less sensitive to "
+            "violet.",
+            "Second answer: **blue light scatters most**.",
+            pause=0.02,
+        ),
+    )
+    think_notebook(lab, wire, "rerun.ipynb")
+    open_notebook(page, "rerun.ipynb")
+    run_all(page)
+    wait_cell_done(page)
+    assert "First answer" in state(page)["answer"]
+
+    select = cell(page).locator(".reasoning-nb .widget-dropdown select")
+    assert select.input_value() == "low"
+    select.select_option("high")
+    wait_until(lambda: len(wire.requests_to(CHAT)) == 2, what="the re-run request")
+    final = wait_state(page, "s.answer.includes('Second answer') && s.status.startsWith('done')")
+    assert [b.get("reasoning_effort") for b in wire.bodies(CHAT)] == ["low", "high"]
+    assert len(final["runs"]) == 2, final["runs"]
+    assert final["runs"][0].startswith("Run 1 · low · ")
+    assert final["runs"][1].startswith("Run 2 · high · ")
+    assert select.input_value() == "high"
+    buttons = cell(page).locator(".reasoning-nb .widget-toggle-buttons button")
+    buttons.nth(1).wait_for(state="visible")
+    shot(page, "04-rerun-history", cell(page))
+
+    buttons.nth(0).click()
+    first = wait_state(page, "s.answer.includes('First answer')")
+    assert "Second answer" not in first["answer"]
+    assert "quick look" in first["reasoning"]
+    shot(page, "05-rerun-picked-run-1", cell(page))
+    assert not page.errors, page.errors
+
+
+def test_stop_button_stops_a_stalled_stream(page, lab, wire):
+    frames = wf.chat_sse("Thinking slowly about the sky " * 6, "never reached", done=False)
+    wire.route("POST", CHAT, Reply.sse(frames, pause=0.02, stall_after=20, stall=60))
+    think_notebook(lab, wire, "stop.ipynb")
+    open_notebook(page, "stop.ipynb")
+    run_all(page)
+
+    wait_state(page, "s.reasoning.includes('Thinking slowly')")
+    stop = cell(page).locator(".reasoning-nb button", has_text="Stop")
+    stop.wait_for(state="visible")
+    assert stop.is_enabled()
+    t0 = time.monotonic()
+    stop.click()
+    final = wait_state(page, "s.status.startsWith('stopped')", timeout=10_000)
+    wait_cell_done(page, timeout=10_000)
+    assert time.monotonic() - t0 < 8, "Stop took too long (the stall lasts 60 s)"
+    assert "Thinking slowly" in final["reasoning"]
+    assert not final["answer"]
+    assert wire.requests_to(CHAT)[0].wait(5) in ("client_closed", "stopped")
+    indicator = page.locator(
+        ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator"
+    )
+    if indicator.count():
+        assert indicator.first.get_attribute("data-status") == "idle"
+    assert cell(page).locator(".reasoning-nb button", has_text="Stop").is_disabled()
+    shot(page, "06-stopped", cell(page))
+    assert not page.errors, page.errors
+
+
+def test_saved_notebook_reopens_readable(page, lab, wire):
+    wire.route("POST", CHAT, stream(REASONING, ANSWER, pause=0.005))
+    path = think_notebook(lab, wire, "saved.ipynb")
+    open_notebook(page, "saved.ipynb")
+    run_all(page)
+    wait_cell_done(page)
+    save(page)
+
+    saved = json.loads(path.read_text())
+    outputs = [o for o in saved["cells"][1]["outputs"] if "reasoning_nb" in o.get("metadata", {})]
+    assert len(outputs) == 1, saved["cells"][1]["outputs"]
+    trace = outputs[0]["metadata"]["reasoning_nb"]
+    assert trace["status"] == "complete" and trace["answer"] == ANSWER
+    assert trace["reasoning"] == REASONING
+    assert "<details" in outputs[0]["data"]["text/html"]
+    assert "widgets" in saved["metadata"], "saveState: the widget state should be saved"
+
+    # The kernel goes away; the page is reloaded and the notebook reopened.
+    close_all(page)
+    lab.shutdown_all_kernels()
+    assert lab.api("GET", "sessions") == []
+    page.goto(lab.url("lab/tree/saved.ipynb"))
+    wait_for_lab(page)
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp.shell.currentWidget;"
+        " return w && w.context && w.context.path === 'saved.ipynb'; }"
+    )
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.context.ready")
+    out = cell(page).locator(".jp-OutputArea")
+    out.get_by_text("Rayleigh scattering").first.wait_for(state="visible")
+    restored = out.locator(".reasoning-nb.widget-vbox")
+    if restored.count():  # the widget, rebuilt from metadata.widgets (trusted: saved by Lab)
+        out.locator(".jupyter-widget-Collapse-header").click()
+    else:  # the static text/html fallback
+        out.locator("details summary").click()
+    out.get_by_text("Nitrogen and oxygen molecules").wait_for(state="visible")
+    assert out.locator("pre code", has_text="ratio = (700 / 450) ** 4").is_visible()
+    shot(page, "07-reopened", cell(page))
+
+    # An untrusted copy, executed headlessly: the static <details> output is what shows.
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    for c in nb.cells:
+        c.outputs, c.execution_count = [], None
+    nb.metadata.pop("widgets", None)
+    wire.route("POST", CHAT, stream(REASONING, ANSWER))
+    NotebookClient(nb, timeout=60, kernel_name="python3", record_timing=False).execute()
+    nbformat.write(nb, lab.root / "untrusted.ipynb")
+    close_all(page)
+    open_notebook(page, "untrusted.ipynb")
+    out = cell(page).locator(".jp-OutputArea")
+    summary = out.locator("details summary")
+    summary.wait_for(state="visible")
+    assert SUMMARY.match(summary.inner_text().strip()), summary.inner_text()
+    hidden = out.get_by_text("Nitrogen and oxygen molecules")
+    assert not hidden.is_visible()
+    summary.click()
+    hidden.wait_for(state="visible")
+    assert out.locator("strong", has_text="blue").first.is_visible()
+    shot(page, "08-untrusted-static", cell(page))
+
+
+def test_model_output_cannot_run_script(page, lab, wire):
+    evil = (
+        "<script>window.__pwned=1</script> and "
+        '<img src=x onerror="window.__pwned=2"> and '
+        "[click](javascript:window.__pwned=3)"
+    )
+    wire.route(
+        "POST",
+        CHAT,
+        stream(f"Reasoning with {evil}\n\nmore.", f"Answer with {evil}", pause=0.005),
+    )
+    think_notebook(lab, wire, "evil.ipynb")
+    open_notebook(page, "evil.ipynb")
+    run_all(page)
+    wait_cell_done(page)
+    final = wait_state(page, "s.status.startsWith('done')")
+    out = cell(page).locator(".jp-OutputArea")
+    out.locator(".jupyter-widget-Collapse-header").click()  # render the reasoning visibly too
+    out.get_by_text("Reasoning with").wait_for(state="visible")
+
+    assert page.evaluate("() => window.__pwned") is None
+    assert out.locator("img[onerror]").count() == 0
+    assert out.locator("img").count() == 0
+    assert out.locator('a[href^="javascript:"]').count() == 0
+    assert out.locator("script").count() == 0
+    for text in (final["reasoning"], final["answer"]):
+        assert "<script>window.__pwned=1</script>" in text
+        assert '<img src=x onerror="window.__pwned=2">' in text
+        assert "javascript:window.__pwned=3" in text
+    shot(page, "09-untrusted-model-output", cell(page))
+    assert page.evaluate("() => window.__pwned") is None
+    assert not page.errors, page.errors
