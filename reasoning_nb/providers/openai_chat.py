@@ -101,7 +101,7 @@ class Parser:
         self._hosted = HostedStream(ctx)
 
     def feed(self, data: str, event: str | None = None) -> list[Event]:
-        if data.strip() == "[DONE]":
+        if data[:1] != "{" and data.strip() == "[DONE]":
             self.finished = True
             return self._reasoning.inline(self._tags.close()) + self._hosted.end()
         chunk = _loads(data)

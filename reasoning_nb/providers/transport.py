@@ -167,12 +167,14 @@ async def _sse(lines: AsyncIterator[str]) -> AsyncIterator[Frame]:
     data: list[str] = []
     event: str | None = None
     async for line in lines:
-        if not line:
+        if line.startswith("data: "):  # the common case first: this runs once per token
+            data.append(line[6:])
+        elif not line:
             if data:
-                yield Frame("\n".join(data), event)
+                yield Frame(data[0] if len(data) == 1 else "\n".join(data), event)
             data, event = [], None
         elif line.startswith("data:"):
-            data.append(line[6:] if line.startswith("data: ") else line[5:])
+            data.append(line[5:])
         elif line.startswith("event:"):
             event = line[6:].strip()
         elif line.startswith(":"):
