@@ -16,13 +16,12 @@ model (a signature never crosses to another model or provider).
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 from ..core.events import Event, Finish, Notice, ProviderState, ReasoningDelta, TextDelta, Usage
 from ..core.presets import bucket, merge
 from ..errors import ProviderError
-from .base import RequestContext
+from .base import RequestContext, decode_json, message_text
 from .transport import HttpRequest, server_message
 
 FRAMING = "sse"
@@ -112,7 +111,7 @@ def _messages(ctx: RequestContext, thinking_on: bool) -> tuple[str, list[dict[st
     for msg in ctx.messages:
         role = msg.get("role")
         if role == "system":
-            system.append(_text(msg.get("content")))
+            system.append(message_text(msg.get("content")))
             continue
         role = "assistant" if role == "assistant" else "user"
         content: Any = msg.get("content")
@@ -120,7 +119,7 @@ def _messages(ctx: RequestContext, thinking_on: bool) -> tuple[str, list[dict[st
         if role == "assistant" and isinstance(blocks, list):
             content = _replay(blocks, msg.get("replay_model"), ctx.ref.name, thinking_on, content)
         elif not isinstance(content, (str, list)):
-            content = _text(content)
+            content = message_text(content)
         out.append({"role": role, "content": content})
     return "\n\n".join(s for s in system if s), out
 
@@ -132,17 +131,9 @@ def _replay(
     text otherwise (signatures are model-specific)."""
     if model == target and thinking_on:
         return copy.deepcopy(blocks)
-    return _text(fallback) or "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            part.get("text", "") if isinstance(part, dict) else str(part) for part in content
-        )
-    return "" if content is None else str(content)
+    return message_text(fallback) or "".join(
+        b.get("text", "") for b in blocks if b.get("type") == "text"
+    )
 
 
 # -- errors and the one retry ----------------------------------------------------------------------
@@ -257,7 +248,9 @@ class Parser:
         self._input: int | None = None
 
     def feed(self, data: str, event: str | None = None) -> list[Event]:
-        chunk = _loads(data)
+        chunk = decode_json(
+            data, who="Anthropic", hint="check that the base URL points at the Messages API"
+        )
         kind = chunk.get("type") or event
         if kind == "message_start":
             return self._usage((chunk.get("message") or {}).get("usage"), start=True)
@@ -381,16 +374,3 @@ def _finish(reason: str) -> list[Event]:
     elif reason == "model_context_window_exceeded":
         out.append(Notice("The answer stopped at the model's context window."))
     return out
-
-
-def _loads(data: str) -> dict[str, Any]:
-    try:
-        value = json.loads(data)
-    except ValueError:
-        raise ProviderError(
-            f"Anthropic sent an event that is not JSON ({data[:80]!r}); check that the base URL "
-            "points at the Messages API."
-        ) from None
-    if not isinstance(value, dict):
-        raise ProviderError(f"Anthropic sent an unexpected event: {data[:80]!r}.")
-    return value

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..core.capabilities import Capabilities
 from ..core.events import Event, ReasoningDelta
 from ..core.presets import ReasoningPlan
+from ..errors import ProviderError
 from .catalog import ModelRef
 
 
@@ -59,3 +61,28 @@ class ReasoningSource:
         if self.source is None and any(isinstance(e, ReasoningDelta) for e in events):
             self.source = "inline"
         return events
+
+
+def decode_json(data: str, *, who: str = "The server", hint: str = "") -> dict[str, Any]:
+    """One frame's JSON object; anything else is a ProviderError saying what to check."""
+    try:
+        value = json.loads(data)
+    except ValueError:
+        check = f"; {hint}" if hint else ""
+        raise ProviderError(
+            f"{who} sent a frame that is not JSON ({data[:80]!r}){check}."
+        ) from None
+    if not isinstance(value, dict):
+        raise ProviderError(f"{who} sent an unexpected frame: {data[:80]!r}.")
+    return value
+
+
+def message_text(content: Any) -> str:
+    """The text of a chat message's content (a string, or a list of text parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part.get("text", "") if isinstance(part, dict) else str(part) for part in content
+        )
+    return "" if content is None else str(content)

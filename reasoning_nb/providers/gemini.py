@@ -19,7 +19,6 @@ on the assistant message and :func:`build_request` replays them only to the same
 from __future__ import annotations
 
 import copy
-import json
 import re
 from typing import Any
 from urllib.parse import quote
@@ -27,7 +26,7 @@ from urllib.parse import quote
 from ..core.events import Event, Finish, Notice, ProviderState, ReasoningDelta, TextDelta, Usage
 from ..core.presets import merge, nearest
 from ..errors import ProviderError
-from .base import RequestContext
+from .base import RequestContext, decode_json, message_text
 from .transport import HttpRequest, server_message
 
 FRAMING = "sse"
@@ -92,27 +91,17 @@ def _contents(ctx: RequestContext) -> tuple[str, list[dict[str, Any]]]:
     for msg in ctx.messages:
         role = msg.get("role")
         if role == "system":
-            system.append(_text(msg.get("content")))
+            system.append(message_text(msg.get("content")))
             continue
         if role in ("assistant", "model"):
             parts = msg.get("parts")
             if isinstance(parts, list) and parts and msg.get("replay_model") == ctx.ref.name:
                 out.append({"role": "model", "parts": copy.deepcopy(parts)})
             else:  # another model's signatures would be rejected: its text only
-                out.append({"role": "model", "parts": [{"text": _text(msg.get("content"))}]})
+                out.append({"role": "model", "parts": [{"text": message_text(msg.get("content"))}]})
         else:
-            out.append({"role": "user", "parts": [{"text": _text(msg.get("content"))}]})
+            out.append({"role": "user", "parts": [{"text": message_text(msg.get("content"))}]})
     return "\n\n".join(s for s in system if s), out
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            part.get("text", "") if isinstance(part, dict) else str(part) for part in content
-        )
-    return "" if content is None else str(content)
 
 
 # -- errors and the one retry ----------------------------------------------------------------------
@@ -223,7 +212,9 @@ class Parser:
         self._signed = False
 
     def feed(self, data: str, event: str | None = None) -> list[Event]:
-        chunk = _loads(data)
+        chunk = decode_json(
+            data, who="Gemini", hint="check that the base URL points at the Gemini API"
+        )
         if "error" in chunk:
             raise ProviderError(f"Gemini reported an error mid-stream: {server_message(chunk)}")
         out: list[Event] = []
@@ -296,18 +287,3 @@ def _usage(meta: dict[str, Any]) -> Usage:
         output_tokens=sum(known) if known else None,
         reasoning_tokens=thoughts,
     )
-
-
-def _loads(data: str) -> dict[str, Any]:
-    try:
-        value = json.loads(data)
-    except ValueError:
-        raise ProviderError(
-            f"Gemini sent an event that is not JSON ({data[:80]!r}); check that the base URL "
-            "points at the Gemini API."
-        ) from None
-    if isinstance(value, list) and value and isinstance(value[0], dict):
-        value = value[0]  # a JSON-array stream (no alt=sse) from a proxy
-    if not isinstance(value, dict):
-        raise ProviderError(f"Gemini sent an unexpected event: {data[:80]!r}.")
-    return value

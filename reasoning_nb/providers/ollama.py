@@ -13,7 +13,7 @@ from ..core.events import Event, Finish, Usage
 from ..core.presets import merge
 from ..core.tags import InlineSplitter
 from ..errors import ProviderError
-from .base import ReasoningSource, RequestContext
+from .base import ReasoningSource, RequestContext, decode_json
 from .transport import HttpRequest
 
 FRAMING = "ndjson"
@@ -72,7 +72,9 @@ class Parser:
         self._reasoning = ReasoningSource()
 
     def feed(self, data: str, event: str | None = None) -> list[Event]:
-        chunk = _loads(data)
+        chunk = decode_json(
+            data, who="Ollama", hint="check that the base URL points at Ollama itself, not a proxy"
+        )
         if "error" in chunk:
             raise ProviderError(f"Ollama reported an error mid-stream: {chunk['error']}")
         message = chunk.get("message") or {}
@@ -98,17 +100,3 @@ def _final(chunk: dict[str, Any]) -> list[Event]:
     if reason:
         out.append(Finish("length" if reason == "length" else str(reason)))
     return out
-
-
-def _loads(data: str) -> dict[str, Any]:
-    try:
-        value = json.loads(data)
-    except ValueError:
-        raise ProviderError(
-            f"Ollama sent a line that is not JSON ({data[:80]!r}); check that the base URL points "
-            "at Ollama itself, not a proxy."
-        ) from None
-    if not isinstance(value, dict):
-        raise ProviderError(f"Ollama sent an unexpected line: {data[:80]!r}.")
-    return value
-

@@ -22,7 +22,7 @@ from ..core.presets import merge
 from ..core.tags import InlineSplitter
 from ..errors import ProviderError
 from . import openai_responses as openai
-from .base import ReasoningSource, RequestContext
+from .base import ReasoningSource, RequestContext, decode_json
 from .transport import HttpRequest, server_message
 
 FRAMING = "sse"
@@ -104,7 +104,9 @@ class Parser:
         if data[:1] != "{" and data.strip() == "[DONE]":
             self.finished = True
             return self._reasoning.inline(self._tags.close()) + self._hosted.end()
-        chunk = _loads(data)
+        chunk = decode_json(
+            data, hint="check that the base URL points at an OpenAI-compatible /v1 endpoint"
+        )
         if chunk.get("error"):
             raise ProviderError(f"The server reported an error mid-stream: {server_message(chunk)}")
         out: list[Event] = []
@@ -145,19 +147,6 @@ class Parser:
         if self.finished:
             return []
         return self._reasoning.inline(self._tags.close()) + self._hosted.end()
-
-
-def _loads(data: str) -> dict[str, Any]:
-    try:
-        value = json.loads(data)
-    except ValueError:
-        raise ProviderError(
-            f"The server sent an event that is not JSON ({data[:80]!r}); check that the base URL "
-            "points at an OpenAI-compatible /v1 endpoint."
-        ) from None
-    if not isinstance(value, dict):
-        raise ProviderError(f"The server sent an unexpected event: {data[:80]!r}.")
-    return value
 
 
 # -- hosted flavours: openai-chat, openrouter, deepseek -------------------------------------------

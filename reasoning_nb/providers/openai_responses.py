@@ -21,14 +21,13 @@ are joined with a blank line), ``response.reasoning_text.delta`` (raw reasoning,
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from ..core.events import Event, Finish, Notice, ReasoningDelta, TextDelta, Usage
 from ..core.presets import SCALE, merge, nearest
 from ..errors import ProviderError
-from .base import RequestContext
+from .base import RequestContext, decode_json
 from .transport import HttpRequest
 
 FRAMING = "sse"
@@ -213,7 +212,9 @@ class Parser:
         if data.strip() == "[DONE]":  # not sent by OpenAI; some compatible servers add it
             self.finished = True
             return []
-        obj = _loads(data)
+        obj = decode_json(
+            data, hint="check that the base URL points at an OpenAI Responses endpoint (…/v1)"
+        )
         kind = obj.get("type") or event or ""
         # output_index is in every event about an item (output_item.done keeps the id in "item")
         item = obj.get("output_index", obj.get("item_id"))
@@ -351,16 +352,3 @@ def _error(obj: dict[str, Any]) -> str:
     message = err.get("message") or "no message"
     code = err.get("code") or err.get("type")
     return f"{message} ({code})" if code and code != "error" else str(message)
-
-
-def _loads(data: str) -> dict[str, Any]:
-    try:
-        value = json.loads(data)
-    except ValueError:
-        raise ProviderError(
-            f"The server sent an event that is not JSON ({data[:80]!r}); check that the base URL "
-            "points at an OpenAI Responses endpoint (…/v1)."
-        ) from None
-    if not isinstance(value, dict):
-        raise ProviderError(f"The server sent an unexpected event: {data[:80]!r}.")
-    return value
