@@ -1,5 +1,11 @@
-"""Trace -> safe static views: ``text/html`` (reasoning in a collapsed ``<details>``),
-``text/markdown`` and ``text/plain``. Shared by the notebook output and the exporters.
+"""Trace -> safe static views: ``text/html``, ``text/markdown``, ``text/plain``, in one of
+three modes. Shared by the notebook output (collapsible) and the exporters (any mode).
+
+* ``collapsible``: the reasoning in a closed ``<details>`` whose summary reads
+  ``Reasoning · 12.4 s · 2,310 tokens · preset high · ollama:deepseek-r1``.
+* ``inline``: the reasoning always visible, in a delimited, styled block (a blockquote in
+  markdown), for print, PDF and LaTeX, where nothing can be clicked open.
+* ``strip``: the answer only.
 
 Model text is untrusted: markdown is rendered with raw HTML disabled (so ``<script>`` arrives as
 text), markdown-it's link check drops ``javascript:``/``data:`` links, and every other string is
@@ -10,9 +16,11 @@ from __future__ import annotations
 
 import html
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from markdown_it import MarkdownIt
+
+from .markdown_safety import html_block, is_inert, md_escape, one_line
 
 if TYPE_CHECKING:
     from .core.trace import Trace
@@ -91,58 +99,111 @@ def footer(trace: Trace) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def to_html(trace: Trace, *, open_reasoning: bool = False) -> str:
-    out = [f'<div class="{CSS_CLASS}">']
-    if trace.reasoning:
-        summary = html.escape(reasoning_summary(trace))
-        body = markdown_html(trace.reasoning, breaks=True)
-        out.append(
-            f'<details class="{CSS_CLASS}-reasoning"{" open" if open_reasoning else ""}>'
-            f"<summary>{summary}</summary>"
-            f'<div style="opacity:0.8;border-left:3px solid #ccc;padding-left:0.8em">{body}</div>'
-            "</details>"
-        )
-    out.append(f'<div class="{CSS_CLASS}-answer">{markdown_html(trace.answer)}</div>')
-    notes = [footer(trace), *(f"⚠ {w}" for w in trace.warnings)]
+MODES = ("collapsible", "inline", "strip")
+
+_INLINE_BOX = (
+    "border:1px solid #d0d7de;border-left:4px solid #8c6bc8;background:#f6f8fa;"
+    "padding:0.5em 0.9em 0.1em 0.9em;margin:0.3em 0 0.6em 0;border-radius:4px"
+)
+_INLINE_HEAD = "font-weight:600;font-size:0.85em;color:#57606a;margin-bottom:0.3em"
+_SUMMARY = "cursor:pointer;color:#57606a;font-size:0.95em"
+_FOLDED_BODY = "opacity:0.85;border-left:3px solid #ccc;padding-left:0.8em;margin:0.3em 0"
+_META = "font-size:0.85em;opacity:0.7"
+
+
+def _short(text: str, limit: int = 80) -> str:
+    """A label part (model id, preset) of sane length."""
+    text = one_line(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def summary(trace: Trace) -> str:
+    """``Reasoning · 12.4 s · 2,310 tokens · preset high · ollama:deepseek-r1``."""
+    parts = ["Reasoning", seconds_label(trace.timing.get("reasoning_ms"))]
+    parts.append(tokens_label(trace.usage.get("reasoning_tokens"), len(trace.reasoning)))
+    parts.append(f"preset {_short(trace.preset, 24)}" if trace.preset else "")
+    if trace.budget_tokens:
+        parts.append(f"budget {trace.budget_tokens:,}")
+    parts.append(_short(trace.model or trace.provider))
+    return one_line(" · ".join(p for p in parts if p))
+
+
+def notes(trace: Trace) -> list[str]:
+    """The lines under the answer: who/how (unless the summary said it), warnings, error."""
+    if trace.reasoning:  # model and preset are in the summary already
+        total = seconds_label(trace.timing.get("total_ms"))
+        first = " · ".join(p for p in (trace.status, total) if p)
+    else:
+        first = footer(trace)
+    lines = [first, *(f"⚠ {w}" for w in trace.warnings)]
     if trace.error:
-        notes.append(f"✖ {trace.error}")
-    out.append(
-        f'<div class="{CSS_CLASS}-meta" style="font-size:0.85em;opacity:0.7">'
-        + "<br>".join(html.escape(n) for n in notes)
-        + "</div></div>"
-    )
+        lines.append(f"✖ {trace.error}")
+    return [one_line(n) for n in lines if one_line(n)]
+
+
+def to_html(trace: Trace, mode: str = "collapsible") -> str:
+    out = [f'<div class="{CSS_CLASS} {CSS_CLASS}-export {CSS_CLASS}-{mode}">']
+    if trace.reasoning and mode != "strip":
+        head = html.escape(summary(trace))
+        body = markdown_html(trace.reasoning, breaks=True)
+        if mode == "inline":
+            out.append(
+                f'<div class="{CSS_CLASS}-reasoning" style="{_INLINE_BOX}">'
+                f'<div class="{CSS_CLASS}-summary" style="{_INLINE_HEAD}">{head}</div>{body}</div>'
+            )
+        else:
+            out.append(
+                f'<details class="{CSS_CLASS}-reasoning">'
+                f'<summary style="{_SUMMARY}">{head}</summary>'
+                f'<div style="{_FOLDED_BODY}">{body}</div></details>'
+            )
+    out.append(f'<div class="{CSS_CLASS}-answer">{markdown_html(trace.answer)}</div>')
+    meta = "<br>".join(html.escape(n) for n in notes(trace))
+    out.append(f'<div class="{CSS_CLASS}-meta" style="{_META}">{meta}</div></div>')
     return "".join(out)
 
 
-def to_markdown(trace: Trace) -> str:
+def safe_markdown(text: str, *, breaks: bool = False, allow_fences: bool = True) -> str:
+    """Model text for a markdown file: itself when inert, else its safe HTML rendering."""
+    if is_inert(text, allow_fences=allow_fences):
+        return text
+    return html_block(markdown_html(text, breaks=breaks), f"{CSS_CLASS}-md")
+
+
+def _quote(block: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in block.split("\n"))
+
+
+def to_markdown(trace: Trace, mode: str = "collapsible") -> str:
     parts = []
-    if trace.reasoning:
-        quoted = "\n".join(f"> {line}" if line else ">" for line in trace.reasoning.splitlines())
-        parts.append(f"> **{reasoning_summary(trace)}**\n>\n{quoted}")
-    parts.append(trace.answer)
-    notes = [f"*{footer(trace)}*", *(f"*⚠ {w}*" for w in trace.warnings)]
-    if trace.error:
-        notes.append(f"*✖ {trace.error}*")
-    parts.append("  \n".join(notes))
+    if trace.reasoning and mode != "strip":
+        # Quoted text: no fence exemption (fences in blockquotes are where renderers differ).
+        body = _quote(safe_markdown(trace.reasoning, breaks=True, allow_fences=False))
+        if mode == "inline":
+            parts.append(f"> **{md_escape(summary(trace))}**\n>\n{body}")
+        else:
+            head = html.escape(summary(trace))
+            parts.append(f"<details>\n<summary>{head}</summary>\n\n{body}\n\n</details>")
+    answer = safe_markdown(trace.answer)
+    if answer:
+        parts.append(answer)
+    parts.append("  \n".join(f"*{md_escape(n)}*" for n in notes(trace)))
     return "\n\n".join(p for p in parts if p)
 
 
-def to_plain(trace: Trace) -> str:
+def to_plain(trace: Trace, mode: str = "collapsible") -> str:
     parts = []
-    if trace.reasoning:
-        parts.append(f"[{reasoning_summary(trace)}]\n{trace.reasoning}\n[/reasoning]")
+    if trace.reasoning and mode != "strip":
+        parts.append(f"[{summary(trace)}]\n{trace.reasoning}\n[/reasoning]")
     parts.append(trace.answer)
-    parts.append(f"({footer(trace)})")
-    parts.extend(f"warning: {w}" for w in trace.warnings)
-    if trace.error:
-        parts.append(f"error: {trace.error}")
+    parts.extend(f"({n})" if i == 0 else n for i, n in enumerate(notes(trace)))
     return "\n\n".join(p for p in parts if p)
 
 
-def bundle(trace: Trace) -> dict[str, Any]:
-    """The static MIME bundle saved with every ``%%think`` output."""
+def bundle(trace: Trace, mode: str = "collapsible") -> dict[str, str]:
+    """The static MIME bundle: what every ``%%think`` output saves, and what exports show."""
     return {
-        "text/html": to_html(trace),
-        "text/markdown": to_markdown(trace),
-        "text/plain": to_plain(trace),
+        "text/html": to_html(trace, mode),
+        "text/markdown": to_markdown(trace, mode),
+        "text/plain": to_plain(trace, mode),
     }

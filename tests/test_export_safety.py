@@ -6,10 +6,11 @@ HTML through), and the hostile notebook that ``test_export.py`` sends through th
 
 from __future__ import annotations
 
+import ast
 import re
-import subprocess
 import sys
 from html.parser import HTMLParser
+from pathlib import Path
 
 import mistune
 import nbformat
@@ -18,8 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
+from reasoning_nb import render
 from reasoning_nb.core.trace import Trace
-from reasoning_nb.export import views
+from reasoning_nb.export import exporters
 from reasoning_nb.export.schema import KNOWN_FIELDS, read_trace
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -192,6 +194,7 @@ def hostile_notebook() -> nbformat.NotebookNode:
         "m3": html_model("an orphan pane: HOSTILE-REASONING-A"),
         "m9": html_model("HOSTILE-REASONING-D behind an unreadable trace"),
     }
+    state["m1"]["state"] = {"children": ["IPY_MODEL_m2"]}
     nb.metadata["widgets"] = {
         "application/vnd.jupyter.widget-state+json": {
             "version_major": 2,
@@ -221,7 +224,7 @@ def test_read_trace_never_raises(data):
     trace, problems = read_trace(data)
     assert problems
     if trace is not None:
-        views.bundle(trace, "collapsible")
+        render.bundle(trace, "collapsible")
 
 
 @settings(max_examples=60, deadline=None)
@@ -241,8 +244,8 @@ def test_read_trace_never_raises(data):
 def test_any_saved_trace_renders_or_is_refused(data):
     trace, _problems = read_trace(data)
     assert trace is not None
-    for mode in views.MODES:
-        views.bundle(trace, mode)
+    for mode in render.MODES:
+        render.bundle(trace, mode)
 
 
 # -- the markdown escaper -------------------------------------------------------------------------
@@ -256,7 +259,7 @@ def test_any_saved_trace_renders_or_is_refused(data):
     ],
 )
 def test_inert_markdown_stays_markdown(text):
-    assert views.safe_markdown(text) == text
+    assert render.safe_markdown(text) == text
 
 
 @pytest.mark.parametrize(
@@ -275,10 +278,10 @@ def test_inert_markdown_stays_markdown(text):
     ],
 )
 def test_markdown_with_html_or_script_links_is_embedded_as_safe_html(text):
-    out = views.safe_markdown(text)
+    out = render.safe_markdown(text)
     assert out != text and out.startswith('<div class="reasoning-nb-md">')
     assert live_markdown(out) == []
-    assert live_markdown(views._quote(out)) == []
+    assert live_markdown(render._quote(out)) == []
 
 
 @settings(max_examples=150, deadline=None)
@@ -311,29 +314,74 @@ def test_markdown_with_html_or_script_links_is_embedded_as_safe_html(text):
     ).map("".join)
 )
 def test_safe_markdown_is_never_live(text):
-    out = views.safe_markdown(text)
+    out = render.safe_markdown(text)
     assert live_markdown(out) == []
-    assert live_markdown(views._quote(views.safe_markdown(text, allow_fences=False))) == []
+    assert live_markdown(render._quote(render.safe_markdown(text, allow_fences=False))) == []
 
 
 def test_labels_stay_on_one_line():
     trace, _ = read_trace(
         {"model": "m\n\n<b>x</b>\u202e", "preset": "p" * 500, "reasoning": "r", "answer": "a"}
     )
-    label = views.summary(trace)
+    label = render.summary(trace)
     assert "\n" not in label and "\u202e" not in label and len(label) < 200
-    markdown = views.to_markdown(trace, "collapsible")
-    assert "<summary>Reasoning · ≈1 tokens · preset " in markdown
+    markdown = render.to_markdown(trace, "collapsible")
+    assert re.search(r"<summary>Reasoning · [^<>]* · preset p{23}… · m ", markdown)
     assert "&lt;b&gt;x&lt;/b&gt;</summary>" in markdown
 
 
 def test_listing_exporters_does_not_import_the_preprocessor():
     """Lab's menu lists (imports and instantiates) every exporter; a failing import there
     empties the whole menu, so the exporter module stays light and the work is deferred."""
-    code = (
-        "import sys; from nbconvert.exporters import get_exporter; "
-        "[get_exporter(n)() for n in ('reasoning-html', 'reasoning_markdown')]; "
-        "print('reasoning_nb.export.preprocessor' in sys.modules)"
+    from nbconvert.exporters import get_exporter
+
+    tree = ast.parse((Path(exporters.__file__)).read_text())
+    imported = {
+        (node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and node.col_offset == 0
+        for alias in node.names
+    }
+    assert imported <= {"__future__", "copy", "sys", "nbconvert", "traitlets"}, imported
+    saved = sys.modules.pop("reasoning_nb.export.preprocessor", None)
+    try:
+        for name in ("reasoning-html", "reasoning_markdown", "reasoning-notebook"):
+            get_exporter(name)()
+        assert "reasoning_nb.export.preprocessor" not in sys.modules
+    finally:
+        if saved is not None:
+            sys.modules["reasoning_nb.export.preprocessor"] = saved
+
+
+# -- the command-line wrapper (its conversions run in test_export.py) ----------------------------
+
+
+def test_export_wrapper_arguments_and_errors(capsys, tmp_path):
+    from reasoning_nb.__main__ import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["export", str(tmp_path / "missing.ipynb")])
+    assert exc.value.code == 2 and "no such notebook" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["export", "--help"])
+    assert exc.value.code == 0 and "--mode {collapsible,inline,strip}" in capsys.readouterr().out
+
+    from reasoning_nb.export import cli
+
+    args = cli.argparse.Namespace(
+        notebooks=["a.ipynb"], to="md", mode="strip", output=None, output_dir="out"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert cli.nbconvert_args(args) == [
+        "a.ipynb",
+        "--to=reasoning-markdown",
+        "--ReasoningPreprocessor.mode=strip",
+        "--output-dir=out",
+    ]
+
+
+def test_prompt_cli_still_parses_without_export(capsys):
+    from reasoning_nb.__main__ import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0 and "prompt" in capsys.readouterr().out

@@ -49,7 +49,7 @@ class _ReasoningExport(HasTraits):
         from .preprocessor import ReasoningPreprocessor  # only when exporting: see module doc
 
         pre = ReasoningPreprocessor(parent=self, target=self.reasoning_target)
-        nb, resources = pre.preprocess(copy.deepcopy(nb), dict(resources or {}))
+        nb, resources = pre.preprocess(copy.deepcopy(nb), {} if resources is None else resources)
         return super().from_notebook_node(nb, resources, **kw)
 
 

@@ -30,7 +30,8 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import from_dict
 from traitlets import Enum, Int
 
-from . import views, widgets
+from .. import render
+from . import widgets
 from .schema import HISTORY_KEY, METADATA_KEY, read_trace, stripped
 
 TARGETS = ("auto", "html", "markdown", "notebook")
@@ -43,7 +44,7 @@ class ReasoningPreprocessor(Preprocessor):
     """Show, inline or strip the reasoning of ``%%think`` outputs, from their saved traces."""
 
     mode = Enum(
-        views.MODES,
+        render.MODES,
         default_value="collapsible",
         help=(
             "collapsible: reasoning in a closed <details> with a one-line summary; "
@@ -99,7 +100,8 @@ class ReasoningPreprocessor(Preprocessor):
     def _traced(self, output: dict, meta: dict, where: str):
         strip = self.mode == "strip"
         if output.get("output_type") not in _DISPLAY:
-            self._warn(f"{where}: a {output.get('output_type')!r} output carries a trace; ignored")
+            kind = ascii(output.get("output_type"))[:40]
+            self._warn(f"{where}: a {kind} output carries a trace; ignored")
             if strip:
                 output = self._redact.scrub(output)
                 output["metadata"] = {}
@@ -118,11 +120,11 @@ class ReasoningPreprocessor(Preprocessor):
         else:
             if strip:
                 trace.reasoning = ""
-            new_data = views.bundle(trace, self.mode)
+            new_data = render.bundle(trace, self.mode)
             if self._target == "markdown":
                 del new_data["text/html"]  # so text/markdown wins for these outputs
-            if self._target != "notebook":
-                new_meta = {METADATA_KEY: trace.to_dict()}
+            if self._target != "notebook":  # not shown; kept validated for custom templates
+                new_meta = {METADATA_KEY: stripped(trace) if strip else trace.to_dict()}
             elif strip:
                 new_meta = {METADATA_KEY: stripped(trace)}
                 history = self._stripped_history(meta.get(HISTORY_KEY), where)

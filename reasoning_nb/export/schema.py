@@ -147,8 +147,10 @@ def read_trace(data: Any) -> tuple[Trace | None, list[str]]:
         status = "unknown"
     fields["status"] = status
 
-    warnings = data.get("warnings") or []
-    if not isinstance(warnings, list):
+    warnings = data.get("warnings")
+    if warnings is None:
+        warnings = []
+    elif not isinstance(warnings, list):
         warn.append(f"field 'warnings' is {_kind(warnings)}, not a list; skipped")
         warnings = []
     elif not all(isinstance(w, str) for w in warnings):

@@ -1,0 +1,84 @@
+"""Is this model text safe to put into a markdown file verbatim?
+
+A ``.md`` file is rendered later by a renderer we do not know, possibly one that passes raw HTML
+through. So model text goes into markdown verbatim only when it cannot hold HTML or an unsafe
+link in *any* renderer (:func:`is_inert`); otherwise its safe HTML rendering is embedded as one
+HTML block (:func:`html_block`). Labels (model ids, warnings) become one escaped line.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+# C0/C1 controls and bidi overrides (a "Trojan source" label could reorder what is shown).
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]+")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_UNSAFE_SCHEME = re.compile(r"(javascript|vbscript|data|file):")
+_FENCE_OPEN = re.compile(r"^(`{3,})[^`]*$")
+_PRE = re.compile(r"<pre[\s>].*?</pre>", re.S)
+
+
+def one_line(text: str) -> str:
+    """Collapse whitespace and control characters: a label must stay one line."""
+    return " ".join(_CONTROLS.sub(" ", text).split())
+
+
+def md_escape(text: str) -> str:
+    """One line of literal text for markdown: entities for ``<>&``, backslashes for the rest."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(one_line(text), quote=False))
+
+
+def _outside_fences(lines: list[str]) -> list[str] | None:
+    """Lines outside strict backtick fences, or None when a fence is not strict.
+
+    Strict: column 0, closed by a line of exactly the same backticks, no backtick inside.
+    Then CommonMark, GFM and Python-Markdown (with or without its fence extension, where such
+    a block is one code span) all agree that the content is code. Anything looser is checked
+    as ordinary text.
+    """
+    outside: list[str] = []
+    i = 0
+    while i < len(lines):
+        opening = _FENCE_OPEN.match(lines[i])
+        if opening:
+            fence = opening.group(1)
+            for j in range(i + 1, len(lines)):
+                if lines[j].rstrip() == fence:
+                    break
+                if "`" in lines[j]:
+                    return None
+            else:
+                return None  # unclosed: renderers disagree on where it ends
+            i = j + 1
+            continue
+        outside.append(lines[i])
+        i += 1
+    return outside
+
+
+def is_inert(text: str, *, allow_fences: bool) -> bool:
+    """True when no markdown renderer can make HTML or an unsafe link out of ``text``.
+
+    Raw HTML, autolinks and entities all need ``<`` or ``&``; a link to a script needs a
+    scheme (browsers ignore tabs and newlines inside one, so they are squeezed out first).
+    """
+    lines = text.split("\n")
+    if allow_fences:
+        kept = _outside_fences(lines)
+        if kept is None:
+            return False
+        lines = kept
+    rest = "\n".join(lines)
+    if "<" in rest or "&" in rest:
+        return False
+    squeezed = re.sub(r"[\x00-\x20\x7f]+", "", rest).lower()
+    return not _UNSAFE_SCHEME.search(squeezed)
+
+
+def html_block(fragment: str, css_class: str) -> str:
+    """Safe HTML as one markdown HTML block: no blank line may end it early, so newlines
+    inside ``<pre>`` become ``&#10;`` and empty lines go (HTML does not need them)."""
+    fragment = _PRE.sub(lambda m: m.group(0).replace("\n", "&#10;"), fragment.strip())
+    lines = [line for line in fragment.split("\n") if line.strip()]
+    return f'<div class="{css_class}">\n' + "\n".join(lines) + "\n</div>"
