@@ -7,7 +7,6 @@
 In a notebook: ``%load_ext reasoning_nb`` then ``%%think --model ollama:qwen3 --preset high``.
 """
 
-from .api import astream, think
 from .core.events import (
     Done,
     Finish,
@@ -40,6 +39,16 @@ __all__ = [
     "load_ipython_extension",
     "think",
 ]
+
+
+def __getattr__(name: str):
+    # think/astream pull in httpx and anyio; importing reasoning_nb.export (which nbconvert and
+    # JupyterLab's export menu do) must not, so they load on first use.
+    if name in ("think", "astream"):
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'reasoning_nb' has no attribute {name!r}")
 
 
 def load_ipython_extension(ipython):  # pragma: no cover - exercised by the kernel tests
