@@ -27,6 +27,7 @@ from typing import Any
 import nbformat
 import pytest
 import wire_fixtures as wf
+from playwright.sync_api import expect
 from wire_server import Reply, WireServer
 
 CHROMIUM = "/usr/bin/chromium"
@@ -74,7 +75,7 @@ ANSWER = (
     "At sunset the light crosses more air, the blue is scattered away, and the sky turns red."
 )
 
-# -- in-page helpers: the widget's parts, found by structure -------------------------------------
+# -- in-page helpers: the widget's parts, found by structure ---------------------------------------
 # ThinkWidget.root (.reasoning-nb, a VBox) = [header HBox, status HTML, run selector, body VBox];
 # body = [run root VBox] = [reasoning Accordion (once reasoning arrived), answer VBox].
 HELPERS = r"""
@@ -102,24 +103,39 @@ window.__rn = {
       paneOpen: !!p.contents && !p.contents.classList.contains('lm-mod-hidden'),
       title: p.head ? p.head.textContent.trim() : null,
       answer: p.answer ? p.answer.textContent.trim() : '',
-      answerHtml: p.answer ? p.answer.innerHTML : '',
       runs: p.selector ? [...p.selector.querySelectorAll('button')].map(b => b.textContent) : [],
     };
   },
-  // Sample the widget every `every` ms until `until` (a JS expression over the state `s`)
-  // holds or `timeout` ms pass; resolves to the samples.
-  sample(i, every, timeout, until) {
+  // Record the widget state of cell i until `until` (a JS expression over the state `s`)
+  // holds or `timeout` ms pass; resolves to the distinct states seen, in order. A
+  // MutationObserver looks after every DOM change: each transient state, painted or not.
+  record(i, timeout, until) {
     const done = new Function('s', 'return (' + until + ');');
     const t0 = performance.now();
-    const samples = [];
+    const seen = [];
     return new Promise(resolve => {
-      const tick = () => {
+      let timer = null;
+      const look = () => {
         const s = this.state(i);
-        samples.push({t: Math.round(performance.now() - t0), ...(s || {missing: true})});
-        if ((s && done(s)) || performance.now() - t0 > timeout) resolve(samples);
-        else setTimeout(tick, every);
+        if (!s) return false;
+        const key = JSON.stringify([s.reasoning, s.answer, s.paneOpen, s.status]);
+        if (!seen.length || seen[seen.length - 1].key !== key)
+          seen.push({t: Math.round(performance.now() - t0), key, ...s});
+        return done(s);
       };
-      tick();
+      let over = false;
+      const finish = () => {
+        if (over) return;
+        over = true;
+        observer.disconnect();
+        clearTimeout(timer);
+        resolve(seen.map(({key, ...rest}) => rest));
+      };
+      const observer = new MutationObserver(() => { if (look()) finish(); });
+      observer.observe(this.cellNode(i),
+                       {subtree: true, childList: true, characterData: true, attributes: true});
+      timer = setTimeout(finish, timeout);
+      if (look()) finish();
     });
   },
   cellDone(i) {  // the cell has its execution count and the kernel is idle
@@ -131,7 +147,7 @@ window.__rn = {
 };
 """
 
-# -- fixtures -------------------------------------------------------------------------------------
+# -- fixtures --------------------------------------------------------------------------------------
 
 
 def _free_port() -> int:
@@ -232,9 +248,7 @@ def browser_page(lab):
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         context.add_init_script(HELPERS)
         page = context.new_page()
@@ -260,7 +274,7 @@ def page(browser_page, lab, wire):
     lab.shutdown_all_kernels()
 
 
-# -- driving Lab ------------------------------------------------------------------------------------
+# -- driving Lab -----------------------------------------------------------------------------------
 
 
 def wait_for_lab(page) -> None:
@@ -345,10 +359,21 @@ def wait_state(page, condition: str, index: int = 1, timeout: float = LONG) -> d
     return state(page, index)
 
 
-def cell(page, index: int = 1):
-    return page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell").nth(
-        index
+def start_recording(page, index: int = 1, until="s.status.startsWith('done')") -> None:
+    """Record the states of the widget in the page (see ``__rn.record``) until ``until``."""
+    page.evaluate(
+        "([i, until]) => { window.__seen = window.__rn.record(i, 45000, until); }",
+        [index, until],
     )
+
+
+def recorded(page) -> list[dict[str, Any]]:
+    """The states seen since ``start_recording`` (waits for its condition)."""
+    return page.evaluate("() => window.__seen")
+
+
+def cell(page, index: int = 1):
+    return page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell").nth(index)
 
 
 def save(page) -> None:
@@ -376,12 +401,16 @@ def stream(reasoning: str, answer: str, **kw: Any) -> Reply:
     return Reply.sse(wf.chat_sse(reasoning, answer, usage=True), **kw)
 
 
+def squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
 def as_text(markdown: str) -> str:
     """What markdown text reads as once rendered (enough for the fixtures here)."""
     return re.sub(r"\s+", " ", markdown.replace("**", "").replace("*", "")).strip()
 
 
-# -- tests ------------------------------------------------------------------------------------------
+# -- tests -----------------------------------------------------------------------------------------
 
 SUMMARY = re.compile(r"^Thought for \d+\.\d s · ≈?[\d,]+ tokens$")
 
@@ -391,25 +420,22 @@ def test_live_stream_then_fold_and_expand(page, lab, wire):
     wire.route("POST", CHAT, stream(REASONING, ANSWER, pause=0.02))
     think_notebook(lab, wire, "live.ipynb")
     open_notebook(page, "live.ipynb")
-    # Sample the widget in the page every 40 ms while it streams (no round trips).
-    page.evaluate(
-        "() => { window.__samples = window.__rn.sample(1, 40, 30000, "
-        "\"s.answer.length > 0 && s.status.startsWith('done')\"); }"
-    )
+    start_recording(page)
     run_all(page)
 
     # Mid-reasoning: the pane is open and its text grows while the answer is still empty.
-    wait_state(page, "s.paneOpen && s.reasoning.length > 80 && !s.answer")
+    wait_state(page, "s.paneOpen && s.reasoning.length > 300 && !s.answer")
     shot(page, "01-live-mid-reasoning")
-    samples = page.evaluate("() => window.__samples")
-    thinking = [s for s in samples if not s.get("missing") and s["reasoning"] and not s["answer"]]
+    seen = recorded(page)
+    thinking = [s for s in seen if s["reasoning"] and not s["answer"] and s["title"] == "Thinking…"]
     lengths = [len(s["reasoning"]) for s in thinking]
-    assert len(set(lengths)) >= 3, f"the reasoning did not visibly grow: {lengths}"
-    assert lengths == sorted(lengths), "the reasoning text shrank while streaming"
+    assert len(set(lengths)) >= 5, f"the reasoning did not visibly grow: {lengths}"
+    assert lengths[-1] > 3 * lengths[0], lengths
     assert all(s["paneOpen"] for s in thinking), "the pane was closed during the reasoning"
-    assert all(s["status"].startswith("thinking") for s in thinking[1:-1])
-    answering = [s for s in samples if s.get("answer")]
+    assert {s["status"].split(" ")[0] for s in thinking} <= {"connecting…", "thinking…"}
+    answering = [s for s in seen if s["answer"]]
     assert answering, "the answer never appeared"
+    assert answering[0]["t"] > thinking[-1]["t"] - 50  # (one flush may reach the DOM in parts)
     assert not answering[-1]["paneOpen"], "the pane did not fold once the answer came"
 
     # Final: folded to a one-line summary, markdown answer rendered, kernel idle.
@@ -435,6 +461,37 @@ def test_live_stream_then_fold_and_expand(page, lab, wire):
     assert state(page)["paneOpen"]
     shot(page, "03-expanded", cell(page))
     assert not page.errors, page.errors
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="LiveText freezes a finished block into a NEW HTML widget and trims the live tail "
+    "in a separate update, so for ~10 ms the block shows twice; fix: keep the tail as the last "
+    "child of the last page, turn the old tail into the frozen block and append a fresh tail",
+)
+def test_live_text_grows_without_flashing(page, lab, wire):
+    """Every state seen in the DOM is a prefix of the final text, and never shorter than the
+    state before: no paragraph flashes twice or disappears while the stream is live."""
+    words = "about light, air and the colour of the sky"
+    reasoning = "\n\n".join(f"Reasoning step {i} {words}." for i in range(10))
+    answer = "\n\n".join(f"Answer part {i} {words}." for i in range(6))
+    wire.route("POST", CHAT, stream(reasoning, answer, pause=0.01))
+    think_notebook(lab, wire, "flash.ipynb")
+    open_notebook(page, "flash.ipynb")
+    start_recording(page)  # every DOM state, painted or not: the check is deterministic
+    run_all(page)
+    seen = recorded(page)
+    assert seen and seen[-1]["status"].startswith("done"), seen[-1:]
+    problems = []
+    for part in ("reasoning", "answer"):
+        final, before = squash(seen[-1][part]), ""
+        assert final == squash(reasoning if part == "reasoning" else answer)
+        for s in seen:
+            text = squash(s[part])
+            if not final.startswith(text) or len(text) < len(before):
+                problems.append(f"{part} at {s['t']} ms: {before[-60:]!r} -> {text[-120:]!r}")
+            before = text
+    assert not problems, "\n".join(problems)
 
 
 def test_preset_dropdown_reruns_with_history(page, lab, wire):
@@ -499,8 +556,7 @@ def test_stop_button_stops_a_stalled_stream(page, lab, wire):
     indicator = page.locator(
         ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator"
     )
-    if indicator.count():
-        assert indicator.first.get_attribute("data-status") == "idle"
+    expect(indicator).to_have_attribute("data-status", "idle", timeout=10_000)
     assert cell(page).locator(".reasoning-nb button", has_text="Stop").is_disabled()
     shot(page, "06-stopped", cell(page))
     assert not page.errors, page.errors
@@ -514,14 +570,14 @@ def test_saved_notebook_reopens_readable(page, lab, wire):
     wait_cell_done(page)
     save(page)
 
-    saved = json.loads(path.read_text())
-    outputs = [o for o in saved["cells"][1]["outputs"] if "reasoning_nb" in o.get("metadata", {})]
-    assert len(outputs) == 1, saved["cells"][1]["outputs"]
+    saved = nbformat.read(path, as_version=4)  # joins the multi-line strings of the JSON
+    outputs = [o for o in saved.cells[1].outputs if "reasoning_nb" in o.get("metadata", {})]
+    assert len(outputs) == 1, saved.cells[1].outputs
     trace = outputs[0]["metadata"]["reasoning_nb"]
     assert trace["status"] == "complete" and trace["answer"] == ANSWER
     assert trace["reasoning"] == REASONING
     assert "<details" in outputs[0]["data"]["text/html"]
-    assert "widgets" in saved["metadata"], "saveState: the widget state should be saved"
+    assert "widgets" in saved.metadata, "saveState: the widget state should be saved"
 
     # The kernel goes away; the page is reloaded and the notebook reopened.
     close_all(page)
@@ -535,7 +591,7 @@ def test_saved_notebook_reopens_readable(page, lab, wire):
     )
     page.evaluate("() => window.jupyterapp.shell.currentWidget.context.ready")
     out = cell(page).locator(".jp-OutputArea")
-    out.get_by_text("Rayleigh scattering").first.wait_for(state="visible")
+    out.locator("em", has_text="Rayleigh scattering").first.wait_for(state="visible")
     restored = out.locator(".reasoning-nb.widget-vbox")
     if restored.count():  # the widget, rebuilt from metadata.widgets (trusted: saved by Lab)
         out.locator(".jupyter-widget-Collapse-header").click()
@@ -560,7 +616,7 @@ def test_saved_notebook_reopens_readable(page, lab, wire):
     out = cell(page).locator(".jp-OutputArea")
     summary = out.locator("details summary")
     summary.wait_for(state="visible")
-    assert SUMMARY.match(summary.inner_text().strip()), summary.inner_text()
+    assert re.search(r"[\d,]+ tokens", summary.inner_text()), summary.inner_text()
     hidden = out.get_by_text("Nitrogen and oxygen molecules")
     assert not hidden.is_visible()
     summary.click()
@@ -601,3 +657,32 @@ def test_model_output_cannot_run_script(page, lab, wire):
     shot(page, "09-untrusted-model-output", cell(page))
     assert page.evaluate("() => window.__pwned") is None
     assert not page.errors, page.errors
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="in a default JupyterLab (widget saveState off) a reopened notebook shows only "
+    "'Error displaying widget: model not found': the widget-view MIME type outranks the static "
+    "text/html of the same output, and ipywidgets has no fallback",
+)
+def test_reopened_in_default_lab_shows_static_output(page, lab, wire):
+    """A notebook saved by a Lab with the default ``saveState: false`` is trusted but has no
+    widget state; reopened, the saved reasoning and answer should still be readable."""
+    from nbclient import NotebookClient
+    from nbformat.sign import NotebookNotary
+
+    wire.route("POST", CHAT, stream(REASONING, ANSWER))
+    nb = nbformat.read(think_notebook(lab, wire, "default-lab.ipynb"), as_version=4)
+    NotebookClient(nb, timeout=60, kernel_name="python3", record_timing=False).execute()
+    nb.metadata.pop("widgets", None)  # what Lab saves with its default saveState: false
+    NotebookNotary().sign(nb)  # what Lab does on save: trusted
+    nbformat.write(nb, lab.root / "default-lab.ipynb")
+    open_notebook(page, "default-lab.ipynb")
+    if not page.evaluate("() => window.__rn.panel().content.widgets[1].model.trusted"):
+        pytest.fail("Lab does not trust the signed copy: this test needs a trusted notebook")
+    out = cell(page).locator(".jp-OutputArea")
+    expect(out).not_to_contain_text("Loading widget", timeout=LONG)
+    shot(page, "10-default-lab-reopened", cell(page))
+    expect(out).not_to_contain_text("model not found", timeout=1000)
+    expect(out.locator("em", has_text="Rayleigh scattering")).to_be_visible(timeout=1000)
