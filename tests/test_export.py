@@ -253,8 +253,10 @@ def test_static_exports_drop_dead_widgets(exports):
 def test_notebook_copy_keeps_live_widget_and_trace(exports):
     nb = json.loads(exports[("collapsible", "notebook")]["demo"].read_text())
     state = nb["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    traced = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("metadata")]
-    assert all(o["data"][WIDGET_VIEW]["model_id"] in state for o in traced)
+    outputs = [o for c in nb["cells"] for o in c.get("outputs", [])]
+    live = [o for o in outputs if WIDGET_VIEW in o.get("data", {})]
+    traced = [o for o in outputs if o.get("metadata")]
+    assert live and all(o["data"][WIDGET_VIEW]["model_id"] in state for o in live)
     assert traced[0]["metadata"]["reasoning_nb"]["reasoning"] == REASONING
 
 

@@ -48,19 +48,22 @@ def test_saved_notebook_has_widget_static_fallbacks_and_trace(wire_server):
         f"%%think --model llamacpp:m --base-url {wire_server.url} --preset high\nWhy blue?",
         "print(type(_think).__name__, _think.status, _think.answer)",
     )
-    [output] = traced_outputs(nb.cells[1])
-    assert len(nb.cells[1].outputs) == 1  # one output carries the widget AND the fallbacks
-    assert {WIDGET_VIEW, "text/html", "text/markdown", "text/plain"} <= set(output.data)
+    live, output = nb.cells[1].outputs  # the live widget, then the static trace
+    assert traced_outputs(nb.cells[1]) == [output]  # exactly one output carries the trace
+    assert set(live.data) == {WIDGET_VIEW, "text/plain"} and live.data["text/plain"] == ""
+    assert {"text/html", "text/markdown", "text/plain"} <= set(output.data)
+    assert WIDGET_VIEW not in output.data
     saved = output.metadata["reasoning_nb"]
     assert saved["schema"] == 1 and saved["status"] == "complete"
     assert saved["reasoning"] == reasoning and saved["answer"] == answer
     assert saved["request"] == {"reasoning_effort": "high"}
     assert saved["usage"]["output_tokens"] is not None
     html = output.data["text/html"]
-    assert "<details" in html and "<script>" not in html and "&lt;script&gt;" in html
+    assert "<details" in html and "<script>x" not in html and "&lt;script&gt;" in html
+    assert "reasoning-nb-static" in html and "<style>" in html  # hides its live twin in Lab
     assert "<strong>Rayleigh</strong>" in html
     state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    assert output.data[WIDGET_VIEW]["model_id"] in state
+    assert live.data[WIDGET_VIEW]["model_id"] in state
     assert "Rayleigh" in json.dumps(state)  # the widget's final state is saved too
     assert nb.cells[2].outputs[0]["text"].startswith(f"Trace complete {answer}")
 
@@ -113,6 +116,17 @@ def test_traffic_on_a_25000_chunk_stream(kernel, wire_server):
     assert kernel.value("len(_think.answer)") == str(len(answer.strip()))
 
 
+def saved_trace(msgs) -> dict:
+    """The trace of the last output that carries one (display_data or update_display_data)."""
+    shown = [
+        m["content"]["metadata"]["reasoning_nb"]
+        for m in msgs
+        if m["msg_type"] in ("display_data", "update_display_data")
+        and "reasoning_nb" in m["content"].get("metadata", {})
+    ]
+    return shown[-1]
+
+
 def slow_stream(wire_server) -> None:
     frames = wf.chat_sse("thinking slowly " * 5, "never finished", done=False)
     wire_server.route("POST", CHAT, Reply.sse(frames, stall_after=8, stall=30))
@@ -131,8 +145,7 @@ def test_kernel_interrupt_keeps_the_partial_trace(kernel, wire_server):
     kernel.km.interrupt_kernel()
     msgs = kernel.collect(msg_id, 30)
     assert time.monotonic() - t0 < 5
-    saved = [m for m in msgs if m["msg_type"] == "update_display_data"][-1]
-    trace = saved["content"]["metadata"]["reasoning_nb"]
+    trace = saved_trace(msgs)
     assert trace["status"] == "cancelled" and "thinking slowly" in trace["reasoning"]
     assert kernel.value("_think.status") == "'cancelled'"
 
@@ -146,8 +159,7 @@ def test_stop_button_stops_the_stream(kernel, wire_server):
     msgs = kernel.collect(msg_id, 30)
     assert time.monotonic() - t0 < 5  # the stall lasts 30 s: only Stop ends it this soon
     assert not [m for m in msgs if m["msg_type"] == "error"]
-    trace = [m for m in msgs if m["msg_type"] == "update_display_data"][-1]["content"]
-    assert trace["metadata"]["reasoning_nb"]["status"] == "cancelled"
+    assert saved_trace(msgs)["status"] == "cancelled"
     assert kernel.value("_think.status") == "'cancelled'"
     assert kernel.value("_think.reasoning.startswith('thinking slowly')") == "True"
 

@@ -83,10 +83,17 @@ class ReasoningPreprocessor(Preprocessor):
         if not isinstance(outputs, list):
             return cell, resources
         kept = []
+        # A %%think cell's live widget is its own output beside the traced one: dead in a static
+        # export, and reasoning-bearing state when stripping.
+        drop_twins = (self._target != "notebook" or self.mode == "strip") and any(
+            _traced_meta(o) for o in outputs
+        )
         for n, output in enumerate(outputs):
             where = f"cell {index + 1}, output {n + 1}"
-            meta = output.get("metadata") if isinstance(output, dict) else None
-            if isinstance(meta, dict) and (METADATA_KEY in meta or HISTORY_KEY in meta):
+            meta = _traced_meta(output)
+            if drop_twins and widgets.is_view_only(output):
+                continue
+            if meta is not None:
                 kept.append(self._traced(output, meta, where))
             else:
                 if self._redact is not None and isinstance(output, dict):
@@ -98,6 +105,7 @@ class ReasoningPreprocessor(Preprocessor):
     # -- one traced output --------------------------------------------------------------------
 
     def _traced(self, output: dict, meta: dict, where: str):
+        """An output that carries a saved trace, rebuilt from the validated trace."""
         strip = self.mode == "strip"
         if output.get("output_type") not in _DISPLAY:
             kind = ascii(output.get("output_type"))[:40]
@@ -229,3 +237,11 @@ class _Redactor:
             for key in list(value):
                 value[key] = self.scrub(value[key])
         return value
+
+
+def _traced_meta(output: Any) -> dict | None:
+    """The output's metadata when it carries a saved trace (or its history)."""
+    meta = output.get("metadata") if isinstance(output, dict) else None
+    if isinstance(meta, dict) and (METADATA_KEY in meta or HISTORY_KEY in meta):
+        return meta
+    return None

@@ -48,6 +48,15 @@ def reachable(state: dict[str, Any], roots: Iterable[str]) -> set[str]:
     return seen
 
 
+def is_view_only(output: Any) -> bool:
+    """A widget view with nothing else worth showing (the live half of a ``%%think`` cell)."""
+    data = output.get("data") if isinstance(output, dict) else None
+    if not isinstance(data, dict) or not view_id(data):
+        return False
+    plain = data.get("text/plain", "")
+    return set(data) <= {WIDGET_VIEW, "text/plain"} and not "".join(plain).strip()
+
+
 def kept_views(nb: Any) -> set[str]:
     ids = set()
     for cell in nb.get("cells", []):

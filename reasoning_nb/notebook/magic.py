@@ -35,6 +35,21 @@ from ..terminal import TerminalView
 from .listing import list_text
 
 METADATA_KEY = "reasoning_nb"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+LIVE_CLASS, STATIC_CLASS = "reasoning-nb-live", "reasoning-nb-static"
+# A %%think cell leaves two outputs: the live widget, then the static trace (the one output
+# with the metadata). Where the widget renders (live, or restored from saved widget state) the
+# static twin is hidden; where it cannot ("model not found" after reopening in a Lab that did
+# not save widget state) the widget's output is hidden and the static trace shows. Untrusted
+# notebooks drop the <style>: there the widget never renders, and the static output shows.
+PAIRING_STYLE = (
+    "<style>"
+    f".jp-OutputArea-child:has(.{LIVE_CLASS}) + .jp-OutputArea-child:has(.{STATIC_CLASS})"
+    "{display:none}"
+    f".jp-OutputArea-child:has(+ .jp-OutputArea-child .{STATIC_CLASS}):not(:has(.{LIVE_CLASS}))"
+    "{display:none}"
+    "</style>"
+)
 _CELL_CALL = re.compile(r"^(\s*)get_ipython\(\)\.run_cell_magic\('think', ")
 _ASYNC_ENTRY = "__reasoning_nb_think__"
 
@@ -273,7 +288,7 @@ class WidgetRunner:
     def __init__(self, magics: ThinkMagics, *, hide: bool, debug: bool):
         self.magics, self.hide, self.debug = magics, hide, debug
         self.view = None
-        self.handle = None
+        self.static = None
         self.scope: anyio.CancelScope | None = None
         self.runs: list[Trace] = []
 
@@ -290,7 +305,11 @@ class WidgetRunner:
             on_preset=self._rerun,
             on_stop=self.stop,
         )
-        self.handle = display(self.view.root, display_id=True)
+        self.view.root.add_class(LIVE_CLASS)
+        # The live view is its own output, with no fallback text of its own: the static output
+        # below it is the fallback (see PAIRING_STYLE).
+        view_only = {WIDGET_VIEW: self.view.root._repr_mimebundle_()[WIDGET_VIEW], "text/plain": ""}
+        display(view_only, raw=True)
         await self._stream(options)
 
     def stop(self) -> None:
@@ -352,13 +371,16 @@ class WidgetRunner:
             self.view.tick()
 
     def _save(self, trace: Trace) -> None:
-        """Final update: the widget view plus static fallbacks, with the trace metadata."""
-        data = dict(self.view.root._repr_mimebundle_() or {})
-        data.update(render.bundle(trace))
+        """The static output (shown or updated): the trace's bundle with its metadata."""
+        data = render.bundle(trace)
+        data["text/html"] = f'<div class="{STATIC_CLASS}">{PAIRING_STYLE}{data["text/html"]}</div>'
         metadata: dict[str, Any] = {METADATA_KEY: trace.to_dict()}
         if len(self.runs) > 1:
             metadata[f"{METADATA_KEY}_history"] = [t.to_dict() for t in self.runs[:-1]]
-        self.handle.update(data, raw=True, metadata=metadata)
+        if self.static is None:
+            self.static = display(data, raw=True, metadata=metadata, display_id=True)
+        else:
+            self.static.update(data, raw=True, metadata=metadata)
 
 
 def transform_think_cells(lines: list[str]) -> list[str]:
