@@ -149,3 +149,11 @@ def test_pacing_and_bytes_both_hold_a_flush_back():
     assert th.affords(500) and not th.ready(nbytes=500)  # bytes would do, pacing says wait
     clock.t = 0.04
     assert th.ready(nbytes=500) and not th.ready(nbytes=501)
+
+
+def test_left_and_earned():
+    th = Throttle(25, FakeClock(), byte_ratio=10, byte_slack=500)
+    th.earn(40)
+    th.sent(1, nbytes=300)
+    assert th.earned == 40 and th.left() == 500 + 400 - 300
+    assert Throttle(25, FakeClock()).left() == float("inf")  # no byte budget

@@ -20,8 +20,9 @@ from reasoning_nb.render import markdown_html
 
 MAX_RATE = 25.0
 SLACK = 8_000
-"""Update bytes allowed on top of 10x the text (the widget's own slack is 5 KB + 2 KB of
-joins not yet paid; the rest covers the final render)."""
+"""Update bytes allowed on top of 10x the text (the widget's own slack is 6 KB, the final
+render's joins included; the rest covers the status line, pane title and Stop button at the
+end)."""
 XSS = ("<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "[x](javascript:alert(1))")
 UNSAFE = re.compile(r"<script|<img|<[a-z][^>]*\son\w+\s*=|href=[\"']?\s*javascript:", re.I)
 
@@ -356,14 +357,27 @@ def test_slow_stream_stays_within_the_byte_budget(wire, kind):
     assert len(run.progress) / run.seconds >= 3  # several times a second on average
 
 
+MAX_WAIT = 2.5
+"""Longest wait between visible text changes at any rate: a slow model never looks frozen."""
+CODE_5_WAIT = 10.0
+"""...except code at 5 deltas (~20 chars) a second. The final render highlights code at ~7x its
+bytes (inline styles), all of it reserved from the 10x budget as the code arrives, which leaves
+~3 bytes a char (~60 B/s) for the live view, while showing a new line of code costs ~100 B plus
+~300 B per new frozen piece: a 60-second fence outlasts the cushion the budget keeps."""
+
+
 @pytest.mark.parametrize("rate", [5, 10, 40, 200, 5_000])
 @pytest.mark.parametrize("content", ["prose", "lines", "code"])
 def test_any_rate_stays_within_the_byte_budget(wire, rate, content):
+    """Bytes within 10x the text, the rate cap, the first token at once, and the text moving
+    every ``MAX_WAIT`` s at any rate: slow streams send short tails, less often."""
     text = paragraphs(random.Random(rate), 4_000, lines=content == "lines", code=content == "code")
     run = slow_run(wire, rate, text, ReasoningDelta if content == "lines" else TextDelta)
     print(report(f"{content} @{rate}/s", run))
     assert sum(wire_bytes(s) for *_, s in run.updates) <= 10 * len(text.encode()) + SLACK
     assert max_per_window([t for t, _, _ in run.updates]) <= MAX_RATE + 1
+    assert run.progress[0] == 0.0  # the first token at once
+    assert run.max_gap <= (CODE_5_WAIT if (content, rate) == ("code", 5) else MAX_WAIT)
 
 
 def test_short_answer_streams_token_by_token(wire):
@@ -569,20 +583,22 @@ TEXTS = {
     "huge line": "word " * 700 + "\n\nnext paragraph",
     "link reference": "See [the docs].\n\nMore text.\n\n[the docs]: https://example.org",
     "tildes in backticks": "~~~\n```\n\nstill code\n~~~\n\nout",
+    "loose list, long items": f"1. {'word ' * 30}\n\n2. {'word ' * 30}\n\n   more\n\nEnd.",
+    "nested loose list": "- a\n\n  - b\n\n  - c\n\n- d\n\nEnd.",
 }
 
 
 @pytest.mark.parametrize("name", list(TEXTS))
 @pytest.mark.parametrize("breaks", [False, True])
-def test_live_text_always_ends_exact(wire, name, breaks):
-    from reasoning_nb.notebook.live_text import LiveText
-
+@pytest.mark.parametrize("limit", [TAIL_LIMIT, 40])
+def test_live_text_always_ends_exact(wire, name, breaks, limit):
     text = TEXTS[name]
-    live = LiveText(breaks=breaks)
+    live = LiveText(breaks=breaks, tail_limit=limit)
     for i in range(0, len(text), 7):
         live.append(text[i : i + 7])
-        live.flush()
-        assert len(live._open) <= TAIL_LIMIT + 7  # the live tail stays short
+        live.flush(hold_last=limit < TAIL_LIMIT)
+        assert wire.shown_html(live.box) == live.html
+        assert len(live._open) <= limit + 7  # the live tail stays short
     live.finalize(text)
     assert live.html == markdown_html(text, breaks=breaks)
     assert wire.shown_html(live.box) == live.html
@@ -631,3 +647,78 @@ def test_joins_wait_until_the_budget_allows(wire):
     live.finalize(text)  # joins the rest
     assert not live._waiting and len(live._blocks) == 3
     assert wire.shown_html(live.box) == live.html == markdown_html(text)
+
+
+def test_loose_list_is_chained_and_joined_once(wire):
+    """The items of a loose list render differently apart than together: they are chained like
+    the pieces of a forced cut and joined once the list has ended and the next block began
+    (``hold_last``), not again each time an item arrives."""
+    paras = [f"Paragraph {i} says something.\n\n" for i in range(4)]
+    items = "".join(f"{i}. Step {i} of the plan.\n\n" for i in range(1, 7))
+    text = "".join(paras) + items + "After the list.\n\nThe end."
+    live = LiveText()
+    shown = []  # the values the list's first widget took
+    for i in range(0, len(text), 5):
+        live.append(text[i : i + 5])
+        live.flush(hold_last=True)
+        shown += [live._blocks[4].widget.value] if len(live._blocks) > 4 else []
+        assert len(live._waiting) <= 1
+    assert [b.src for b in live._blocks] == [*paras, items, "After the list.\n\n"]
+    assert live._blocks[4].widget.value == markdown_html(items)  # joined, highlighted
+    assert len(set(shown)) == 2  # the first item as frozen, then the whole list: one join
+    live.finalize(text)
+    assert wire.shown_html(live.box) == live.html == markdown_html(text)
+
+
+def test_finalize_resends_only_from_the_first_block_that_differs(wire):
+    """A link defined at the end changes a block shown before: the blocks up to it stay, the
+    rest goes out as one block (not the whole text)."""
+    head = "".join(f"Paragraph {i} says something. " * 8 + "\n\n" for i in range(6))
+    text = head + "See [the docs].\n\nMore.\n\n[the docs]: https://example.org"
+    live = LiveText()
+    for i in range(0, len(text), 5):
+        live.append(text[i : i + 5])
+        live.flush()
+    kept = [b.widget for b in live._blocks[:6]]
+    before = live.meter.bytes
+    live.finalize(text)
+    assert [b.widget for b in live._blocks] == kept
+    assert wire.shown_html(live.box) == live.html == markdown_html(text)
+    assert live.meter.bytes - before < len(markdown_html(text)) / 3
+
+
+def test_a_lower_tail_limit_cuts_at_the_next_flush(wire):
+    live = LiveText()
+    line = "Some words go on. " * 20  # 360 chars, one line
+    live.append(line)
+    live.flush()
+    assert live._open == line and not live._blocks  # under the default limit: all in the tail
+    live.tail_limit = 120  # the owner saw the text slow down
+    live.append("And more.")
+    live.flush()
+    assert len(live._open) <= 120 and live._blocks[-1].forced
+    assert live.debt() > len(line)  # the join the final render owes is accounted for
+    live.finalize(line + "And more.")
+    assert wire.shown_html(live.box) == markdown_html(line + "And more.")
+
+
+@pytest.mark.parametrize("hide", [False, True])
+@pytest.mark.parametrize("code", [False, True])
+def test_slow_reasoning_and_answer_stay_within_the_byte_budget(wire, hide, code):
+    """Reasoning then an answer opening with a loose list, 5 deltas a second: the final render
+    (joins, the list, hidden reasoning highlighted at the end) stays inside the 10x as well."""
+    reasoning = paragraphs(random.Random(3), 2_000, lines=True, code=code)
+    answer = "1. One.\n\n2. Two.\n\n" + paragraphs(random.Random(4), 2_000, code=code)
+    w = make_widget(wire, hide_reasoning=hide)
+    trace = new_trace(wire)
+    w.start_run(trace)
+    start = len(wire.msgs)
+    events = [ReasoningDelta(reasoning[i : i + 4]) for i in range(0, len(reasoning), 4)]
+    events += [TextDelta(answer[i : i + 4]) for i in range(0, len(answer), 4)]
+    feed(w, trace, events, wire.clock, 0.2, tick_every=1)
+    trace.finish()
+    w.finish(trace)
+    assert wire.shown_html(w.view.reasoning.box) == markdown_html(reasoning, breaks=True)
+    assert wire.shown_html(w.view.answer.box) == markdown_html(answer)
+    text_bytes = len((reasoning + answer).encode())
+    assert sum(wire_bytes(s) for *_, s in wire.updates(start)) <= 10 * text_bytes + SLACK

@@ -122,6 +122,10 @@ class RunView:
         """The texts sent live: hidden reasoning is only sent by ``finalize``."""
         return (self.answer,) if self.hide else (self.reasoning, self.answer)
 
+    def set_tail_limit(self, chars: int) -> None:
+        """Cut the live tails by force past ``chars`` (see ``LiveText``)."""
+        self.reasoning.tail_limit = self.answer.tail_limit = chars
+
     def max_cost(self, *, merge: bool = True) -> int:
         """An upper bound of the update messages the next ``flush(merge=merge)`` sends."""
         cost = sum(t.max_cost(merge=merge) for t in self._texts())
@@ -134,18 +138,19 @@ class RunView:
         cost = sum(t.byte_cost() for t in self._texts())
         return cost + (200 if self._pane_dirty and self.reasoning.chars else 0)
 
-    def merge_cost(self) -> int:
+    def merge_cost(self, *, hold_last: bool = False) -> int:
         """About how many more state bytes ``flush(merge=True)`` sends (see ``LiveText``)."""
-        return sum(t.merge_cost() for t in self._texts())
+        return sum(t.merge_cost(hold_last=hold_last) for t in self._texts())
 
     def debt(self) -> int:
-        """About how many state bytes the joins still waiting will take."""
-        return sum(t.debt() for t in self._texts())
+        """About how many state bytes the final render will send (see ``LiveText.debt``),
+        hidden reasoning included."""
+        return self.reasoning.debt() + self.answer.debt()
 
-    def flush(self, *, merge: bool = True) -> int:
+    def flush(self, *, merge: bool = True, hold_last: bool = False) -> int:
         """Send what changed (the reasoning only if shown live); returns the message count.
         ``merge``: also join the pieces of long blocks that ended (see ``LiveText.flush``)."""
-        sent = sum(t.flush(merge=merge) for t in self._texts())
+        sent = sum(t.flush(merge=merge, hold_last=hold_last) for t in self._texts())
         return sent + self._flush_pane()
 
     def finalize(self, *, fold: bool) -> int:

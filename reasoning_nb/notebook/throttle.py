@@ -60,6 +60,8 @@ class Throttle:
         self.byte_ratio = byte_ratio
         self.allowance = float(byte_slack)
         """Bytes that may have gone out so far: the slack plus ``byte_ratio`` × text earned."""
+        self.earned = 0
+        """Text bytes received so far (:meth:`earn`)."""
         self.spent = 0
         """State bytes of every update reported so far (paced and unpaced)."""
         self._next = float("-inf")
@@ -73,8 +75,13 @@ class Throttle:
 
     def earn(self, text_bytes: int) -> None:
         """``text_bytes`` of model text arrived: that much more may be sent."""
+        self.earned += text_bytes
         if self.byte_ratio is not None:
             self.allowance += self.byte_ratio * text_bytes
+
+    def left(self) -> float:
+        """Bytes the budget allows now (infinite without a byte budget)."""
+        return float("inf") if self.byte_ratio is None else self.allowance - self.spent
 
     def affords(self, nbytes: int) -> bool:
         """Would ``nbytes`` more stay within the byte budget?"""

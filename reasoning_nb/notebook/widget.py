@@ -4,15 +4,17 @@ The magic drives it: ``start_run(trace)``, ``on_event(event)`` for every provide
 ``tick()`` about every ``1 / max_rate`` s while the run lasts, ``finish(trace)`` at the end. All
 traffic goes through one :class:`~.throttle.Throttle`: at most ``max_rate`` update messages a
 second in total, first token at once, and at most ``BYTE_RATIO`` × the text received +
-``BYTE_SLACK`` bytes of update state while the run streams. Each run's panes live in a
+``BYTE_SLACK`` bytes of update state, the final render included. Each run's panes live in a
 :class:`~.run_view.RunView`, whose text goes through :class:`~.live_text.LiveText` so no update
-ever resends the whole growing text.
+ever resends the whole growing text. While text arrives slowly the byte budget binds; then the
+live view sends shorter tails, less often, so that the text still moves every second or two.
 """
 
 from __future__ import annotations
 
 import html
 import time
+from collections import deque
 from collections.abc import Callable
 
 import ipywidgets as W
@@ -34,15 +36,29 @@ FINISH_RESERVE = 0.2
 HEADROOM = 0.12
 """Share of ``max_rate`` (at most 3) paced under the cap, so a flush that touches a few
 widgets seldom waits for room in the window."""
-BYTE_RATIO = 8.0
-"""Update bytes the live view may send per byte of model text received. Under the 10x of the
-issue: the final render (``finish``, unpaced) adds about 1x on top."""
-BYTE_SLACK = 5_000
-"""Update bytes allowed on top: a short answer streams token by token before the ratio binds."""
-MERGE_SLACK = 2000
-"""Bytes of joins (see ``_pump``) that may wait uncharged; the final render pays them."""
-MERGE_YIELD = 1.0
-"""While a join waits for the byte budget, the text alone goes out at most this often."""
+BYTE_RATIO = 10.0
+"""Update bytes the live view may send per byte of model text received, the final render
+included: what ``finish`` will send (joins of blocks cut by force, the last block highlighted,
+see ``LiveText.debt``) stays reserved from the budget as it accrues."""
+BYTE_SLACK = 6_000
+"""Update bytes allowed on top: a short answer streams token by token before the ratio binds.
+(``finish`` also sends the status line, the pane title and the Stop button: a few hundred.)"""
+BANK = 2_500
+"""The byte budget binds ("tight") once less than this would be left after sending the pending
+text. Then the live view paces itself to what the text earns and keeps the rest as a cushion
+for lumps (a cut, a long code fence whose final render is reserved at ~7x the code):"""
+TEXT_EVERY = (1.0, 2.2)
+"""...the text goes out at most every 1 s with the cushion full, up to every 2.2 s as it
+empties;"""
+STATUS_TIGHT = (2.0, 4.0)
+"""...the status line at most every 2 s, up to every 4 s, with the text or alone (at 5 tokens a
+second, once a second would cost ~2.5x the text);"""
+MIN_TAIL, MAX_TAIL = 200, 400
+"""...and the live tail is cut by force past the text of ``TAIL_SECONDS`` (within these bounds;
+``MAX_TAIL`` while the budget does not bind), so each update stays small."""
+TAIL_SECONDS = 5.0
+RATE_WINDOW = 4.0
+"""The text rate is measured over this many seconds."""
 MUTED_COLOR = "var(--jp-ui-font-color2, #757575)"
 _PHASE_OF_STATUS = {"complete": "done", "truncated": "done", "cancelled": "stopped"}
 
@@ -78,9 +94,12 @@ class ThinkWidget:
         self._live: RunView | None = None
         self._shown: RunView | None = None
         self._status_at = float("-inf")  # when the status line last went out
+        self._text_at = float("-inf")  # when text last went out
         self._status_bytes = 100  # and how many bytes it took
         self._status_dirty = False
-        self._text_at = float("-inf")  # when text last went out
+        self._arrivals: deque[tuple[float, int]] = deque()  # (time, chars) of recent deltas
+        self._recent = 0  # their chars
+        self._text_since: float | None = None  # when the live run's first text arrived
         self._quiet = False  # True while we set widget values ourselves
 
         options = list(presets) + ([preset] if preset not in presets else [])
@@ -124,6 +143,8 @@ class ThinkWidget:
         now, mark = self.clock(), self._mark()
         if self._live is not None:  # re-run before the last run's finish(): show it stopped
             self._close(self._live, self._live.trace, now)
+        self._arrivals.clear()
+        self._recent, self._text_since = 0, None
         run = RunView(
             trace, len(self._all) + 1, now, hide_reasoning=self.hide_reasoning, meter=self._meter
         )
@@ -152,6 +173,9 @@ class ThinkWidget:
         before = run.phase
         if isinstance(event, (ReasoningDelta, TextDelta)):
             self._throttle.earn(len(event.text.encode("utf-8", "replace")))
+            self._arrivals.append((now, len(event.text)))
+            self._recent += len(event.text)
+            self._text_since = now if self._text_since is None else self._text_since
         if isinstance(event, ReasoningDelta):
             run.add_reasoning(event.text, now)
         elif isinstance(event, TextDelta):
@@ -215,44 +239,76 @@ class ThinkWidget:
         along, else a stale status line alone (so the clock never freezes while the text waits
         for the byte budget), else the text alone.
 
-        When a long block cut by force ends, joining its pieces resends it whole; on a slow
-        stream the byte budget may not afford that at once. Then the text goes on without the
-        join (at most every ``MERGE_YIELD`` s, so the budget saves up for it), and the joins
-        still waiting beyond ``MERGE_SLACK`` bytes are reserved from the budget.
+        What the final render will send (``RunView.debt``) is reserved from the byte budget all
+        along, so joining the pieces of a long block cut by force (a resend of the block) takes
+        nothing the live tail needs: a join goes out when the message rate has room for it,
+        else the final render does it. While the budget binds (less than ``BANK`` left), a
+        join waits until the next block began (it could undo the join: a loose list), the tail
+        is cut shorter, the text goes out every ``TEXT_EVERY`` s and the status line every
+        ``STATUS_TIGHT`` s.
         """
         run = self._live
         if run is None:
             return
-        shown, dirty = self._shown is run, self._status_dirty
-        ride = shown and (dirty or now >= self._status_at + STATUS_INTERVAL)
-        alone = shown and (dirty or now >= self._status_at + STATUS_ALONE)
         # Before the first token the status line is all there is: it is not charged.
         free = not (run.reasoning.chars or run.answer.chars)
         sbytes = 0 if free else self._status_bytes
-        text_bytes, join, debt = run.byte_cost(), run.merge_cost(), run.debt()
-        merge = bool(join) and self._throttle.affords(text_bytes + join + sbytes * ride)
-        cost = run.max_cost(merge=merge)
-        nbytes = text_bytes + join * merge + max(0, debt - join * merge - MERGE_SLACK)
-        if join and not merge and now < self._text_at + MERGE_YIELD:
-            cost = 0
-        for text, status in ((True, ride), (False, alone), (True, False)):
-            n = cost * text + status
-            ok = n and (cost or not text)
-            if ok and self._throttle.ready(n, now, nbytes=nbytes * text + sbytes * status):
+        slow_limit = self._tail_limit(now)
+        run.set_tail_limit(MAX_TAIL)
+        reserved = run.debt()
+        bank = self._throttle.left() - reserved - run.byte_cost() - sbytes
+        tight = bank < BANK
+        if tight:
+            run.set_tail_limit(slow_limit)
+        text_bytes = run.byte_cost()
+        shown, dirty = self._shown is run, self._status_dirty
+        ride_every, alone_every, text_every = STATUS_INTERVAL, STATUS_ALONE, 0.0
+        if tight:  # the emptier the cushion, the rarer the updates
+            empty = min(1.0, max(0.0, 1 - bank / BANK))
+            ride_every = alone_every = STATUS_TIGHT[0] + empty * (STATUS_TIGHT[1] - STATUS_TIGHT[0])
+            text_every = TEXT_EVERY[0] + empty * (TEXT_EVERY[1] - TEXT_EVERY[0])
+        ride = shown and (dirty or now >= self._status_at + ride_every)
+        alone = shown and (dirty or now >= self._status_at + alone_every)
+        join = run.max_cost(merge=True) if run.merge_cost(hold_last=tight) else 0
+        plain = run.max_cost(merge=False)
+        if now < self._text_at + text_every:
+            join = plain = 0
+        # (text messages, merge, status): the text with the status line riding along, the
+        # status alone, the text alone
+        options = [(n, merge, ride) for n, merge in ((join, True), (plain, False)) if n]
+        options += [(0, False, True)] if alone else []
+        options += [(plain, False, False)] if plain else []
+        for option in options:
+            cost, _, status = option
+            if self._throttle.ready(
+                cost + status, now, nbytes=reserved + text_bytes * bool(cost) + sbytes * status
+            ):
                 break
         else:
             return
+        cost, merge, status = option
         mark = self._mark()
-        sent = run.flush(merge=merge) if text else 0
-        if text:
+        sent = run.flush(merge=merge, hold_last=tight) if cost else 0
+        if cost:
             self._text_at = now
         if status:
             sent += self._render_status(now)
-        charged = 0 if free and not text else self._meter.bytes - mark[1]
-        if text:
+        charged = 0 if free and not cost else self._meter.bytes - mark[1]
+        if cost:
             self._throttle.sent(sent, now, nbytes=charged)
-        else:  # a lone status line, at most once a second: counted, but it delays no text
+        else:  # a lone status line, every 1-4 s: counted, but it delays no text
             self._throttle.note(sent, now, nbytes=charged)
+
+    def _tail_limit(self, now: float) -> int:
+        """The live tail's length before a forced cut: the text of ``TAIL_SECONDS`` at the
+        rate it arrives."""
+        arrivals = self._arrivals
+        while arrivals and arrivals[0][0] < now - RATE_WINDOW:
+            self._recent -= arrivals.popleft()[1]
+        if self._text_since is None:
+            return MAX_TAIL
+        rate = self._recent / min(RATE_WINDOW, max(1.0, now - self._text_since))
+        return max(MIN_TAIL, min(MAX_TAIL, round(rate * TAIL_SECONDS)))
 
     def _mark(self) -> tuple[int, int]:
         return self._meter.msgs, self._meter.bytes
