@@ -38,4 +38,4 @@ def test_quickstart_executes_on_the_embedded_default(monkeypatch):
     assert all(any("demo" in w for w in t["warnings"]) for t in traces)  # labelled honestly
     printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "Default model: local:smollm2" in printed
-    assert "answer:" in printed and "Done" in printed
+    assert "answer:" in printed and "{'reasoning': " in printed

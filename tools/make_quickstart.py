@@ -58,11 +58,14 @@ CELLS = [
         'print("status:   ", trace.status, trace.usage)'
     ),
     new_code_cell(
-        "from reasoning_nb import astream, ReasoningDelta, TextDelta\n\n"
-        "kinds = []\n"
-        'async for event in astream("Count to three.", preset="low"):\n'
-        "    kinds.append(type(event).__name__)\n"
-        'print(kinds[0], "...", kinds[-1], f"({len(kinds)} events)")'
+        "from reasoning_nb import ReasoningDelta, TextDelta, astream\n\n"
+        "chars = {\"reasoning\": 0, \"answer\": 0}\n"
+        "async for event in astream(\"Count to three.\", preset=\"low\"):\n"
+        "    if isinstance(event, ReasoningDelta):\n"
+        "        chars[\"reasoning\"] += len(event.text)\n"
+        "    elif isinstance(event, TextDelta):\n"
+        "        chars[\"answer\"] += len(event.text)\n"
+        "print(chars)"
     ),
     new_markdown_cell(
         "## Saved with the notebook\n\nEvery `%%think` output carries the whole trace in its "
