@@ -11,7 +11,8 @@ from IPython.utils.capture import capture_output
 from wire_server import Reply
 
 from reasoning_nb import Trace
-from reasoning_nb.notebook.magic import METADATA_KEY, transform_think_cells
+from reasoning_nb.notebook.magic import transform_think_cells
+from reasoning_nb.notebook.runners import METADATA_KEY
 
 CHAT = "/v1/chat/completions"
 

@@ -12,44 +12,23 @@ from __future__ import annotations
 import os
 import re
 import sys
-import traceback
 from typing import Any
 
-import anyio
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from IPython.display import display
 from traitlets import Bool, Enum, Float, Int, Unicode
 
-from .. import render
 from ..api import call_blocking
 from ..config import defaults
-from ..core.events import Done
 from ..core.history import Conversation
 from ..core.presets import PRESETS
 from ..core.trace import Trace
 from ..errors import ReasoningNBError
 from ..providers import catalog
 from ..run import Run
-from ..terminal import TerminalView
 from .listing import list_text
+from .runners import TextRunner, WidgetRunner
 
-METADATA_KEY = "reasoning_nb"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-LIVE_CLASS, STATIC_CLASS = "reasoning-nb-live", "reasoning-nb-static"
-# A %%think cell leaves two outputs: the live widget, then the static trace (the one output
-# with the metadata). Where the widget renders (live, or restored from saved widget state) the
-# static twin is hidden; where it cannot ("model not found" after reopening in a Lab that did
-# not save widget state) the widget's output is hidden and the static trace shows. Untrusted
-# notebooks drop the <style>: there the widget never renders, and the static output shows.
-PAIRING_STYLE = (
-    "<style>"
-    f".jp-OutputArea-child:has(.{LIVE_CLASS}) + .jp-OutputArea-child:has(.{STATIC_CLASS})"
-    "{display:none}"
-    f".jp-OutputArea-child:has(+ .jp-OutputArea-child .{STATIC_CLASS}):not(:has(.{LIVE_CLASS}))"
-    "{display:none}"
-    "</style>"
-)
 _CELL_CALL = re.compile(r"^(\s*)get_ipython\(\)\.run_cell_magic\('think', ")
 _ASYNC_ENTRY = "__reasoning_nb_think__"
 
@@ -137,29 +116,26 @@ class ThinkMagics(Magics):
         The line form sets session defaults for later cells (%think --model ... --preset ...);
         %think --list shows providers and what local servers are running.
         """
-        try:
-            args = parse_argstring(self.think, line)
-        except Exception as exc:  # argparse's UsageError: one line, not a traceback
-            print(f"%think: {exc}; see %%think? for the flags.", file=sys.stderr)
+        args = self._parse(line)
+        if args is None:
             return None
         if cell is None:
             return self._line(args)
         job = self._prepare(args, cell)
-        if job is None:
-            return None
-        return call_blocking(lambda: self._execute(*job))
+        return None if job is None else call_blocking(lambda: self._execute(*job))
 
     async def think_async(self, line: str, cell: str):
         """The awaited form the input transformer calls (same behaviour as the cell magic)."""
+        args = self._parse(line)
+        job = None if args is None else self._prepare(args, cell)
+        return None if job is None else await self._execute(*job)
+
+    def _parse(self, line: str):
         try:
-            args = parse_argstring(self.think, line)
-        except Exception as exc:
+            return parse_argstring(self.think, line)
+        except Exception as exc:  # argparse's UsageError: one line, not a traceback
             print(f"%think: {exc}; see %%think? for the flags.", file=sys.stderr)
             return None
-        job = self._prepare(args, cell)
-        if job is None:
-            return None
-        return await self._execute(*job)
 
     def _line(self, args) -> None:
         if args.list:
@@ -201,7 +177,7 @@ class ThinkMagics(Magics):
         }
 
     def _prepare(self, args, cell: str):
-        """Flags + session defaults + config -> (view, options, chat), or None after an error."""
+        """Flags + session defaults + config -> the run's arguments, or None after an error."""
         prompt = cell.strip()
         if not prompt:
             print(
@@ -250,137 +226,6 @@ class ThinkMagics(Magics):
         if model:
             flavor = catalog.parse_model(model).provider.flavor
         return chat.messages(flavor)
-
-
-def error_line(exc: BaseException, debug: bool) -> str:
-    if debug:
-        return "".join(traceback.format_exception(exc))
-    if isinstance(exc, ReasoningNBError):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
-
-
-class TextRunner:
-    """No widget frontend: stream to stdout, then the static output with the trace metadata."""
-
-    def __init__(self, magics: ThinkMagics, *, hide: bool, debug: bool):
-        self.magics, self.hide, self.debug = magics, hide, debug
-
-    async def run(self, prompt: str, options: dict[str, Any], chat: Conversation | None):
-        run = Run(prompt, history=self.magics.history_for(chat, options.get("model")), **options)
-        view = TerminalView(show_reasoning=not self.hide)
-        try:
-            async for event in run.events():
-                if not isinstance(event, Done):
-                    view.on_event(event)
-        except ReasoningNBError as exc:
-            print(f"\nerror: {error_line(exc, self.debug)}", file=sys.stderr)
-        finally:
-            trace = run.trace
-            view.finish(trace)
-            self.magics.remember(trace, chat)
-            display(render.bundle(trace), raw=True, metadata={METADATA_KEY: trace.to_dict()})
-
-
-class WidgetRunner:
-    """A live widget while the model streams; the final output also carries static fallbacks."""
-
-    def __init__(self, magics: ThinkMagics, *, hide: bool, debug: bool):
-        self.magics, self.hide, self.debug = magics, hide, debug
-        self.view = None
-        self.static = None
-        self.scope: anyio.CancelScope | None = None
-        self.runs: list[Trace] = []
-
-    async def run(self, prompt: str, options: dict[str, Any], chat: Conversation | None):
-        from .widget import ThinkWidget  # ipywidgets only when a widget is shown
-
-        self.prompt, self.options, self.chat = prompt, options, chat
-        self.view = ThinkWidget(
-            model=options.get("model") or "(default model)",
-            preset=options.get("preset") or "auto",
-            hide_reasoning=self.hide,
-            fold_on_answer=self.magics.fold_reasoning,
-            max_rate=self.magics.max_updates_per_second,
-            on_preset=self._rerun,
-            on_stop=self.stop,
-        )
-        self.view.root.add_class(LIVE_CLASS)
-        # The live view is its own output, with no fallback text of its own: the static output
-        # below it is the fallback (see PAIRING_STYLE).
-        view_only = {WIDGET_VIEW: self.view.root._repr_mimebundle_()[WIDGET_VIEW], "text/plain": ""}
-        display(view_only, raw=True)
-        await self._stream(options)
-
-    def stop(self) -> None:
-        if self.scope is not None:
-            self.scope.cancel()
-
-    def _rerun(self, preset: str) -> None:
-        """The dropdown changed: run the same prompt again in the same widget."""
-        if self.scope is not None:  # still running: stop first, then re-run
-            self.scope.cancel()
-        options = {**self.options, "preset": preset}
-        try:
-            import asyncio
-
-            asyncio.get_running_loop().create_task(self._stream(options))
-        except RuntimeError:  # no loop in this thread (blocking mode): run to the end here
-            call_blocking(lambda: self._stream(options))
-
-    async def _stream(self, options: dict[str, Any]) -> Trace:
-        history = self.magics.history_for(self.chat, options.get("model"))
-        run = Run(self.prompt, history=history, **options)
-        view = self.view
-        view.start_run(run.trace)
-        view.set_phase("connecting")
-        error: BaseException | None = None
-        try:
-            with anyio.CancelScope() as scope:
-                self.scope = scope
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._tick, 1.0 / max(1.0, self.magics.max_updates_per_second))
-                    try:
-                        async for event in run.events():
-                            if not isinstance(event, Done):
-                                view.on_event(event)
-                    except ReasoningNBError as exc:
-                        error = exc
-                    finally:
-                        tg.cancel_scope.cancel()
-        finally:
-            # Runs on stop, error and kernel interrupt alike: the partial trace is kept.
-            if self.scope is scope:
-                self.scope = None
-            trace = run.trace
-            if trace.status == "running":
-                trace.finish("cancelled")
-            if error is not None and not trace.error:
-                trace.error = error_line(error, self.debug)
-            elif error is not None and self.debug:
-                trace.error = error_line(error, True)
-            view.finish(trace)
-            self.runs.append(trace)
-            self.magics.remember(trace, self.chat if len(self.runs) == 1 else None)
-            self._save(trace)
-        return trace
-
-    async def _tick(self, interval: float) -> None:
-        while True:
-            await anyio.sleep(interval)
-            self.view.tick()
-
-    def _save(self, trace: Trace) -> None:
-        """The static output (shown or updated): the trace's bundle with its metadata."""
-        data = render.bundle(trace)
-        data["text/html"] = f'<div class="{STATIC_CLASS}">{PAIRING_STYLE}{data["text/html"]}</div>'
-        metadata: dict[str, Any] = {METADATA_KEY: trace.to_dict()}
-        if len(self.runs) > 1:
-            metadata[f"{METADATA_KEY}_history"] = [t.to_dict() for t in self.runs[:-1]]
-        if self.static is None:
-            self.static = display(data, raw=True, metadata=metadata, display_id=True)
-        else:
-            self.static.update(data, raw=True, metadata=metadata)
 
 
 def transform_think_cells(lines: list[str]) -> list[str]:
