@@ -37,6 +37,7 @@ __all__ = [
     "Usage",
     "astream",
     "load_ipython_extension",
+    "stats",
     "think",
 ]
 
@@ -48,6 +49,10 @@ def __getattr__(name: str):
         from . import api
 
         return getattr(api, name)
+    if name == "stats":
+        from .analytics import stats
+
+        return stats
     raise AttributeError(f"module 'reasoning_nb' has no attribute {name!r}")
 
 

@@ -20,10 +20,20 @@ CONTRACT = {
     "load_ipython_extension",
 }
 EXTRA_EVENTS = {"Usage", "Notice", "Finish", "Reclassify", "ProviderState"}
+EXTRA_TOOLS = {"stats"}  # trace analytics (reasoning_nb/stats.py), beyond spec/api.md
 
 
-def test_all_is_the_contract_plus_the_other_events():
-    assert set(reasoning_nb.__all__) == CONTRACT | EXTRA_EVENTS
+def test_stats_is_the_function():
+    code = (
+        "import reasoning_nb; from reasoning_nb.analytics import TraceStats; "
+        "print(callable(reasoning_nb.stats), type(reasoning_nb.stats([])) is TraceStats)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True True"
+
+
+def test_all_is_the_contract_plus_the_other_events_and_stats():
+    assert set(reasoning_nb.__all__) == CONTRACT | EXTRA_EVENTS | EXTRA_TOOLS
     for name in reasoning_nb.__all__:
         assert getattr(reasoning_nb, name) is not None
 

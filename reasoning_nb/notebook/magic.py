@@ -16,6 +16,7 @@ from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
 from traitlets import Bool, Enum, Float, Int, Unicode
 
 from ..api import call_blocking
@@ -60,6 +61,11 @@ def _flags(func):
                 action="store_true",
                 help="(line form) list providers, running local servers and their models",
             ),
+            argument(
+                "--stats",
+                action="store_true",
+                help="(line form) a table of this session's runs: tokens, timing, warnings",
+            ),
             argument("--debug", action="store_true", help="show the full traceback on errors"),
         )
     ):
@@ -102,6 +108,8 @@ class ThinkMagics(Magics):
         self.session: dict[str, Any] = {}
         self.chats: dict[str, Conversation] = {}
         self.last: Trace | None = None
+        self.traces: list[Trace] = []
+        """Every finished run of this session, re-runs included: what ``%think --stats`` shows."""
 
     # -- the magic -----------------------------------------------------------------------------
 
@@ -114,7 +122,8 @@ class ThinkMagics(Magics):
         Why is the sky blue?
 
         The line form sets session defaults for later cells (%think --model ... --preset ...);
-        %think --list shows providers and what local servers are running.
+        %think --list shows providers and what local servers are running; %think --stats
+        tabulates this session's runs (reasoning_nb.stats(path) does the same for a notebook).
         """
         args = self._parse(line)
         if args is None:
@@ -140,6 +149,11 @@ class ThinkMagics(Magics):
     def _line(self, args) -> None:
         if args.list:
             print(call_blocking(list_text))
+            return
+        if args.stats:
+            from ..analytics import stats
+
+            display(stats(self.traces))
             return
         changed = {k: v for k, v in self._options(args).items() if v is not None}
         if args.hide_reasoning:
@@ -214,6 +228,7 @@ class ThinkMagics(Magics):
 
     def remember(self, trace: Trace, chat: Conversation | None) -> None:
         self.last = trace
+        self.traces.append(trace)
         if self.shell is not None:
             self.shell.user_ns["_think"] = trace
         if chat is not None:

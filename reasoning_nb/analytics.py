@@ -1,0 +1,330 @@
+"""Trace analytics: one row per run, from this session or from anyone's saved notebook.
+
+    from reasoning_nb import stats
+    stats("their.ipynb")          # or a notebook dict, a list of traces / trace dicts, or None
+    %think --stats                # this session's runs
+
+Only the saved metadata is read (``metadata["reasoning_nb"]`` and the earlier preset runs in
+``metadata["reasoning_nb_history"]``), through :func:`~reasoning_nb.export.schema.read_trace`:
+a notebook is untrusted input. An entry that cannot be read is skipped with a note under the
+table; every string is escaped in every view.
+
+Columns, and how honest each one is:
+
+* **reasoning / answer tokens**: the server's counts where it sent them (answer = output minus
+  reasoning: every provider here counts reasoning inside its output). Estimates read ``≈``:
+  the server's output total split in proportion to the characters when it sent only the
+  total, else about four characters a token.
+* **first token**: milliseconds from the request to the first token *of either kind*: the trace
+  does not time the first reasoning token on its own (from a reasoning model, it usually is).
+* **thinking**: from the first reasoning token to the first answer token. It reads
+  ``buffered`` when the reasoning is there but did not arrive as a stream, so the time says
+  nothing about thinking: it took under 50 ms, or it implies more than 2,000 tokens a second,
+  or it was never timed although it holds 200+ characters. (Servers that send the whole
+  reasoning in one piece, e.g. some proxies and non-streamed reasoning fields, do this.)
+* **tok/s**: output tokens over the time from the first token to the end; none when that span
+  is under 50 ms (the output arrived in one burst too).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .core.trace import Trace
+from .export.schema import HISTORY_KEY, METADATA_KEY, read_trace
+from .markdown_safety import md_escape, one_line
+
+CHARS_PER_TOKEN = 4
+BUFFERED_MS = 50.0
+"""Reasoning that took less than this (ms) arrived in one piece."""
+BUFFERED_RATE = 2000.0
+"""Reasoning faster than this (tokens/s) was released by a buffer, not generated live."""
+UNTIMED_CHARS = 200
+"""Reasoning this long with no timing at all did not stream."""
+MAX_NOTES = 50
+MAX_COUNT = 10**12
+
+COLUMNS = (
+    ("source", "run", "where the trace came from"),
+    ("model", "model", ""),
+    ("preset", "preset", ""),
+    ("status", "status", ""),
+    ("reasoning_tokens", "reasoning tok", "≈: estimated from the text's length"),
+    ("answer_tokens", "answer tok", "≈: estimated from the text's length"),
+    ("first_token_ms", "first token", "request to the first token of either kind"),
+    ("reasoning_ms", "thinking", "first reasoning token to first answer token"),
+    ("total_ms", "total", "request to the end"),
+    ("tokens_per_s", "tok/s", "output tokens / (total - first token)"),
+    ("warnings", "warnings", ""),
+)
+LEGEND = (
+    "≈ estimated from the text's length · first token: of either kind · "
+    "buffered: the reasoning arrived in one piece, so its time is not thinking time"
+)
+
+
+def stats(source: Any = None) -> TraceStats:
+    """Tabulate traces: ``source`` is a ``.ipynb`` path, a notebook (nbformat node or dict), a
+    trace, a list of traces or trace dicts, or None for this IPython session's ``%%think`` runs."""
+    reader = _Reader()
+    if source is None:
+        traces = _session_traces()
+        if traces is None:
+            reader.note("no %think session here: %load_ext reasoning_nb, or pass a notebook")
+            traces = []
+        reader.items(traces)
+    elif isinstance(source, (str, os.PathLike)):
+        reader.notebook(_load(Path(source)))
+    elif isinstance(source, dict) and "cells" in source:
+        reader.notebook(source)
+    elif isinstance(source, (Trace, dict)):
+        reader.items([source])
+    elif isinstance(source, Iterable):
+        reader.items(list(source))
+    else:
+        raise TypeError(f"stats() reads a notebook or traces, not {type(source).__name__}")
+    more = [f"… and {reader.dropped} more notes"] if reader.dropped else []
+    return TraceStats(reader.rows, reader.notes + more)
+
+
+def _session_traces() -> list[Trace] | None:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with the package
+        return None
+    shell = get_ipython()
+    magics = shell and shell.magics_manager.registry.get("ThinkMagics")
+    return getattr(magics, "traces", None)
+
+
+def _load(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not a notebook (not JSON: {exc})") from None
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self.notes: list[str] = []
+        self.dropped = 0
+
+    def note(self, text: str) -> None:
+        if len(self.notes) < MAX_NOTES:
+            self.notes.append(one_line(text))
+        else:
+            self.dropped += 1
+
+    def items(self, items: list[Any]) -> None:
+        for i, item in enumerate(items, 1):
+            self.add(item.to_dict() if isinstance(item, Trace) else item, f"#{i}")
+
+    def add(self, data: Any, source: str) -> None:
+        trace, problems = read_trace(data)
+        for problem in problems:
+            self.note(f"{source}: {problem}" + ("" if trace else "; skipped"))
+        if trace is not None:
+            self.rows.append(row(trace, source))
+
+    def notebook(self, nb: Any) -> None:
+        cells = nb.get("cells") if isinstance(nb, dict) else None
+        if not isinstance(cells, list):
+            self.note("not an nbformat 4 notebook (no list of cells); nothing read")
+            return
+        for n, cell in enumerate(cells, 1):
+            outputs = cell.get("outputs") if isinstance(cell, dict) else None
+            for output in outputs if isinstance(outputs, list) else []:
+                meta = output.get("metadata") if isinstance(output, dict) else None
+                if isinstance(meta, dict) and METADATA_KEY in meta:
+                    self.output(meta, f"cell {n}")
+
+    def output(self, meta: dict[str, Any], cell: str) -> None:
+        history = meta.get(HISTORY_KEY, [])
+        if not isinstance(history, list):
+            self.note(f"{cell}: {HISTORY_KEY} is {type(history).__name__}, not a list; skipped")
+            history = []
+        runs = [*history, meta[METADATA_KEY]]
+        for k, data in enumerate(runs, 1):
+            self.add(data, cell if len(runs) == 1 else f"{cell} run {k}/{len(runs)}")
+
+
+def _estimate(text: str) -> tuple[int, bool]:
+    return (max(1, round(len(text) / CHARS_PER_TOKEN)), True) if text else (0, False)
+
+
+def _sane(count: int | None) -> int | None:
+    """A count past any real run (a hostile notebook's 10**4000) is treated as not reported."""
+    return count if count is None or count <= MAX_COUNT else None
+
+
+def is_buffered(reasoning: str, tokens: int, reasoning_ms: float | None) -> bool:
+    """The rule in the module docstring: reasoning present, but its timing cannot be a stream."""
+    if not reasoning:
+        return False
+    if reasoning_ms is None:
+        return len(reasoning) >= UNTIMED_CHARS
+    return reasoning_ms < BUFFERED_MS or tokens / (reasoning_ms / 1000) > BUFFERED_RATE
+
+
+def row(trace: Trace, source: str = "") -> dict[str, Any]:
+    """One trace as a table row (the keys of ``TraceStats.rows``)."""
+    usage, timing = trace.usage, trace.timing
+    said_reasoning = _sane(usage.get("reasoning_tokens"))
+    said_output = _sane(usage.get("output_tokens"))
+    chars_r, chars_a = len(trace.reasoning), len(trace.answer)
+    if said_reasoning is not None:
+        reasoning, reasoning_est = said_reasoning, False
+    elif said_output is not None and chars_r:  # split the server's total by characters
+        reasoning, reasoning_est = round(said_output * chars_r / (chars_r + chars_a)), True
+    else:
+        reasoning, reasoning_est = _estimate(trace.reasoning)
+    if said_output is not None:
+        answer, answer_est = max(0, said_output - reasoning), reasoning_est and chars_a > 0
+        output, output_est = said_output, False
+    else:
+        answer, answer_est = _estimate(trace.answer)
+        output, output_est = reasoning + answer, reasoning_est or answer_est
+    first, total = timing.get("first_token_ms"), timing.get("total_ms")
+    rate = None
+    if first is not None and total is not None and total - first >= BUFFERED_MS and output:
+        rate = round(output / ((total - first) / 1000), 1)
+    return {
+        "source": source,
+        "model": trace.model or trace.provider,
+        "provider": trace.provider,
+        "preset": trace.preset,
+        "budget_tokens": trace.budget_tokens,
+        "status": trace.status,
+        "reasoning_tokens": reasoning,
+        "reasoning_estimated": reasoning_est,
+        "answer_tokens": answer,
+        "answer_estimated": answer_est,
+        "output_tokens": output,
+        "output_estimated": output_est,
+        "first_token_ms": first,
+        "reasoning_ms": timing.get("reasoning_ms"),
+        "total_ms": total,
+        "buffered": is_buffered(trace.reasoning, reasoning, timing.get("reasoning_ms")),
+        "tokens_per_s": rate,
+        "tokens_per_s_estimated": rate is not None and output_est,
+        "warnings": list(trace.warnings),
+        "started_at": trace.started_at,
+    }
+
+
+def _short(text: str, limit: int) -> str:
+    text = one_line(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def seconds(ms: float | None) -> str:
+    return "—" if ms is None else f"{ms / 1000:.2f} s"
+
+
+def cell_text(r: dict[str, Any], key: str, *, full: bool = False) -> str:
+    """The shown text of one cell (one line, not escaped)."""
+    value = r[key]
+    if key in ("reasoning_tokens", "answer_tokens"):
+        return ("≈" if r[key.replace("tokens", "estimated")] else "") + f"{value:,}"
+    if key == "reasoning_ms":
+        return "buffered" if r["buffered"] else seconds(value)
+    if key in ("first_token_ms", "total_ms"):
+        return seconds(value)
+    if key == "tokens_per_s":
+        if value is None:
+            return "—"
+        return ("≈" if r["tokens_per_s_estimated"] else "") + f"{value:,.1f}"
+    if key == "warnings":
+        if full:
+            return " · ".join(one_line(w) for w in value)
+        more = f" (+{len(value) - 1})" if len(value) > 1 else ""
+        return _short(value[0], 48) + more if value else ""
+    return _short(str(value), 200 if full else 40)
+
+
+@dataclass
+class TraceStats:
+    """The table: ``rows`` (one dict per trace), ``notes`` (what was skipped and why), and
+    HTML (with a plot where one helps), markdown, plain-text and CSV views."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def table(self, *, full: bool = False) -> list[list[str]]:
+        """Header row, then one row of shown text per trace."""
+        head = [title for _, title, _ in COLUMNS]
+        return [head] + [[cell_text(r, key, full=full) for key, _, _ in COLUMNS] for r in self.rows]
+
+    def plot_svg(self) -> str | None:
+        """Reasoning tokens by preset, a line per model; None when a plot would not help."""
+        from .analytics_view import svg
+
+        return svg(self.rows)
+
+    def __str__(self) -> str:
+        if not self.rows:
+            return "\n".join(["No traces.", *self.notes])
+        table = self.table()
+        widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
+        lines = [
+            "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
+            for line in table
+        ]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join([*lines, "", LEGEND, *(f"! {n}" for n in self.notes)])
+
+    def __repr__(self) -> str:
+        return f"<TraceStats: {len(self.rows)} trace{'' if len(self.rows) == 1 else 's'}>"
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(str(self))
+
+    def _repr_markdown_(self) -> str:
+        if not self.rows:
+            return "\n\n".join(["*No traces.*", *(md_escape(n) for n in self.notes)])
+        table = self.table()
+        lines = ["| " + " | ".join(md_escape(c) for c in line) + " |" for line in table]
+        lines.insert(1, "|" + " --- |" * len(COLUMNS))
+        notes = [md_escape(LEGEND), *(f"⚠ {md_escape(n)}" for n in self.notes)]
+        return "\n".join(lines) + "\n\n" + "  \n".join(notes)
+
+    def _repr_html_(self) -> str:
+        from .analytics_view import html_view
+
+        return html_view(self)
+
+    def to_csv(self, path: str | os.PathLike | None = None) -> str:
+        """Every row key as a column (warnings joined by `` | ``); written to ``path`` if given.
+        Text that a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``) is quoted."""
+        keys = list(self.rows[0]) if self.rows else [key for key, _, _ in COLUMNS]
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(keys)
+        for r in self.rows:
+            writer.writerow(_csv_cell(r.get(k)) for k in keys)
+        text = buffer.getvalue()
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
+
+
+def _csv_cell(value: Any) -> Any:
+    if isinstance(value, list):
+        value = " | ".join(one_line(str(v)) for v in value)
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return "" if value is None else value
+
+
+__all__ = ["TraceStats", "is_buffered", "row", "stats"]
