@@ -506,7 +506,40 @@ def test_stop_and_preset_callbacks(wire):
     assert calls == ["stop", "medium"]
     trace.finish("cancelled")
     w.finish(trace)
-    assert w.stop_button.disabled and "stopped" in w.status.value
+    assert w.stop_button.disabled and "stopped" in w.status.value  # (disabled: hidden)
+
+
+def test_status_line_once_done_and_stop_only_while_running(wire):
+    from reasoning_nb.notebook.widget import STYLE
+
+    """While thinking the status line carries the reasoning figures; once the pane's title sums
+    them up, it does not repeat them: ``done · 4.0 s · ≈1 tok/s``. Stop shows only mid-run (the
+    stylesheet hides it disabled: no message of its own); a run faster than 0.05 s reads
+    ``<0.1 s``, not ``0.0 s``; the stylesheet goes out once."""
+    w = make_widget(wire)
+    assert w.stop_button.disabled and ".jupyter-button:disabled{display:none}" in STYLE
+    trace = new_trace(wire)
+    w.start_run(trace)
+    assert not w.stop_button.disabled
+    feed(w, trace, [ReasoningDelta("hmm " * 20)], wire.clock, 2.0)
+    w.tick()
+    assert w.status.value.startswith("thinking… · 2.0 s · reasoning ")
+    feed(w, trace, [TextDelta("The answer.")], wire.clock, 2.0)
+    trace.finish()
+    w.finish(trace)
+    assert re.fullmatch(r"done · \d\.\d s · ≈\d+ tok/s", w.status.value), w.status.value
+    assert w.view.pane.titles[0].startswith("Thought for 2.0 s · ")
+    assert w.stop_button.disabled
+    fast = new_trace(wire)
+    w.start_run(fast)
+    feed(w, fast, [ReasoningDelta("a"), TextDelta("b")], wire.clock, 0.01)
+    fast.finish()
+    w.finish(fast)
+    assert w.view.pane.titles[0].startswith("Thought for <0.1 s · ")
+    assert w.selector.options[1][0] == "Run 2 · low · <0.1 s"
+    label = w.model_label.model_id
+    assert not [cid for _, cid, _ in wire.updates() if cid == label]  # sent once, with the open
+    assert "<style>" in wire.state(w.model_label)["value"]
 
 
 def test_history_selector_after_two_runs(wire):
@@ -527,8 +560,11 @@ def test_history_selector_after_two_runs(wire):
         "Run 2 · high · 1.0 s",
     ]
     first_root = w.view.root
+    assert w.dropdown.value == "high"
     w.selector.value = 0  # the user picks run 1
     assert w.view.number == 1 and w.view.root is not first_root
+    assert w.dropdown.options[wire.state(w.dropdown)["index"]] == "low"  # its preset
+    assert len(w.runs) == 2  # ...shown, not run again
     assert wire.state(w.body)["children"] == [f"IPY_MODEL_{w.view.root.model_id}"]
     assert wire.shown_html(w.view.answer.box) == "<p>First answer.</p>\n"
     assert "Second" not in wire.shown_html(w.body)
@@ -594,14 +630,56 @@ TEXTS = {
 def test_live_text_always_ends_exact(wire, name, breaks, limit):
     text = TEXTS[name]
     live = LiveText(breaks=breaks, tail_limit=limit)
+    live.tight = limit < TAIL_LIMIT  # cuts only where the tail ends (the rest held back)
     for i in range(0, len(text), 7):
         live.append(text[i : i + 7])
-        live.flush(hold_last=limit < TAIL_LIMIT)
+        live.flush(hold_last=live.tight)
         assert wire.shown_html(live.box) == live.html
         assert len(live._open) <= limit + 7  # the live tail stays short
     live.finalize(text)
     assert live.html == markdown_html(text, breaks=breaks)
     assert wire.shown_html(live.box) == live.html
+
+
+def _shown_after_each_message(wire, box) -> list[str]:
+    """The text (tags stripped, spaces squashed) under ``box`` in the front end after each
+    message: what a person could see between two messages."""
+    models: dict[str, dict] = {}
+
+    def walk(model_id: str) -> str:
+        state = models[model_id]
+        if "children" in state:
+            return "".join(walk(c.removeprefix("IPY_MODEL_")) for c in state["children"])
+        return state.get("value", "") if state["_model_name"] == "HTMLModel" else ""
+
+    seen = []
+    for _, kind, cid, data in wire.msgs:
+        if kind == "comm_open":
+            models[cid] = dict(data["state"])
+        elif kind == "comm_msg" and data.get("method") == "update":
+            models[cid].update(data["state"])
+            text = re.sub(r"<[^>]*>", " ", walk(box.model_id))
+            seen.append(" ".join(text.split()))
+    return seen
+
+
+@pytest.mark.parametrize("tight", [False, True])
+def test_freezing_never_shows_text_twice(wire, tight):
+    """A block freezes in place (the tail widget becomes it, a fresh tail goes after it): played
+    back message by message, the front end only ever shows a prefix of the text, never less
+    than before, never a piece twice. (Joins are left out: ``merge=False``.)"""
+    words = "the model weighs each step and checks a small case. "
+    text = "\n\n".join(f"Step {i}: " + words * (i % 9) for i in range(40))
+    live = LiveText(tail_limit=150)
+    live.tight = tight
+    for i in range(0, len(text), 11):
+        live.append(text[i : i + 11])
+        live.flush(merge=False)
+    final = " ".join(text.split())
+    seen = [s for s in _shown_after_each_message(wire, live.box) if s]
+    assert seen[-1] == final
+    for before, now in itertools.pairwise(seen):
+        assert final.startswith(now) and len(now) >= len(before), (before[-80:], now[-80:])
 
 
 def test_long_fence_is_merged_when_it_closes(wire):

@@ -4,7 +4,9 @@
 or a closing fence, never a blank line inside an open fence). A tail that grows past its limit
 without one is cut by force: at the last line end (a cut inside a fence closes it in the frozen
 part and reopens it in the tail, see :func:`fence_mark`), or in one long line after the last
-sentence in its newer half, else at the last space.
+sentence in its newer half, else at the last space. A forced cut lands at or after ``keep`` (the
+text the live tail already shows) where it can, so the frozen part never shows less than the
+tail did (see ``LiveText``).
 """
 
 from __future__ import annotations
@@ -59,17 +61,14 @@ class Cut(NamedTuple):
     """Cut inside a block (the tail grew too long), not at a block boundary."""
 
 
-def find_cut(
-    text: str,
-    fence: str | None = None,
-    *,
-    tail_limit: int = TAIL_LIMIT,
-) -> Cut:
-    """Where the unfrozen ``text`` (starting at a line start) may be frozen.
+class _Scan(NamedTuple):
+    natural: int  # the end of the last finished block (0: none)
+    last_end: int  # the last line end
+    fence_at_last_end: str | None  # the fence open there
+    open_fence: str | None  # the fence open at the end of the text
 
-    ``fence`` is the opener line of a code fence still open at the start of ``text`` (after a
-    forced cut), else None.
-    """
+
+def _scan(text: str, fence: str | None) -> _Scan:
     natural, pos, prev_blank = 0, 0, True
     open_fence = fence
     last_end, fence_at_last_end = 0, fence
@@ -88,14 +87,61 @@ def find_cut(
             prev_blank = True
         last_end, fence_at_last_end = end, open_fence
         pos = end
-    cut = Cut(natural, None, False) if natural else Cut(0, fence, False)
+    return _Scan(natural, last_end, fence_at_last_end, open_fence)
+
+
+def find_cut(
+    text: str,
+    fence: str | None = None,
+    *,
+    tail_limit: int = TAIL_LIMIT,
+    keep: int = 0,
+) -> Cut:
+    """Where the unfrozen ``text`` (starting at a line start) may be frozen.
+
+    ``fence`` is the opener line of a code fence still open at the start of ``text`` (after a
+    forced cut), else None. ``keep``: what the live tail shows already; a forced cut lands at or
+    after it, else waits for more text (unless the tail was past ``tail_limit`` already).
+    """
+    scan = _scan(text, fence)
+    cut = Cut(scan.natural, None, False) if scan.natural else Cut(0, fence, False)
     if len(text) - cut.at > tail_limit:
-        if last_end > cut.at:
-            return Cut(last_end, fence_at_last_end, True)
-        # One long line: cut after the last sentence in the newer half, else at a space.
-        half = (cut.at + len(text)) // 2
-        stop = max((m.end() for m in _SENTENCE_END.finditer(text, half, len(text) - 1)), default=0)
-        space = stop - 1 if stop else text.rfind(" ", cut.at, len(text) - 1)
-        if open_fence is None and space > cut.at:
-            return Cut(space + 1, None, True)
+        ends = scan[1:]
+        if forced := _forced(text, cut.at, max(cut.at, keep), *ends):
+            return forced
+        # None after what the tail shows: wait for one (the next words, the line end) unless the
+        # tail was past its limit already; then cut where the old rule says.
+        if keep - cut.at > tail_limit and (forced := _forced(text, cut.at, cut.at, *ends)):
+            return forced
     return cut
+
+
+def cut_at(text: str, fence: str | None, at: int) -> Cut | None:
+    """A forced cut exactly at ``at`` if the text allows one there: a line end, or a space
+    outside a code fence; None inside a word or a line of code."""
+    if at <= 0:
+        return None
+    scan = _scan(text[:at], fence)
+    if scan.last_end == at:
+        return Cut(at, scan.fence_at_last_end, True)
+    line = text[scan.last_end : at]
+    if scan.open_fence is None and line.endswith(" ") and line.strip() and not has_fence(line):
+        return Cut(at, None, True)
+    return None
+
+
+def _forced(
+    text: str, start: int, lo: int, last_end: int, fence_at: str | None, open_fence: str | None
+) -> Cut | None:
+    """A forced cut after ``start`` and at or after ``lo``: the last line end, else (in one long
+    line, outside a fence) after the last sentence in the newer half, else at the last space."""
+    if last_end > start and last_end >= lo:
+        return Cut(last_end, fence_at, True)
+    if open_fence is not None:
+        return None
+    half = max((start + len(text)) // 2, lo)
+    stop = max((m.end() for m in _SENTENCE_END.finditer(text, half, len(text) - 1)), default=0)
+    space = stop - 1 if stop else text.rfind(" ", max(start, lo - 1), len(text) - 1)
+    if space > start and space + 1 >= lo:
+        return Cut(space + 1, None, True)
+    return None

@@ -2,8 +2,9 @@
 
 Each widget ``update`` carries the whole value, so ``value += delta`` costs O(n²) bytes over a
 stream. Instead, finished blocks (split at blank lines, never inside an open code fence) are
-frozen into their own ``HTML`` widget (see :mod:`.pages`), rendered and sent once; only the
-short live tail is re-sent. A tail that grows past ``tail_limit`` without a blank line is cut by
+frozen, each in its own ``HTML`` widget (see :mod:`.pages`): the tail widget becomes the block
+and a fresh tail takes its place after it, so nothing shows twice; only the short live tail is
+re-sent. A tail that grows past ``tail_limit`` without a blank line is cut by
 force (see :mod:`.fences`); the owner may lower the limit while text arrives slowly, so each
 tail update stays cheap. The forced pieces of a block are sent plain (no highlighting) and shown
 apart, each its own widget; once the block ends they are joined back into one widget,
@@ -23,7 +24,7 @@ import ipywidgets as W
 from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ..render import markdown_html
-from .fences import TAIL_LIMIT, Cut, bare_opener, fence_mark, find_cut, has_fence
+from .fences import TAIL_LIMIT, Cut, bare_opener, cut_at, fence_mark, find_cut, has_fence
 from .pages import Pages
 from .throttle import Meter, state_bytes
 
@@ -47,7 +48,10 @@ class _Block:
 class LiveText:
     """One growing markdown text: ``append`` deltas, ``flush`` when the throttle allows.
 
-    ``tail_limit`` may change between flushes: the live tail is cut by force past it.
+    ``tail_limit`` may change between flushes: the live tail is cut by force past it. ``tight``
+    (the owner's byte budget binds) may too: then a cut never resends what the tail shows. The
+    text is frozen where the tail ends (a line end or a space, or the end of a block), or the
+    tail is first shown up to the cut, the text after it held back for the next flush.
     """
 
     def __init__(
@@ -58,14 +62,16 @@ class LiveText:
         tail_limit: int = TAIL_LIMIT,
         page_size: int = PAGE_SIZE,
         meter: Meter | None = None,
+        classes: tuple[str, ...] = (),
     ) -> None:
-        self.breaks, self.tail_limit = breaks, tail_limit
+        self.breaks, self.tail_limit, self.tight = breaks, tail_limit, False
         self.meter = meter = meter or Meter()
         # One Layout/Style shared by every block: a new block opens one comm, not three.
         self._layout, self._style = W.Layout(), HTMLStyle()
         self.tail = W.HTML(layout=self._layout, style=self._style)
-        self.box = W.VBox([self.tail], layout=layout or W.Layout())
-        self._pages = Pages(self.box, self.tail, page_size, meter)
+        self._pages = Pages(self.tail, page_size, meter)
+        self.box = W.VBox(self._pages.pages, layout=layout or W.Layout(), _dom_classes=classes)
+        self._pages.box = self.box
         self._blocks: list[_Block] = []
         self._open = ""  # unfrozen source already flushed into the tail
         self._fence: str | None = None  # fence open at the start of ``_open``
@@ -79,6 +85,8 @@ class LiveText:
         self._forced_run = 0  # how many of the last blocks the next one continues
         self._reset = self._settle = False
         self._inflation = 1.1  # update bytes per source char, as the last tail render cost
+        self._cost_key: tuple[int, ...] | None = None  # byte_cost's last question and answer
+        self._cost = 0
 
     # -- text ----------------------------------------------------------------------------------
 
@@ -141,13 +149,28 @@ class LiveText:
 
     def byte_cost(self) -> int:
         """About how many state bytes the next ``flush(merge=False)`` sends: the live tail, or
-        after a forced cut a shorter tail and a ``children`` update."""
+        after a cut the frozen block (if it shows more than the tail did) and a ``children``
+        update."""
         if not self.dirty:
             return 0
         size = len(self._open) + self._pending_chars
-        if size <= self.tail_limit:
+        if not self._pending_newline and size <= self.tail_limit:
             return round(size * self._inflation) + 40
-        return round(self.tail_limit / 2 * self._inflation) + 40 + self._pages.append_bytes()
+        key = (self._chars, self.tail_limit, self.tight, len(self._open), len(self._blocks))
+        if self._cost_key != key:  # a cut: see ``_plan``
+            shown, text = len(self._open), self._open + "".join(self._pending)
+            cut, hold = self._plan(text, shown)
+            if not cut.at:
+                cost = round(size * self._inflation) + 40
+            elif hold:  # the tail shows up to the cut
+                cost = round(cut.at * self._inflation) + 40
+            else:  # the tail widget takes the block's HTML if it shows more than the tail did
+                # (a natural block's highlighting is in ``debt`` already), a fresh tail with the
+                # rest is opened after it (not an update)
+                moved = cut.at < shown or bool(text[shown : cut.at].strip())
+                cost = round(cut.at * self._inflation * moved) + 40 + self._pages.append_bytes()
+            self._cost_key, self._cost = key, cost
+        return self._cost
 
     def merge_cost(self, *, hold_last: bool = False) -> int:
         """About how many more state bytes ``flush(merge=True, hold_last=...)`` sends: one
@@ -201,25 +224,58 @@ class LiveText:
             sent += self._merge(chain, "")
         return sent
 
+    def _plan(self, text: str, shown: int) -> tuple[Cut, bool]:
+        """The cut the next flush makes in the unfrozen ``text`` (the tail shows ``shown``
+        chars of it), and whether the flush only shows the text up to it, holding the rest back.
+
+        The tail widget becomes the frozen block: a cut past what the tail shows resends the
+        block. While the byte budget binds, a forced cut lands exactly where the tail ends if
+        the text allows one there (and no block ends after it); else the tail is shown up to
+        the cut, which the next flush makes for free.
+        """
+        cut = find_cut(text, self._fence, tail_limit=self.tail_limit, keep=shown)
+        if not self.tight or cut.at <= shown or not text[shown : cut.at].strip():
+            return cut, False  # (only blank space past the tail: the block shows the same)
+        natural = find_cut(text, self._fence, tail_limit=len(text)).at
+        if cut.forced and natural <= shown and (free := cut_at(text, self._fence, shown)):
+            return free, False
+        return cut, True
+
     def _take(self) -> int:
         """Move the pending text into the tail, freezing what is finished; returns messages."""
-        sent = 0
-        self._open += "".join(self._pending)
+        shown = len(self._open)  # what the tail shows already
+        text = self._open + "".join(self._pending)
         self._pending.clear()
         self._pending_chars, self._pending_newline, self._pending_code = 0, False, False
-        cut = find_cut(self._open, self._fence, tail_limit=self.tail_limit)
-        if cut.at:
-            src, chain, html = self._open[: cut.at], self._chain(), None
-            if not (chain or cut.forced):
-                html = self._render(src, self._fence, None)
-                if not self._composes(src, html):  # the last block goes on (a loose list...)
-                    chain, html = self._reopen(), None
-            sent += self._freeze(src, cut, plain=bool(chain), html=html)
-            if chain and not cut.forced:  # a block that was cut (or chained) ended
-                self._waiting.append([*chain, self._blocks[-1]])
-            self._open, self._fence = self._open[cut.at :], cut.fence
-        tail = self._render(self._open, self._fence, None, highlight=False)
-        return sent + self._set(self.tail, tail, self._open)
+        cut, hold = self._plan(text, shown)
+        if hold:  # show the tail up to the cut; the next flush freezes it there
+            self._open, rest = text[: cut.at], text[cut.at :]
+            if rest:
+                self._pending = [rest]
+                self._pending_chars, self._pending_newline = len(rest), "\n" in rest
+                self._pending_code = has_fence(text[max(0, cut.at - 2) :])
+            cut = Cut(0, None, False)
+        else:
+            self._open = text
+        if not cut.at:
+            tail = self._render(self._open, self._fence, None, highlight=False)
+            return self._set(self.tail, tail, self._open)
+        src, chain, html = self._open[: cut.at], self._chain(), None
+        if not (chain or cut.forced):
+            html = self._render(src, self._fence, None)
+            if not self._composes(src, html):  # the last block goes on (a loose list...)
+                chain, html = self._reopen(), None
+        defer = False  # code highlighted: while the budget binds, a paced join does that
+        if html is not None and self.tight and (self._fence is not None or has_fence(src)):
+            defer = html != self._render(src, self._fence, None, highlight=False)
+            html = None if defer else html
+        rest = self._open[cut.at :]
+        tail = self._render(rest, cut.fence, None, highlight=False)
+        sent = self._freeze(src, cut, plain=bool(chain) or defer, html=html, tail=tail)
+        if (chain and not cut.forced) or defer:  # a block that was cut (or chained) ended
+            self._waiting.append([*chain, self._blocks[-1]])
+        self._open, self._fence = rest, cut.fence
+        return sent
 
     def finalize(self, text: str) -> int:
         """Show exactly ``markdown_html(text)``, resending as little as possible.
@@ -289,8 +345,7 @@ class LiveText:
         if not unit:
             return True
         before = self._joined(unit, "")
-        alone = unit[0].html if len(unit) == 1 else self._render(before, None, None)
-        return self._render(before + src, None, None) == alone + html
+        return self._render(before + src, None, None) == self._render(before, None, None) + html
 
     def _reopen(self) -> list[_Block]:
         """The last unit goes on: it becomes the chain the next block ends."""
@@ -339,19 +394,25 @@ class LiveText:
             self._inflation = max(1.0, (self.meter.bytes - before - 20) / len(src))
         return sent
 
-    def _freeze(self, src: str, cut: Cut, *, plain: bool, html: str | None = None) -> int:
-        """Freeze ``src`` (up to ``cut``) into a new block: plain if it will be joined later."""
+    def _freeze(
+        self, src: str, cut: Cut, *, plain: bool, tail: str, html: str | None = None
+    ) -> int:
+        """Freeze ``src`` (up to ``cut``) into a block, plain if it will be joined later: the tail
+        widget shows it, then a fresh tail showing ``tail`` goes after it (in that order: the
+        front end never shows a piece of text twice)."""
         plain = plain or cut.forced
         if html is None:
             html = self._render(src, self._fence, cut.fence, highlight=not plain)
         final = html
         if plain and (self._fence is not None or cut.fence is not None or has_fence(src)):
             final = self._render(src, self._fence, cut.fence)  # to learn what a join costs
-        widget = W.HTML(value=html, layout=self._layout, style=self._style)
+        widget = self.tail
+        sent = self._set(widget, html)
+        self.tail = W.HTML(value=tail, layout=self._layout, style=self._style)
         final_bytes = state_bytes({"value": final})
         self._blocks.append(_Block(src, html, widget, cut.forced, final_bytes))
         self._forced_run = self._forced_run + 1 if cut.forced else 0
-        return self._pages.append(widget)
+        return sent + self._pages.freeze(self.tail)
 
     def _empty_widgets(self) -> int:
         """Drop every frozen block and empty the tail."""

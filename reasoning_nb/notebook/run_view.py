@@ -13,10 +13,13 @@ import html
 import ipywidgets as W
 
 from ..core.trace import Trace
-from ..render import reasoning_summary, seconds_label, tokens_label
+from ..render import tokens_label
 from .live_text import LiveText
 from .throttle import Meter
 
+PANE_CLASS, ANSWER_CLASS = "reasoning-nb-pane", "reasoning-nb-answer"
+THOUGHTS_CLASS, TEXT_CLASS = "reasoning-nb-thoughts", "reasoning-nb-text"
+"""CSS classes of the reasoning pane, the answer, the reasoning text, and both texts."""
 LIVE_TITLE = "Thinking…"
 HIDDEN_TITLE = "Reasoning (hidden while the model runs)"
 _LIVE_LABEL = {"connecting": "connecting…", "thinking": "thinking…", "answering": "answering…"}
@@ -36,15 +39,14 @@ class RunView:
     ) -> None:
         self.trace, self.number, self.hide = trace, number, hide_reasoning
         self.meter = meter = meter or Meter()
-        self.reasoning = LiveText(
-            breaks=True,
-            layout=W.Layout(border_left="3px solid #ccc", padding="0 0 0 0.8em"),
-            meter=meter,
-        )
-        self.answer = LiveText(meter=meter)
+        self.reasoning = LiveText(breaks=True, meter=meter, classes=(TEXT_CLASS, THOUGHTS_CLASS))
+        self.answer = LiveText(meter=meter, classes=(TEXT_CLASS, ANSWER_CLASS))
         self._title, self._open = (HIDDEN_TITLE, False) if hide_reasoning else (LIVE_TITLE, True)
         self.pane = W.Accordion(
-            [self.reasoning.box], titles=(self._title,), selected_index=0 if self._open else None
+            [self.reasoning.box],
+            titles=(self._title,),
+            selected_index=0 if self._open else None,
+            _dom_classes=(PANE_CLASS,),
         )
         self.root = W.VBox([self.answer.box])  # the pane joins when reasoning arrives
         self.phase, self.detail = "connecting", ""
@@ -89,11 +91,10 @@ class RunView:
         if self.phase != "answering":
             self.phase = "answering"
             self.reasoning.settle()  # its last block is complete: send it whole, now, paced
-            if fold and self.reasoning.chars:
+            if self.reasoning.chars:  # the pane's title sums it up (folded, unless told not to)
                 rt = self.usage.get("reasoning_tokens")
-                self._set_pane(
-                    live_summary(self.reasoning_ms(now), rt, self.reasoning.chars), False
-                )
+                summary = live_summary(self.reasoning_ms(now), rt, self.reasoning.chars)
+                self._set_pane(summary, self._open and not fold)
 
     def reclassify(self, now: float) -> None:
         """Everything shown as answer so far was reasoning: move it into the pane."""
@@ -122,9 +123,11 @@ class RunView:
         """The texts sent live: hidden reasoning is only sent by ``finalize``."""
         return (self.answer,) if self.hide else (self.reasoning, self.answer)
 
-    def set_tail_limit(self, chars: int) -> None:
-        """Cut the live tails by force past ``chars`` (see ``LiveText``)."""
-        self.reasoning.tail_limit = self.answer.tail_limit = chars
+    def set_tail_limit(self, chars: int, *, tight: bool = False) -> None:
+        """Cut the live tails by force past ``chars``; ``tight``: the byte budget binds (see
+        ``LiveText``)."""
+        for text in (self.reasoning, self.answer):
+            text.tail_limit, text.tight = chars, tight
 
     def max_cost(self, *, merge: bool = True) -> int:
         """An upper bound of the update messages the next ``flush(merge=merge)`` sends."""
@@ -158,7 +161,12 @@ class RunView:
         trace = self.trace
         sent = self.reasoning.finalize(trace.reasoning) + self.answer.finalize(trace.answer)
         if trace.reasoning:
-            self._set_pane(reasoning_summary(trace), not self.hide and not (fold and trace.answer))
+            summary = live_summary(
+                trace.timing.get("reasoning_ms"),
+                trace.usage.get("reasoning_tokens"),
+                len(trace.reasoning),
+            )
+            self._set_pane(summary, not self.hide and not (fold and trace.answer))
         elif self.pane in self.root.children:
             sent += self.meter.set(self.root, children=(self.answer.box,))
         return sent + self._flush_pane()
@@ -210,29 +218,37 @@ class RunView:
 
     def label(self) -> str:
         """``Run 2 · high · 9.1 s`` for the run selector."""
-        when = f"{self.elapsed(self.t_end):.1f} s" if self.finished else "running…"
+        when = seconds_label(self.elapsed(self.t_end) * 1000) if self.finished else "running…"
         status = self.trace.status if self.finished else ""
         extra = f" · {status}" if status not in ("", "complete") else ""
         return f"Run {self.number} · {self.trace.preset} · {when}{extra}"
 
     def status_html(self, now: float) -> str:
-        """``thinking… · 4.2 s · reasoning 3.1 s, ≈812 tokens · ≈190 tok/s`` plus ⚠ lines."""
+        """``thinking… · 4.2 s · reasoning 3.1 s, ≈812 tokens · ≈190 tok/s`` while the pane's
+        title says nothing yet, then ``done · 9.1 s · 120 tok/s``; plus ⚠ lines."""
         label = _LIVE_LABEL.get(self.phase, self.phase)
-        bits = [f"{label}: {self.detail}" if self.detail else label, f"{self.elapsed(now):.1f} s"]
-        if self.reasoning.chars:
+        bits = [f"{label}: {self.detail}" if self.detail else label]
+        bits.append(seconds_label(self.elapsed(now) * 1000))
+        if self.reasoning.chars and self._title in (LIVE_TITLE, HIDDEN_TITLE):
             ms = self.reasoning_ms(now)
             tokens = tokens_label(self.usage.get("reasoning_tokens"), self.reasoning.chars)
             bits.append(f"reasoning {seconds_label(ms)}, {tokens}" if ms else f"reasoning {tokens}")
         if rate := self.tokens_per_s(now):
             bits.append(rate)
         lines = [" · ".join(bits), *(f"⚠ {w}" for w in self.warnings)]
-        text = "<br>".join(html.escape(x) for x in lines)
-        # Sent about once a second: kept short (the font and colour are set on the widget).
-        return f'<div style="line-height:1.5">{text}</div>' if self.warnings else text
+        return "<br>".join(html.escape(x) for x in lines)
+
+
+def seconds_label(ms: float | None) -> str:
+    """``4.2 s``; ``<0.1 s`` for what would read ``0.0 s``."""
+    if ms is None:
+        return ""
+    return "<0.1 s" if ms < 50 else f"{ms / 1000:.1f} s"
 
 
 def live_summary(ms: float | None, tokens: int | None, chars: int) -> str:
-    """``render.reasoning_summary`` for a run still going (no finished Trace yet)."""
+    """``Thought for 2.7 s · ≈154 tokens``, as ``render.reasoning_summary`` says it (a run
+    still going has no finished Trace yet)."""
     parts = [f"Thought for {seconds_label(ms)}" if ms is not None else "Reasoning"]
     if label := tokens_label(tokens, chars):
         parts.append(label)

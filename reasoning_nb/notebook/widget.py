@@ -18,12 +18,11 @@ from collections import deque
 from collections.abc import Callable
 
 import ipywidgets as W
-from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ..core.events import Notice, ReasoningDelta, Reclassify, TextDelta, Usage
 from ..core.presets import PRESETS
 from ..core.trace import USAGE_KEYS, Trace
-from .run_view import RunView
+from .run_view import ANSWER_CLASS, PANE_CLASS, TEXT_CLASS, THOUGHTS_CLASS, RunView
 from .throttle import Meter, Throttle
 
 STATUS_INTERVAL = 0.25
@@ -59,7 +58,68 @@ MIN_TAIL, MAX_TAIL = 200, 400
 TAIL_SECONDS = 5.0
 RATE_WINDOW = 4.0
 """The text rate is measured over this many seconds."""
-MUTED_COLOR = "var(--jp-ui-font-color2, #757575)"
+ROOT_CLASSES = ("reasoning-nb", "reasoning-nb-live")
+HEADER_CLASS, STATUS_CLASS, RUNS_CLASS = (
+    "reasoning-nb-header",
+    "reasoning-nb-status",
+    "reasoning-nb-runs",
+)
+_L = ".reasoning-nb-live"
+STYLE = "".join(
+    f"{_L} {rule}"
+    for rule in (
+        # the header: model, preset, Stop and the status line on one calm row
+        f".{HEADER_CLASS}{{gap:.6em;flex-wrap:wrap}}",
+        f".{HEADER_CLASS} .jupyter-widgets{{margin:0}}",
+        f".{HEADER_CLASS} .jupyter-button:disabled{{display:none}}",  # Stop, while nothing runs
+        f".{HEADER_CLASS} :is(select,.jupyter-button){{height:24px;line-height:22px;"
+        "font-size:.9em}",
+        ".reasoning-nb-model{font-weight:600}",
+        f".{STATUS_CLASS}{{flex:1 1 12em;min-width:0;font-size:.85em;"
+        "color:var(--jp-ui-font-color2,#757575)}",
+        # the run selector: small pills, the shown run filled
+        f".{RUNS_CLASS}{{line-height:normal;margin:.35em 0 .15em}}",
+        f".{RUNS_CLASS} .widget-toggle-button{{font-size:.8em;height:auto;line-height:1.8;"
+        "padding:0 .9em;margin:0 .4em 0 0;background:none;box-shadow:none;border-radius:1em;"
+        "border:1px solid var(--jp-border-color2,#e0e0e0);color:var(--jp-ui-font-color2,#757575)}",
+        f".{RUNS_CLASS} .widget-toggle-button:hover{{box-shadow:none;"
+        "color:var(--jp-ui-font-color0,#000)}",
+        f".{RUNS_CLASS} .widget-toggle-button.mod-active{{background:var(--jp-layout-color2,#eee);"
+        "color:var(--jp-ui-font-color0,#000);border-color:var(--jp-border-color1,#bdbdbd)}",
+        # text at a reading line height (ipywidgets sets 28 px), blocks spaced once, no boxes
+        ".widget-html-content{line-height:1.5}",
+        f".{TEXT_CLASS} .jupyter-widgets{{margin:0}}",
+        f".{TEXT_CLASS} .widget-html-content>*{{margin:0 0 .6em}}",
+        f".{TEXT_CLASS} .widget-html-content :is(ul,ol){{padding-left:1.6em}}",
+        f".{TEXT_CLASS} .widget-html:has(>.widget-html-content:empty){{display:none}}",
+        f".{TEXT_CLASS} pre{{background:var(--jp-layout-color2,#f3f3f3);padding:.5em .8em;"
+        "border-radius:4px;overflow-x:auto;line-height:1.4}",
+        f".{TEXT_CLASS} :not(pre)>code{{background:var(--jp-layout-color2,#f3f3f3);"
+        "padding:0 .25em;border-radius:3px}",
+        f".{TEXT_CLASS} code{{font-family:var(--jp-code-font-family,monospace);"
+        "font-size:var(--jp-code-font-size,13px)}",
+        f".{ANSWER_CLASS} .widget-html{{font-size:var(--jp-content-font-size1,14px);"
+        "color:var(--jp-content-font-color1,#212121)}",
+        # the reasoning: quieter than the answer, a hairline on its left
+        f".{THOUGHTS_CLASS}{{border-left:2px solid var(--jp-border-color2,#e0e0e0);"
+        "padding-left:.9em}",
+        f".{THOUGHTS_CLASS} .widget-html{{color:var(--jp-content-font-color2,#616161)}}",
+        # its pane: a light one-line title, no grey bar, no box, no deep indent
+        f".{PANE_CLASS}{{margin:.3em 0 .35em}}",
+        f".{PANE_CLASS} .jupyter-widget-Collapse-header{{background:none;border:none;"
+        "padding:2px 0;font-weight:normal;color:var(--jp-ui-font-color2,#757575)}",
+        f".{PANE_CLASS} .jupyter-widget-Collapse-header:hover"
+        "{color:var(--jp-ui-font-color0,#000)}",
+        f".{PANE_CLASS} .jupyter-widget-Collapse-contents{{background:none;border:none;"
+        "padding:.2em 0 .3em 2px}",
+        # restored without a kernel: one "disconnected" mark (on the root), not one per part
+        ".jupyter-widgets-disconnected::before{display:none}",
+    )
+) + (  # ...in the root's corner, not on a line of its own
+    f"{_L}.jupyter-widgets-disconnected{{position:relative}}"
+    f"{_L}.jupyter-widgets-disconnected::before{{position:absolute;top:0;right:0}}"
+)
+"""One stylesheet, scoped to the live view, sent once with the model label."""
 _PHASE_OF_STATUS = {"complete": "done", "truncated": "done", "cancelled": "stopped"}
 
 __all__ = ["ThinkWidget"]
@@ -103,25 +163,31 @@ class ThinkWidget:
         self._quiet = False  # True while we set widget values ourselves
 
         options = list(presets) + ([preset] if preset not in presets else [])
-        self.model_label = W.HTML(f"<b>{html.escape(model)}</b>")
+        self.model_label = W.HTML(
+            f'<style>{STYLE}</style><span class="reasoning-nb-model">{html.escape(model)}</span>'
+        )  # never updated: the stylesheet goes out once
         self.dropdown = W.Dropdown(
             options=options, value=preset, tooltip="Reasoning preset", layout=W.Layout(width="8em")
         )
         self.stop_button = W.Button(
-            description="Stop", icon="stop", disabled=True, tooltip="Stop this run",
+            description="Stop",
+            icon="stop",
+            disabled=True,
+            tooltip="Stop this run",
             layout=W.Layout(width="auto"),
-        )  # fmt: skip
-        self.status = W.HTML(style=HTMLStyle(font_size="0.85em", text_color=MUTED_COLOR))
+        )  # fmt: skip  (disabled, hence hidden, while no run is live: see STYLE)
+        self.status = W.HTML(_dom_classes=(STATUS_CLASS,))
         self.selector = W.ToggleButtons(
-            options=[], style={"button_width": "auto"}, layout=W.Layout(display="none")
-        )
+            options=[], style={"button_width": "auto"}, layout=W.Layout(display="none"),
+            _dom_classes=(RUNS_CLASS,),
+        )  # fmt: skip
         self.body = W.VBox()
         header = W.HBox(
-            [self.model_label, self.dropdown, self.stop_button],
+            [self.model_label, self.dropdown, self.stop_button, self.status],
             layout=W.Layout(align_items="center"),
+            _dom_classes=(HEADER_CLASS,),
         )
-        self.root = W.VBox([header, self.status, self.selector, self.body])
-        self.root.add_class("reasoning-nb")
+        self.root = W.VBox([header, self.selector, self.body], _dom_classes=ROOT_CLASSES)
         self.dropdown.observe(self._on_preset, "value")
         self.stop_button.on_click(self._on_stop)
         self.selector.observe(self._on_pick, "value")
@@ -152,12 +218,7 @@ class ThinkWidget:
         self._live = run
         self._show(run)
         self._meter.set(self.stop_button, disabled=False, description="Stop")
-        if trace.preset in self.dropdown.options and trace.preset != self.dropdown.value:
-            self._quiet = True
-            try:
-                self._meter.set(self.dropdown, value=trace.preset)
-            finally:
-                self._quiet = False
+        self._follow_preset(run)
         self._update_selector()
         self._render_status(now)
         self._note(now, mark)
@@ -259,7 +320,7 @@ class ThinkWidget:
         bank = self._throttle.left() - reserved - run.byte_cost() - sbytes
         tight = bank < BANK
         if tight:
-            run.set_tail_limit(slow_limit)
+            run.set_tail_limit(slow_limit, tight=True)
         text_bytes = run.byte_cost()
         shown, dirty = self._shown is run, self._status_dirty
         ride_every, alone_every, text_every = STATUS_INTERVAL, STATUS_ALONE, 0.0
@@ -332,6 +393,17 @@ class ThinkWidget:
         self._shown = run
         return self._meter.set(self.body, children=(run.root,))
 
+    def _follow_preset(self, run: RunView) -> int:
+        """The dropdown shows the preset of the run on screen (no re-run)."""
+        preset = run.trace.preset
+        if preset not in self.dropdown.options or preset == self.dropdown.value:
+            return 0
+        self._quiet = True
+        try:
+            return self._meter.set(self.dropdown, value=preset)
+        finally:
+            self._quiet = False
+
     def _update_selector(self) -> int:
         if len(self._all) < 2:
             return 0
@@ -365,5 +437,6 @@ class ThinkWidget:
             return
         now, mark = self.clock(), self._mark()
         self._show(self._all[change["new"]])
+        self._follow_preset(self._all[change["new"]])
         self._render_status(now)
         self._note(now, mark)
