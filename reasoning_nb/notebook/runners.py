@@ -38,6 +38,9 @@ PAIRING_STYLE = (
     "{display:none}"
     f".jp-OutputArea-child:has(+ .jp-OutputArea-child .{STATIC_CLASS}):not(:has(.{LIVE_CLASS}))"
     "{display:none}"
+    # Code blocks in the static twin, where Lab shows it: the same calm box as the widget's.
+    f".{STATIC_CLASS} pre{{background:var(--jp-layout-color2,#f6f8fa);padding:0.5em 0.8em;"
+    "border-radius:4px;overflow-x:auto}"
     "</style>"
 )
 
