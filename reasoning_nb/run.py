@@ -140,11 +140,13 @@ class Run:
             try:
                 async with transport.open(request) as response:
                     parser = proto.Parser(ctx)
-                    async for frame in transport.frames(response, request.framing):
-                        for event in parser.feed(frame.data, frame.event):
-                            yield event
-                        if parser.finished:
-                            break
+                    frames = transport.frames(response, request.framing)
+                    async with aclosing(frames):
+                        async for frame in frames:
+                            for event in parser.feed(frame.data, frame.event):
+                                yield event
+                            if parser.finished:
+                                break
                     for event in parser.close():
                         yield event
                     if not parser.finished:
@@ -156,7 +158,7 @@ class Run:
                     return
             except ProviderError as exc:
                 # Parser errors quote the server (an in-band error may echo the key): scrub here.
-                _set_message(exc, transport._scrub(exc.message))
+                _set_message(exc, transport.scrub(exc.message))
                 retry = None if fallback_used else proto.fallback(exc, request.body)
                 if retry is None:
                     if exc.status is not None:

@@ -104,7 +104,7 @@ class Transport:
                 raise ProviderError(self._timed_out(request.url)) from None
             except httpx.HTTPError as exc:
                 raise ProviderError(
-                    self._scrub(f"The request to {request.url} failed: {exc}.")
+                    self.scrub(f"The request to {request.url} failed: {exc}.")
                 ) from None
             if response.status_code < 400:
                 return response
@@ -116,7 +116,7 @@ class Transport:
                 await self.sleep(self._backoff(attempt) if wait is None else wait)
                 continue
             raise ProviderError(
-                self._scrub(server_message(body) or f"HTTP {response.status_code}"),
+                self.scrub(server_message(body) or f"HTTP {response.status_code}"),
                 status=response.status_code,
             )
 
@@ -125,16 +125,16 @@ class Transport:
 
     def _unreachable(self, url: str, exc: Exception) -> str:
         hint = f"; {self.start_hint}" if self.start_hint else ""
-        return self._scrub(f"Could not connect to {_origin(url)} (is the server running?){hint}.")
+        return self.scrub(f"Could not connect to {_origin(url)} (is the server running?){hint}.")
 
     def _timed_out(self, url: str) -> str:
         read = 600.0 if self.timeout is None else self.timeout
-        return self._scrub(
+        return self.scrub(
             f"No data from {_origin(url)} for {read:g} s; the server may be overloaded or still "
             "loading the model: try again, or pass a larger timeout=."
         )
 
-    def _scrub(self, text: str) -> str:
+    def scrub(self, text: str) -> str:
         for secret in self.secrets:
             if secret:
                 text = text.replace(secret, "[redacted]")
@@ -155,7 +155,7 @@ class Transport:
             raise ProviderError(self._timed_out(url)) from None
         except httpx.HTTPError as exc:
             raise ProviderError(
-                self._scrub(
+                self.scrub(
                     f"The connection to {_origin(url)} dropped mid-stream ({type(exc).__name__}); "
                     "what arrived is kept in the trace: run the cell again to retry."
                 )
