@@ -82,6 +82,7 @@ class WidgetRunner:
         self.magics, self.hide, self.debug = magics, hide, debug
         self.view = None
         self.static = None
+        self._rerun_task = None
         self.scope: anyio.CancelScope | None = None
         self.runs: list[Trace] = []
 
@@ -117,7 +118,8 @@ class WidgetRunner:
         try:
             import asyncio
 
-            asyncio.get_running_loop().create_task(self._stream(options))
+            # Keep a reference: the loop holds tasks only weakly.
+            self._rerun_task = asyncio.get_running_loop().create_task(self._stream(options))
         except RuntimeError:  # no loop in this thread (blocking mode): run to the end here
             call_blocking(lambda: self._stream(options))
 
