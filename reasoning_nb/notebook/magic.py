@@ -27,6 +27,7 @@ from ..core.trace import Trace
 from ..errors import ReasoningNBError
 from ..providers import catalog
 from ..run import Run
+from .compare import CompareTextRunner, CompareWidgetRunner, parse_variants
 from .listing import list_text
 from .runners import TextRunner, WidgetRunner
 
@@ -55,6 +56,12 @@ def _flags(func):
                 "--chat",
                 metavar="NAME",
                 help="continue the named conversation (history is sent with the prompt)",
+            ),
+            argument(
+                "--compare",
+                metavar="A,B",
+                help="run variants side by side: presets (low,high) or model ids "
+                "(ollama:qwen3,ollama:deepseek-r1)",
             ),
             argument(
                 "--list",
@@ -122,8 +129,10 @@ class ThinkMagics(Magics):
         Why is the sky blue?
 
         The line form sets session defaults for later cells (%think --model ... --preset ...);
-        %think --list shows providers and what local servers are running; %think --stats
-        tabulates this session's runs (reasoning_nb.stats(path) does the same for a notebook).
+        --compare low,high (or model ids) runs the variants at once, side by side, with a
+        table and a diff of the answers; _compare holds their traces. %think --list shows
+        providers and what local servers are running; %think --stats tabulates this session's
+        runs (reasoning_nb.stats(path) does the same for a notebook).
         """
         args = self._parse(line)
         if args is None:
@@ -147,6 +156,12 @@ class ThinkMagics(Magics):
             return None
 
     def _line(self, args) -> None:
+        if args.compare is not None:
+            print(
+                "%think: --compare is for the cell form (%%think --compare low,high).",
+                file=sys.stderr,
+            )
+            return
         if args.list:
             print(call_blocking(list_text))
             return
@@ -212,14 +227,20 @@ class ThinkMagics(Magics):
         chat = self.chats.setdefault(args.chat, Conversation(args.chat)) if args.chat else None
         try:
             Run(prompt, **options)  # validate flags now: one clear line instead of a widget
+            if args.compare is not None:
+                options = parse_variants(args.compare, options, prompt)
         except ReasoningNBError as exc:
             print(f"%%think: {exc}", file=sys.stderr)
             return None
         return prompt, options, hide, chat, args.debug
 
     async def _execute(self, prompt, options, hide, chat, debug):
-        runner = (WidgetRunner if self._use_widget() else TextRunner)(self, hide=hide, debug=debug)
-        return await runner.run(prompt, options, chat)
+        widget = self._use_widget()
+        if isinstance(options, list):  # --compare: a list of variants
+            kind = CompareWidgetRunner if widget else CompareTextRunner
+        else:
+            kind = WidgetRunner if widget else TextRunner
+        return await kind(self, hide=hide, debug=debug).run(prompt, options, chat)
 
     def _use_widget(self) -> bool:
         if self.widget != "auto":
