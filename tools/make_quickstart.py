@@ -59,12 +59,12 @@ CELLS = [
     ),
     new_code_cell(
         "from reasoning_nb import ReasoningDelta, TextDelta, astream\n\n"
-        "chars = {\"reasoning\": 0, \"answer\": 0}\n"
-        "async for event in astream(\"Count to three.\", preset=\"low\"):\n"
+        'chars = {"reasoning": 0, "answer": 0}\n'
+        'async for event in astream("Count to three.", preset="low"):\n'
         "    if isinstance(event, ReasoningDelta):\n"
-        "        chars[\"reasoning\"] += len(event.text)\n"
+        '        chars["reasoning"] += len(event.text)\n'
         "    elif isinstance(event, TextDelta):\n"
-        "        chars[\"answer\"] += len(event.text)\n"
+        '        chars["answer"] += len(event.text)\n'
         "print(chars)"
     ),
     new_markdown_cell(
