@@ -24,7 +24,7 @@ from IPython.display import display
 
 from .. import render
 from ..analytics import cell_text, row
-from ..core.events import Done, Event, Notice, ReasoningDelta, Reclassify, TextDelta, Usage
+from ..core.events import Done, Event
 from ..core.history import Conversation
 from ..core.presets import PRESETS
 from ..core.trace import Trace
@@ -356,20 +356,7 @@ class CompareWidget:
 
     def on_event(self, i: int, event: Event) -> None:
         view = self.views[i]
-        now = self.clock()
-        if isinstance(event, ReasoningDelta):
-            view.add_reasoning(event.text, now)
-        elif isinstance(event, TextDelta):
-            view.add_answer(event.text, now, fold=self.fold)
-        elif isinstance(event, Reclassify):
-            view.reclassify(now)
-        elif isinstance(event, Usage):
-            counts = {
-                k: getattr(event, k) for k in ("input_tokens", "output_tokens", "reasoning_tokens")
-            }
-            view.usage.update({k: v for k, v in counts.items() if v is not None})
-        elif isinstance(event, Notice) and event.text not in view.warnings:
-            view.warnings.append(event.text)
+        view.apply(event, self.clock(), fold=self.fold)
 
     def tick(self) -> int:
         """One flush round under the shared budget: columns in turn, text then status line."""

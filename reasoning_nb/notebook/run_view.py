@@ -12,7 +12,8 @@ import html
 
 import ipywidgets as W
 
-from ..core.trace import Trace
+from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Usage
+from ..core.trace import USAGE_KEYS, Trace
 from ..render import tokens_label
 from .live_text import LiveText
 from .throttle import Meter
@@ -95,6 +96,24 @@ class RunView:
                 rt = self.usage.get("reasoning_tokens")
                 summary = live_summary(self.reasoning_ms(now), rt, self.reasoning.chars)
                 self._set_pane(summary, self._open and not fold)
+
+    def apply(self, event: Event, now: float, *, fold: bool) -> bool:
+        """Show one provider event; True when the status line has something new to say."""
+        before = self.phase
+        if isinstance(event, ReasoningDelta):
+            self.add_reasoning(event.text, now)
+        elif isinstance(event, TextDelta):
+            self.add_answer(event.text, now, fold=fold)
+        elif isinstance(event, Reclassify):
+            self.reclassify(now)
+        elif isinstance(event, Usage):
+            counts = {k: getattr(event, k) for k in USAGE_KEYS}
+            self.usage.update({k: v for k, v in counts.items() if v is not None})
+            return True
+        elif isinstance(event, Notice) and event.text not in self.warnings:
+            self.warnings.append(event.text)
+            return True
+        return self.phase != before
 
     def reclassify(self, now: float) -> None:
         """Everything shown as answer so far was reasoning: move it into the pane."""

@@ -19,9 +19,9 @@ from collections.abc import Callable
 
 import ipywidgets as W
 
-from ..core.events import Notice, ReasoningDelta, Reclassify, TextDelta, Usage
+from ..core.events import ReasoningDelta, TextDelta
 from ..core.presets import PRESETS
-from ..core.trace import USAGE_KEYS, Trace
+from ..core.trace import Trace
 from .run_view import ANSWER_CLASS, PANE_CLASS, TEXT_CLASS, THOUGHTS_CLASS, RunView
 from .throttle import Meter, Throttle
 
@@ -231,26 +231,12 @@ class ThinkWidget:
             run = self._live
             assert run is not None
         now = self.clock()
-        before = run.phase
         if isinstance(event, (ReasoningDelta, TextDelta)):
             self._throttle.earn(len(event.text.encode("utf-8", "replace")))
             self._arrivals.append((now, len(event.text)))
             self._recent += len(event.text)
             self._text_since = now if self._text_since is None else self._text_since
-        if isinstance(event, ReasoningDelta):
-            run.add_reasoning(event.text, now)
-        elif isinstance(event, TextDelta):
-            run.add_answer(event.text, now, fold=self.fold_on_answer)
-        elif isinstance(event, Reclassify):
-            run.reclassify(now)
-        elif isinstance(event, Usage):
-            counts = {k: getattr(event, k) for k in USAGE_KEYS}
-            run.usage.update({k: v for k, v in counts.items() if v is not None})
-            self._status_dirty = True
-        elif isinstance(event, Notice) and event.text not in run.warnings:
-            run.warnings.append(event.text)
-            self._status_dirty = True
-        self._status_dirty |= run.phase != before
+        self._status_dirty |= run.apply(event, now, fold=self.fold_on_answer)
         self._pump(now)
 
     def tick(self) -> None:
