@@ -99,7 +99,6 @@ class WidgetRunner:
             on_preset=self._rerun,
             on_stop=self.stop,
         )
-        self.view.root.add_class(LIVE_CLASS)
         # The live view is its own output, with no fallback text of its own: the static output
         # below it is the fallback (see PAIRING_STYLE).
         view_only = {WIDGET_VIEW: self.view.root._repr_mimebundle_()[WIDGET_VIEW], "text/plain": ""}

@@ -23,6 +23,7 @@ from ..core.events import ReasoningDelta, TextDelta
 from ..core.presets import PRESETS
 from ..core.trace import Trace
 from .run_view import ANSWER_CLASS, PANE_CLASS, TEXT_CLASS, THOUGHTS_CLASS, RunView
+from .runners import LIVE_CLASS
 from .throttle import Meter, Throttle
 
 STATUS_INTERVAL = 0.25
@@ -58,13 +59,13 @@ MIN_TAIL, MAX_TAIL = 200, 400
 TAIL_SECONDS = 5.0
 RATE_WINDOW = 4.0
 """The text rate is measured over this many seconds."""
-ROOT_CLASSES = ("reasoning-nb", "reasoning-nb-live")
+ROOT_CLASSES = ("reasoning-nb", LIVE_CLASS)
 HEADER_CLASS, STATUS_CLASS, RUNS_CLASS = (
     "reasoning-nb-header",
     "reasoning-nb-status",
     "reasoning-nb-runs",
 )
-_L = ".reasoning-nb-live"
+_L = f".{LIVE_CLASS}"
 STYLE = "".join(
     f"{_L} {rule}"
     for rule in (
