@@ -13,70 +13,36 @@ from typing import Any
 
 from .trace import Trace
 
+REPLAY = {
+    # flavour: (key in the saved provider_state, key on the assistant message)
+    # Anthropic: thinking / redacted_thinking / text blocks with their signatures, in order.
+    "anthropic": ("content", "blocks"),
+    # Gemini: the model's parts, ``thoughtSignature`` on the parts that carried it.
+    "gemini": ("parts", "parts"),
+    # OpenRouter: the merged ``reasoning_details``, unmodified and in order (Claude / Gemini 3 /
+    # DeepSeek upstreams need them for continuity).
+    "openrouter": ("reasoning_details", "reasoning_details"),
+}
+"""What each provider gets back from its own earlier turns. The protocol module sends it only
+when the next request goes to the same ``replay_model`` (signatures are model-specific) and the
+plain ``content`` otherwise; a turn made with another provider never carries it.
+
+Everyone else gets the answer text only. Local servers: their templates drop past reasoning or
+never saw it. OpenAI: requests keep ``store`` at its default and never ask for
+``reasoning.encrypted_content``, so there is no reasoning item to replay. DeepSeek:
+``reasoning_content`` must come back only on turns with tool calls, and we make none."""
+
 
 def assistant_turn(trace: Trace, flavor: str) -> dict[str, Any]:
     """The assistant message that represents ``trace`` in the next request to ``flavor``."""
-    if flavor == "anthropic":
-        return _anthropic_turn(trace)
-    if flavor == "gemini":
-        return _gemini_turn(trace)
-    if flavor == "openrouter":
-        return _openrouter_turn(trace)
-    if flavor in ("openai", "openai-chat", "deepseek"):
-        return _text_only_turn(trace)
-    # No flavour implemented so far needs reasoning back; signatures would be checked here so
-    # that one never crosses to another provider.
-    return {"role": "assistant", "content": trace.answer}
-
-
-def _native_state(trace: Trace, flavor: str) -> dict[str, Any] | None:
-    """The replay data a ``flavor`` turn saved, or None for a turn made elsewhere."""
-    state = trace.provider_state.get(flavor) if trace.provider == flavor else None
-    return state if isinstance(state, dict) and state.get("model") else None
-
-
-def _anthropic_turn(trace: Trace) -> dict[str, Any]:
-    """Anthropic: the thinking / redacted_thinking / text blocks with their signatures, in order,
-    as ``blocks``; ``providers/anthropic.py`` sends them only to ``replay_model`` (signatures are
-    model-specific) and the plain ``content`` to any other model."""
     turn: dict[str, Any] = {"role": "assistant", "content": trace.answer}
-    state = _native_state(trace, "anthropic")
-    if state and isinstance(state.get("content"), list):
-        turn |= {"blocks": state["content"], "replay_model": state["model"]}
+    if flavor not in REPLAY or trace.provider != flavor:
+        return turn
+    saved_key, message_key = REPLAY[flavor]
+    state = trace.provider_state.get(flavor)
+    if isinstance(state, dict) and state.get("model") and isinstance(state.get(saved_key), list):
+        turn |= {message_key: state[saved_key], "replay_model": state["model"]}
     return turn
-
-
-def _gemini_turn(trace: Trace) -> dict[str, Any]:
-    """Gemini: the model's parts with ``thoughtSignature`` on the parts that carried it, as
-    ``parts``; ``providers/gemini.py`` sends them only to ``replay_model``."""
-    turn: dict[str, Any] = {"role": "assistant", "content": trace.answer}
-    state = _native_state(trace, "gemini")
-    if state and isinstance(state.get("parts"), list):
-        turn |= {"parts": state["parts"], "replay_model": state["model"]}
-    return turn
-
-
-def _openrouter_turn(trace: Trace) -> dict[str, Any]:
-    """OpenRouter: the merged ``reasoning_details`` array, unmodified and in order, on the
-    assistant message (Claude / Gemini 3 / DeepSeek upstreams need it for continuity);
-    ``providers/openai_chat.py`` keeps it only when the next request goes to ``replay_model``."""
-    turn: dict[str, Any] = {"role": "assistant", "content": trace.answer}
-    state = _native_state(trace, "openrouter")
-    if state and isinstance(state.get("reasoning_details"), list):
-        turn |= {"reasoning_details": state["reasoning_details"], "replay_model": state["model"]}
-    return turn
-
-
-def _text_only_turn(trace: Trace) -> dict[str, Any]:
-    """OpenAI (Responses and Chat Completions) and DeepSeek: the answer text only.
-
-    OpenAI: requests keep ``store`` at its default and never ask for
-    ``reasoning.encrypted_content``, so there is no reasoning item to replay; the model
-    reasons afresh from the text of the conversation. DeepSeek: ``reasoning_content`` must come
-    back only on assistant turns with tool calls (400 otherwise); between two user turns
-    without tools it is ignored, and we make no tool calls, so plain turns send content only.
-    """
-    return {"role": "assistant", "content": trace.answer}
 
 
 @dataclass
