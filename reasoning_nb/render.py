@@ -73,18 +73,25 @@ def tokens_label(count: int | None, chars: int) -> str:
 
 
 def seconds_label(ms: float | None) -> str:
-    return "" if ms is None else f"{ms / 1000:.1f} s"
+    """``4.2 s``; ``<0.1 s`` for what would read ``0.0 s``."""
+    if ms is None:
+        return ""
+    return "<0.1 s" if ms < 50 else f"{ms / 1000:.1f} s"
+
+
+def thought_label(ms: float | None, tokens: int | None, chars: int) -> str:
+    """``Thought for 12.4 s · 2,310 tokens`` (``Reasoning · …`` when it was not timed)."""
+    parts = [f"Thought for {seconds_label(ms)}" if ms is not None else "Reasoning"]
+    if label := tokens_label(tokens, chars):
+        parts.append(label)
+    return " · ".join(parts)
 
 
 def reasoning_summary(trace: Trace) -> str:
-    """One line, e.g. ``Thought for 12.4 s · 2,310 tokens``."""
-    parts = [f"Thought for {seconds_label(trace.timing.get('reasoning_ms'))}".strip()]
-    if parts[0] == "Thought for":
-        parts[0] = "Reasoning"
-    tokens = tokens_label(trace.usage.get("reasoning_tokens"), len(trace.reasoning))
-    if tokens:
-        parts.append(tokens)
-    return " · ".join(parts)
+    """One line for a finished trace, e.g. ``Thought for 12.4 s · 2,310 tokens``."""
+    return thought_label(
+        trace.timing.get("reasoning_ms"), trace.usage.get("reasoning_tokens"), len(trace.reasoning)
+    )
 
 
 def footer(trace: Trace) -> str:

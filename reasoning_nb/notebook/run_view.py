@@ -14,7 +14,7 @@ import ipywidgets as W
 
 from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Usage
 from ..core.trace import USAGE_KEYS, Trace
-from ..render import tokens_label
+from ..render import seconds_label, thought_label, tokens_label
 from .live_text import LiveText
 from .throttle import Meter
 
@@ -94,7 +94,7 @@ class RunView:
             self.reasoning.settle()  # its last block is complete: send it whole, now, paced
             if self.reasoning.chars:  # the pane's title sums it up (folded, unless told not to)
                 rt = self.usage.get("reasoning_tokens")
-                summary = live_summary(self.reasoning_ms(now), rt, self.reasoning.chars)
+                summary = thought_label(self.reasoning_ms(now), rt, self.reasoning.chars)
                 self._set_pane(summary, self._open and not fold)
 
     def apply(self, event: Event, now: float, *, fold: bool) -> bool:
@@ -180,7 +180,7 @@ class RunView:
         trace = self.trace
         sent = self.reasoning.finalize(trace.reasoning) + self.answer.finalize(trace.answer)
         if trace.reasoning:
-            summary = live_summary(
+            summary = thought_label(
                 trace.timing.get("reasoning_ms"),
                 trace.usage.get("reasoning_tokens"),
                 len(trace.reasoning),
@@ -256,19 +256,3 @@ class RunView:
             bits.append(rate)
         lines = [" · ".join(bits), *(f"⚠ {w}" for w in self.warnings)]
         return "<br>".join(html.escape(x) for x in lines)
-
-
-def seconds_label(ms: float | None) -> str:
-    """``4.2 s``; ``<0.1 s`` for what would read ``0.0 s``."""
-    if ms is None:
-        return ""
-    return "<0.1 s" if ms < 50 else f"{ms / 1000:.1f} s"
-
-
-def live_summary(ms: float | None, tokens: int | None, chars: int) -> str:
-    """``Thought for 2.7 s · ≈154 tokens``, as ``render.reasoning_summary`` says it (a run
-    still going has no finished Trace yet)."""
-    parts = [f"Thought for {seconds_label(ms)}" if ms is not None else "Reasoning"]
-    if label := tokens_label(tokens, chars):
-        parts.append(label)
-    return " · ".join(parts)
