@@ -204,7 +204,8 @@ def test_inline_is_a_delimited_block(exports):
     assert "<details" not in html[html.index("<main>") :]
     assert re.search(r'<div class="reasoning-nb-reasoning" style="border:[^"]*">', html)
     markdown = exports[("inline", "markdown")]["demo"].read_text()
-    assert re.search(r"\n> \*\*Reasoning · (?:&lt;|\\<|<)?\d+\.\d s · 23 tokens · preset high", markdown)
+    head = r"\n> \*\*Reasoning · (?:&lt;|\\<|<)?\d+\.\d s · 23 tokens · preset high"
+    assert re.search(head, markdown)
 
 
 def test_reasoning_html_is_escaped_everywhere(exports):
