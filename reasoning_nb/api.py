@@ -11,6 +11,7 @@ from typing import Any
 from anyio.from_thread import start_blocking_portal
 
 from .core.events import Event
+from .core.steering import Continuation
 from .core.trace import Trace
 from .run import Run
 
@@ -38,6 +39,8 @@ def think(
     max_tokens: int | None = None,
     temperature: float | None = None,
     timeout: float | None = None,
+    continue_from: Trace | None = None,
+    hint: str = "",
 ) -> Trace:
     """Ask a reasoning model and wait for the whole answer; returns the ``Trace``.
 
@@ -46,6 +49,8 @@ def think(
     Works inside a running event loop (a Jupyter kernel): the call runs on its own loop in a
     worker thread. On KeyboardInterrupt the request is closed at once and the interrupt is
     re-raised with the partial trace (status ``cancelled``) in its ``.trace`` attribute.
+    ``continue_from``: a stopped run's trace; its reasoning is sent back, with ``hint``, so
+    the model picks up where it stopped (see ``core.steering``).
     """
     run = Run(
         prompt,
@@ -58,6 +63,7 @@ def think(
         max_tokens=max_tokens,
         temperature=temperature,
         timeout=timeout,
+        continuation=Continuation.of(continue_from, hint) if continue_from else None,
     )
     return run_blocking(run)
 

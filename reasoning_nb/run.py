@@ -16,6 +16,7 @@ import anyio
 
 from .core import capabilities, presets
 from .core.events import Done, Event, Notice
+from .core.steering import Continuation
 from .core.trace import Trace
 from .errors import ConfigError, ProviderError
 from .providers import catalog
@@ -42,6 +43,7 @@ class Run:
         temperature: float | None = None,
         timeout: float | None = None,
         history: Sequence[dict[str, Any]] = (),
+        continuation: Continuation | None = None,
         clock: Callable[[], float] = time.monotonic,
     ):
         if not isinstance(prompt, str):
@@ -55,7 +57,7 @@ class Run:
             catalog.parse_model(model)  # bad ids fail here, before any I/O
         self.prompt, self.system, self.history = prompt, system, list(history)
         self.base_url, self.max_tokens, self.temperature = base_url, max_tokens, temperature
-        self.timeout = timeout
+        self.timeout, self.continuation = timeout, continuation
         self._api_key = api_key
         self.trace = Trace(
             model=model or "",
@@ -63,6 +65,7 @@ class Run:
             budget_tokens=self.budget_tokens,
             prompt=prompt,
             clock=clock,
+            continued=continuation.saved() if continuation else None,
         )
 
     def messages(self) -> list[dict[str, Any]]:
@@ -70,7 +73,10 @@ class Run:
         if self.system:
             out.append({"role": "system", "content": self.system})
         out.extend(self.history)
-        out.append({"role": "user", "content": self.prompt})
+        prompt = self.prompt
+        if self.continuation is not None:
+            prompt = self.continuation.user_turn(prompt)
+        out.append({"role": "user", "content": prompt})
         return out
 
     async def events(self) -> AsyncIterator[Event]:

@@ -164,6 +164,55 @@ def test_stop_button_stops_the_stream(kernel, wire_server):
     assert kernel.value("_think.reasoning.startswith('thinking slowly')") == "True"
 
 
+def test_continue_after_stop_sends_the_partial_reasoning_and_the_hint(kernel, wire_server):
+    frames = wf.chat_sse("thinking slowly " * 5, "never finished", done=False)
+    wire_server.route(
+        "POST",
+        CHAT,
+        Reply.sse(frames, stall_after=8, stall=30),
+        Reply.sse(wf.chat_sse("so the answer follows", "42")),
+    )
+    msg_id = kernel.kc.execute(
+        f"%%think --model llamacpp:m --base-url {wire_server.url} --preset low\nWhat is it?"
+    )
+    kernel.collect(msg_id, 30, until=started_thinking)
+    steer = kernel.find("HBoxModel", _dom_classes=["reasoning-nb-steer"])
+    kernel.click(kernel.find("ButtonModel", description="Stop"))
+    kernel.collect(msg_id, 30)
+    steer_layout = kernel.comms[steer]["layout"].removeprefix("IPY_MODEL_")
+    assert kernel.comms[steer_layout].get("display") is None  # shown under the stopped run
+
+    kernel.set_state(
+        kernel.find("TextModel", placeholder="Hint for the model (optional)"),
+        value="count the letters",
+    )
+    kernel.click(kernel.find("ButtonModel", description="Continue"))
+    deadline, final = time.monotonic() + 20, None
+    while time.monotonic() < deadline and final is None:
+        msg = kernel.kc.get_iopub_msg(timeout=20)
+        kernel._track(msg)
+        meta = (
+            msg["content"].get("metadata", {}) if msg["msg_type"] == "update_display_data" else {}
+        )
+        if meta.get("reasoning_nb", {}).get("continued"):
+            final = meta
+    assert final is not None, "the continued run never saved its trace"
+    sent = wire_server.bodies(CHAT)[-1]
+    user = sent["messages"][-1]["content"]
+    assert user.startswith("What is it?")  # the prompt as written, then the partial reasoning
+    assert "thinking slowly thinking slowly" in user and "count the letters" in user
+    assert sent["reasoning_effort"] == "low"  # the stopped run's preset
+    trace = final["reasoning_nb"]
+    assert trace["prompt"] == "What is it?" and trace["answer"] == "42"
+    assert trace["continued"] == {
+        "run": 1,
+        "hint": "count the letters",
+        "reasoning_chars": len(final["reasoning_nb_history"][0]["reasoning"]),
+    }
+    assert [t["status"] for t in final["reasoning_nb_history"]] == ["cancelled"]
+    assert kernel.comms[steer_layout].get("display") == "none"  # the shown run is complete
+
+
 def test_preset_dropdown_reruns_in_the_same_widget(kernel, wire_server):
     wire_server.route(
         "POST",

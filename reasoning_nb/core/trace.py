@@ -94,6 +94,9 @@ class Trace:
     """Opaque data a provider needs back in the history (signatures...)."""
     started_at: str | None = None
     """Wall-clock start, ISO 8601 UTC."""
+    continued: dict[str, Any] | None = None
+    """Set on a run that continues a stopped one: ``{"run", "hint", "reasoning_chars"}``
+    (see ``core.steering``); saved only when set."""
 
     # Live bookkeeping, not saved.
     clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
@@ -236,6 +239,7 @@ class Trace:
             "request": _json_copy(self.request),
             "provider_state": _json_copy(self.provider_state),
             "started_at": self.started_at,
+            **({"continued": _json_copy(self.continued)} if self.continued else {}),
         }
 
     @classmethod
@@ -269,6 +273,7 @@ class Trace:
             request=dict(data.get("request") or {}),
             provider_state=dict(data.get("provider_state") or {}),
             started_at=data.get("started_at"),
+            continued=dict(data["continued"]) if data.get("continued") else None,
         )
 
 

@@ -240,6 +240,8 @@ class RunView:
         when = seconds_label(self.elapsed(self.t_end) * 1000) if self.finished else "running…"
         status = self.trace.status if self.finished else ""
         extra = f" · {status}" if status not in ("", "complete") else ""
+        origin = (self.trace.continued or {}).get("run")
+        extra += f" · continues run {origin}" if origin else ""
         return f"Run {self.number} · {self.trace.preset} · {when}{extra}"
 
     def status_html(self, now: float) -> str:

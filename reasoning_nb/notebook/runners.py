@@ -16,6 +16,7 @@ from .. import render
 from ..api import call_blocking
 from ..core.events import Done
 from ..core.history import Conversation
+from ..core.steering import Continuation
 from ..core.trace import Trace
 from ..errors import ReasoningNBError
 from ..run import Run
@@ -98,6 +99,7 @@ class WidgetRunner:
             max_rate=self.magics.max_updates_per_second,
             on_preset=self._rerun,
             on_stop=self.stop,
+            on_continue=self._continue,
         )
         # The live view is its own output, with no fallback text of its own: the static output
         # below it is the fallback (see PAIRING_STYLE).
@@ -111,20 +113,30 @@ class WidgetRunner:
 
     def _rerun(self, preset: str) -> None:
         """The dropdown changed: run the same prompt again in the same widget."""
-        if self.scope is not None:  # still running: stop first, then re-run
+        self._again({**self.options, "preset": preset})
+
+    def _continue(self, trace: Trace, hint: str, number: int) -> None:
+        """Continue under a stopped run: its preset, its reasoning kept, the hint."""
+        self._again({**self.options, "preset": trace.preset}, Continuation.of(trace, hint, number))
+
+    def _again(self, options: dict[str, Any], continuation: Continuation | None = None) -> None:
+        if self.scope is not None:  # still running: stop first, then run again
             self.scope.cancel()
-        options = {**self.options, "preset": preset}
         try:
             import asyncio
 
             # Keep a reference: the loop holds tasks only weakly.
-            self._rerun_task = asyncio.get_running_loop().create_task(self._stream(options))
+            self._rerun_task = asyncio.get_running_loop().create_task(
+                self._stream(options, continuation)
+            )
         except RuntimeError:  # no loop in this thread (blocking mode): run to the end here
-            call_blocking(lambda: self._stream(options))
+            call_blocking(lambda: self._stream(options, continuation))
 
-    async def _stream(self, options: dict[str, Any]) -> Trace:
+    async def _stream(
+        self, options: dict[str, Any], continuation: Continuation | None = None
+    ) -> Trace:
         history = self.magics.history_for(self.chat, options.get("model"))
-        run = Run(self.prompt, history=history, **options)
+        run = Run(self.prompt, history=history, continuation=continuation, **options)
         view = self.view
         view.start_run(run.trace)
         view.set_phase("connecting")

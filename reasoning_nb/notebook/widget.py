@@ -60,11 +60,14 @@ TAIL_SECONDS = 5.0
 RATE_WINDOW = 4.0
 """The text rate is measured over this many seconds."""
 ROOT_CLASSES = ("reasoning-nb", LIVE_CLASS)
-HEADER_CLASS, STATUS_CLASS, RUNS_CLASS = (
+HEADER_CLASS, STATUS_CLASS, RUNS_CLASS, STEER_CLASS = (
     "reasoning-nb-header",
     "reasoning-nb-status",
     "reasoning-nb-runs",
+    "reasoning-nb-steer",
 )
+STEERABLE = ("cancelled", "truncated", "error")
+"""A shown run that ended so can be continued."""
 _L = f".{LIVE_CLASS}"
 STYLE = "".join(
     f"{_L} {rule}"
@@ -76,6 +79,9 @@ STYLE = "".join(
         f".{HEADER_CLASS} :is(select,.jupyter-button){{height:24px;line-height:22px;"
         "font-size:.9em}",
         ".reasoning-nb-model{font-weight:600}",
+        f".{STEER_CLASS}{{gap:.6em;margin:.2em 0}}",
+        f".{STEER_CLASS} .jupyter-widgets{{margin:0}}",
+        f".{STEER_CLASS} :is(input,.jupyter-button){{height:24px;font-size:.9em}}",
         f".{STATUS_CLASS}{{flex:1 1 12em;min-width:0;font-size:.85em;"
         "color:var(--jp-ui-font-color2,#757575)}",
         # the run selector: small pills, the shown run filled
@@ -141,9 +147,11 @@ class ThinkWidget:
         clock: Callable[[], float] = time.monotonic,
         on_preset: Callable[[str], object] | None = None,
         on_stop: Callable[[], object] | None = None,
+        on_continue: Callable[[Trace, str, int], object] | None = None,
     ) -> None:
         self.model, self.hide_reasoning, self.fold_on_answer = model, hide_reasoning, fold_on_answer
         self.clock, self.on_preset, self.on_stop = clock, on_preset, on_stop
+        self.on_continue = on_continue
         reserve = min(5, max(1, round(max_rate * FINISH_RESERVE)))
         headroom = min(3, max(1, round(max_rate * HEADROOM)))
         self._throttle = Throttle(
@@ -183,14 +191,34 @@ class ThinkWidget:
             _dom_classes=(RUNS_CLASS,),
         )  # fmt: skip
         self.body = W.VBox()
+        # Steering, under a stopped run: ask again with its reasoning kept and a hint.
+        self.hint = W.Text(
+            placeholder="Hint for the model (optional)",
+            continuous_update=False,
+            layout=W.Layout(width="24em"),
+        )
+        self.continue_button = W.Button(
+            description="Continue",
+            icon="play",
+            tooltip="Ask again with this run's reasoning kept, and the hint",
+            layout=W.Layout(width="auto"),
+        )
+        self.steer = W.HBox(
+            [self.continue_button, self.hint],
+            layout=W.Layout(display="none", align_items="center"),
+            _dom_classes=(STEER_CLASS,),
+        )
         header = W.HBox(
             [self.model_label, self.dropdown, self.stop_button, self.status],
             layout=W.Layout(align_items="center"),
             _dom_classes=(HEADER_CLASS,),
         )
-        self.root = W.VBox([header, self.selector, self.body], _dom_classes=ROOT_CLASSES)
+        self.root = W.VBox(
+            [header, self.selector, self.body, self.steer], _dom_classes=ROOT_CLASSES
+        )
         self.dropdown.observe(self._on_preset, "value")
         self.stop_button.on_click(self._on_stop)
+        self.continue_button.on_click(self._on_continue)
         self.selector.observe(self._on_pick, "value")
 
     # -- the contract with the magic ------------------------------------------------------------
@@ -221,6 +249,7 @@ class ThinkWidget:
         self._meter.set(self.stop_button, disabled=False, description="Stop")
         self._follow_preset(run)
         self._update_selector()
+        self._update_steer()
         self._render_status(now)
         self._note(now, mark)
 
@@ -263,6 +292,7 @@ class ThinkWidget:
         now, mark = self.clock(), self._mark()
         self._close(run, trace, now)
         self._update_selector()
+        self._update_steer()
         self._render_status(now)
         self._note(now, mark)
 
@@ -404,6 +434,18 @@ class ThinkWidget:
             self._quiet = False
         return sent
 
+    def _update_steer(self) -> int:
+        """Continue shows under a shown run that was stopped, cut short or failed."""
+        run = self._shown
+        steerable = (
+            self.on_continue is not None
+            and self._live is None
+            and run is not None
+            and run.finished
+            and run.trace.status in STEERABLE
+        )
+        return self._meter.set(self.steer.layout, display=None if steerable else "none")
+
     # -- user actions ----------------------------------------------------------------------------
 
     def _on_preset(self, change) -> None:
@@ -419,11 +461,22 @@ class ThinkWidget:
         if self.on_stop is not None:
             self.on_stop()
 
+    def _on_continue(self, _button) -> None:
+        run = self._shown
+        if self._live is not None or run is None or self.on_continue is None:
+            return
+        hint = self.hint.value
+        now, mark = self.clock(), self._mark()
+        self._meter.set(self.hint, value="")
+        self._note(now, mark)
+        self.on_continue(run.trace, hint, run.number)
+
     def _on_pick(self, change) -> None:
         if self._quiet or change["new"] is None:
             return
         now, mark = self.clock(), self._mark()
         self._show(self._all[change["new"]])
         self._follow_preset(self._all[change["new"]])
+        self._update_steer()
         self._render_status(now)
         self._note(now, mark)

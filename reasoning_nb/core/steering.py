@@ -1,0 +1,60 @@
+"""Continue a stopped run: ask again, with the reasoning that arrived kept and an optional hint.
+
+No provider we speak to lets a client resume a reasoning block itself. Anthropic refuses an
+assistant prefill while thinking is on, and a stopped thinking block has no signature to send
+back; llama.cpp refuses a prefill with thinking enabled; OpenAI and Gemini return summaries,
+not the reasoning the model continues from. So the partial reasoning travels the one way every
+provider accepts: quoted in the user turn, after the original prompt, with the hint. The
+trace keeps the prompt as the user wrote it and records the continuation beside it (which run,
+the hint, how much reasoning was carried), so exports and ``stats()`` can tell a continued run
+apart, and stripping reasoning from a notebook cannot miss a copy of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .trace import Trace
+
+OPEN, CLOSE = "<partial_reasoning>", "</partial_reasoning>"
+
+
+@dataclass(frozen=True)
+class Continuation:
+    """What a continued run carries over from the run it continues."""
+
+    reasoning: str
+    """The stopped run's reasoning, as it arrived."""
+    hint: str = ""
+    """One line from the user, steering where the reasoning goes next."""
+    run: int | None = None
+    """The number of the run it continues, in its widget (1 = the first)."""
+
+    @classmethod
+    def of(cls, trace: Trace, hint: str = "", run: int | None = None) -> Continuation:
+        # A hint is one line: a pasted paragraph would drown the instruction around it.
+        return cls(trace.reasoning, " ".join(hint.split()), run)
+
+    def user_turn(self, prompt: str) -> str:
+        """The user message sent instead of ``prompt``."""
+        parts = [prompt, ""]
+        if self.reasoning:
+            parts += [
+                "You began reasoning about this and were stopped part-way. Your reasoning so far:",
+                "",
+                OPEN,
+                self.reasoning,
+                CLOSE,
+                "",
+                "Pick up from where it stops instead of starting over.",
+            ]
+        else:
+            parts.append("You were stopped before you had reasoned about this; start again.")
+        if self.hint:
+            parts.append(f"A hint from the user: {self.hint}")
+        return "\n".join(parts)
+
+    def saved(self) -> dict[str, Any]:
+        """What the trace records (the reasoning itself is in the earlier run's trace)."""
+        return {"run": self.run, "hint": self.hint, "reasoning_chars": len(self.reasoning)}
