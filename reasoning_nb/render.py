@@ -177,7 +177,8 @@ def safe_markdown(text: str, *, breaks: bool = False, allow_fences: bool = True)
     return html_block(markdown_html(text, breaks=breaks), f"{CSS_CLASS}-md")
 
 
-def _quote(block: str) -> str:
+def quote(block: str) -> str:
+    """A markdown blockquote of ``block``."""
     return "\n".join(f"> {line}" if line else ">" for line in block.split("\n"))
 
 
@@ -185,7 +186,7 @@ def to_markdown(trace: Trace, mode: str = "collapsible") -> str:
     parts = []
     if trace.reasoning and mode != "strip":
         # Quoted text: no fence exemption (fences in blockquotes are where renderers differ).
-        body = _quote(safe_markdown(trace.reasoning, breaks=True, allow_fences=False))
+        body = quote(safe_markdown(trace.reasoning, breaks=True, allow_fences=False))
         if mode == "inline":
             parts.append(f"> **{md_escape(summary(trace))}**\n>\n{body}")
         else:

@@ -179,14 +179,13 @@ def test_continue_after_stop_sends_the_partial_reasoning_and_the_hint(kernel, wi
     steer = kernel.find("HBoxModel", _dom_classes=["reasoning-nb-steer"])
     kernel.click(kernel.find("ButtonModel", description="Stop"))
     kernel.collect(msg_id, 30)
-    steer_layout = kernel.comms[steer]["layout"].removeprefix("IPY_MODEL_")
-    assert kernel.comms[steer_layout].get("display") is None  # shown under the stopped run
+    button = kernel.find("ButtonModel", description="Continue")
+    hint = kernel.find("TextModel", placeholder="Hint for the model (optional)")
+    pin = kernel.find("AnyModel")
+    assert steer_parts(kernel, steer) == [button, hint, pin]  # under the stopped run
 
-    kernel.set_state(
-        kernel.find("TextModel", placeholder="Hint for the model (optional)"),
-        value="count the letters",
-    )
-    kernel.click(kernel.find("ButtonModel", description="Continue"))
+    kernel.set_state(hint, value="count the letters")
+    kernel.click(button)
     deadline, final = time.monotonic() + 20, None
     while time.monotonic() < deadline and final is None:
         msg = kernel.kc.get_iopub_msg(timeout=20)
@@ -210,7 +209,39 @@ def test_continue_after_stop_sends_the_partial_reasoning_and_the_hint(kernel, wi
         "reasoning_chars": len(final["reasoning_nb_history"][0]["reasoning"]),
     }
     assert [t["status"] for t in final["reasoning_nb_history"]] == ["cancelled"]
-    assert kernel.comms[steer_layout].get("display") == "none"  # the shown run is complete
+    assert steer_parts(kernel, steer) == [pin]  # the shown run is complete: nothing to continue
+
+
+def test_pin_sends_the_selected_reasoning_as_safe_markdown(kernel, wire_server):
+    reasoning = "First, <script>alert(1)</script> is text.\n\nThen the sum: 2 + 2 = 4."
+    wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse(reasoning, "4")))
+    kernel.run(f"%%think --model llamacpp:m --base-url {wire_server.url} --preset high\nQ")
+    pin = kernel.find("AnyModel")
+    assert kernel.comms[pin]["cell_id"] == ""  # jupyter_client sends no cellId; Lab does
+
+    def pinned(text: str) -> dict:
+        kernel.send_comm(pin, {"method": "custom", "content": {"type": "pin", "text": text}})
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            msg = kernel.kc.get_iopub_msg(timeout=10)
+            data = msg["content"].get("data", {}) if msg["msg_type"] == "comm_msg" else {}
+            if msg["content"].get("comm_id") == pin and data.get("method") == "custom":
+                return data["content"]
+        raise AssertionError("the kernel never answered the pin")
+
+    part = pinned("Then the sum: 2 + 2 = 4.")
+    assert part["type"] == "cell"
+    assert part["markdown"].endswith("\n>\n> Then the sum: 2 + 2 = 4.")
+    assert part["markdown"].startswith("> **Reasoning of llamacpp:m · preset high**")
+    assert part["metadata"] == {"reasoning_nb_pin": {"model": "llamacpp:m", "preset": "high",
+                                                     "run": 1}}  # fmt: skip
+    whole = pinned("")  # nothing selected: all of it, the tag shown as text, never as HTML
+    assert "<script>" not in whole["markdown"] and "&lt;script&gt;" in whole["markdown"]
+    assert "Then the sum" in whole["markdown"]
+
+
+def steer_parts(kernel, steer: str) -> list[str]:
+    return [c.removeprefix("IPY_MODEL_") for c in kernel.comms[steer]["children"]]
 
 
 def test_preset_dropdown_reruns_in_the_same_widget(kernel, wire_server):

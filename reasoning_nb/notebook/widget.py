@@ -22,6 +22,7 @@ import ipywidgets as W
 from ..core.events import ReasoningDelta, TextDelta
 from ..core.presets import PRESETS
 from ..core.trace import Trace
+from .pin import PinButton
 from .run_view import ANSWER_CLASS, PANE_CLASS, TEXT_CLASS, THOUGHTS_CLASS, RunView
 from .runners import LIVE_CLASS
 from .throttle import Meter, Throttle
@@ -80,6 +81,9 @@ STYLE = "".join(
         "font-size:.9em}",
         ".reasoning-nb-model{font-weight:600}",
         f".{STEER_CLASS}{{gap:.6em;margin:.2em 0}}",
+        f".{STEER_CLASS}:empty{{display:none}}",
+        ".reasoning-nb-pin-note{margin-left:.6em;font-size:.85em;"
+        "color:var(--jp-ui-font-color2,#757575)}",
         f".{STEER_CLASS} .jupyter-widgets{{margin:0}}",
         f".{STEER_CLASS} :is(input,.jupyter-button){{height:24px;font-size:.9em}}",
         f".{STATUS_CLASS}{{flex:1 1 12em;min-width:0;font-size:.85em;"
@@ -203,11 +207,10 @@ class ThinkWidget:
             tooltip="Ask again with this run's reasoning kept, and the hint",
             layout=W.Layout(width="auto"),
         )
+        self.pin = PinButton(self._pinnable)
         self.steer = W.HBox(
-            [self.continue_button, self.hint],
-            layout=W.Layout(display="none", align_items="center"),
-            _dom_classes=(STEER_CLASS,),
-        )
+            layout=W.Layout(align_items="center"), _dom_classes=(STEER_CLASS,)
+        )  # its parts join under a run that ended (see _update_steer); empty, it is not shown
         header = W.HBox(
             [self.model_label, self.dropdown, self.stop_button, self.status],
             layout=W.Layout(align_items="center"),
@@ -435,16 +438,20 @@ class ThinkWidget:
         return sent
 
     def _update_steer(self) -> int:
-        """Continue shows under a shown run that was stopped, cut short or failed."""
+        """Under the shown run, once nothing runs: Continue (and its hint) if the run was
+        stopped, cut short or failed; Pin if it has reasoning."""
         run = self._shown
-        steerable = (
-            self.on_continue is not None
-            and self._live is None
-            and run is not None
-            and run.finished
-            and run.trace.status in STEERABLE
-        )
-        return self._meter.set(self.steer.layout, display=None if steerable else "none")
+        parts: list[W.Widget] = []
+        if self._live is None and run is not None and run.finished:
+            if self.on_continue is not None and run.trace.status in STEERABLE:
+                parts += [self.continue_button, self.hint]
+            if run.trace.reasoning:
+                parts.append(self.pin)
+        return self._meter.set(self.steer, children=tuple(parts))
+
+    def _pinnable(self) -> tuple[Trace, int] | None:
+        run = self._shown
+        return (run.trace, run.number) if run is not None and run.finished else None
 
     # -- user actions ----------------------------------------------------------------------------
 
