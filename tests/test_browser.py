@@ -751,3 +751,128 @@ def test_reopened_in_default_lab_shows_static_output(page, lab, wire):
     expect(twin.locator("em", has_text="Rayleigh scattering")).to_be_visible()
     expect(twin.locator("details summary")).to_be_visible()
     shot(page, "10-default-lab-reopened", cell(page))
+
+
+def test_continue_after_stop_keeps_the_reasoning_and_the_hint(page, lab, wire):
+    frames = wf.chat_sse("Thinking slowly about the sky " * 6, "never reached", done=False)
+    wire.route(
+        "POST",
+        CHAT,
+        Reply.sse(frames, pause=0.02, stall_after=20, stall=60),
+        stream("Picking up: the ocean reflects the sky.", "It is **blue**.", pause=0.01),
+    )
+    think_notebook(lab, wire, "continue.ipynb")
+    open_notebook(page, "continue.ipynb")
+    run_all(page)
+    wait_state(page, "s.reasoning.includes('Thinking slowly')")
+    widget = live(page)
+    steer = widget.locator(".reasoning-nb-steer")
+    expect(steer).to_be_hidden()  # nothing to steer while the run streams
+    widget.locator(".reasoning-nb-header button", has_text="Stop").click()
+    wait_state(page, "s.status.startsWith('stopped')", timeout=10_000)
+    wait_cell_done(page, timeout=10_000)
+
+    expect(steer).to_be_visible()
+    steer.locator("input").fill("think about the ocean")
+    shot(page, "07-stopped-with-hint", cell(page))
+    steer.locator("button", has_text="Continue").click()
+    final = wait_state(page, "s.runs.length === 2 && s.status.startsWith('done')")
+    assert final["answer"] == "It is blue."
+    assert "Run 2 · low" in final["runs"][1] and "continues run 1" in final["runs"][1]
+    sent = wire.bodies(CHAT)[1]["messages"][-1]["content"]
+    assert sent.startswith("Why is the sky blue?")
+    assert "Thinking slowly about the sky" in sent and "think about the ocean" in sent
+    expect(steer.locator("button", has_text="Continue")).to_be_hidden()  # run 2 is complete
+    expect(steer.locator("button", has_text="Pin")).to_be_visible()
+    shot(page, "08-continued", cell(page))
+    assert not page.errors, page.errors
+
+
+def drag_select(page, index: int, start: str, end: str) -> None:
+    """Select from the start of ``start`` to the end of ``end`` in the reasoning of cell
+    ``index``, with the mouse, as a reader would."""
+    box = page.evaluate(
+        """([i, start, end]) => {
+        const pane = window.__rn.parts(i).contents;
+        const spot = (word, after) => {
+          const walker = document.createTreeWalker(pane, NodeFilter.SHOW_TEXT);
+          for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+            const at = n.data.indexOf(word);
+            if (at < 0) continue;
+            const r = document.createRange();
+            const k = after ? at + word.length - 1 : at;
+            r.setStart(n, k); r.setEnd(n, k + 1);
+            const b = r.getBoundingClientRect();
+            return {x: after ? b.right - 1 : b.left + 1, y: b.top + b.height / 2};
+          }
+          return null;
+        };
+        return {from: spot(start, false), to: spot(end, true)};
+      }""",
+        [index, start, end],
+    )
+    assert box["from"] and box["to"], box
+    page.mouse.move(box["from"]["x"], box["from"]["y"])
+    page.mouse.down()
+    page.mouse.move(box["to"]["x"], box["to"]["y"], steps=8)
+    page.mouse.up()
+
+
+def notebook_cells(page) -> list[dict[str, Any]]:
+    return page.evaluate(
+        """() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells.map(
+        (c) => ({type: c.cell_type, source: c.getSource(),
+                 pin: c.getMetadata('reasoning_nb_pin') ?? null}))"""
+    )
+
+
+def test_pin_puts_the_selected_reasoning_in_a_markdown_cell_below(page, lab, wire):
+    wire.route("POST", CHAT, stream(REASONING, ANSWER, pause=0.002))
+    path = write_notebook(
+        lab,
+        "pin.ipynb",
+        "%load_ext reasoning_nb",
+        f"%%think --model llamacpp:m --base-url {wire.url} --preset low\nWhy is the sky blue?",
+        "print('the cell after')",
+    )
+    open_notebook(page, "pin.ipynb")
+    run_all(page)
+    wait_cell_done(page)
+    widget = live(page)
+    widget.locator(".reasoning-nb-pane .jupyter-widget-Collapse-header").click()
+    wait_state(page, "s.paneOpen")
+
+    drag_select(page, 1, "Blue light at 450 nm", "five times more than red")
+    pin = widget.locator(".reasoning-nb-steer button", has_text="Pin")
+    pin.click()
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells.length === 4"
+    )
+    cells = notebook_cells(page)
+    assert [c["type"] for c in cells] == ["code", "code", "markdown", "code"]
+    assert cells[2]["source"].startswith("> **Reasoning of llamacpp:m · preset low**")
+    assert "Blue light at 450 nm is therefore scattered about five times more than red" in squash(
+        cells[2]["source"]
+    )
+    assert "Nitrogen" not in cells[2]["source"]  # only the selection
+    assert cells[2]["pin"] == {"model": "llamacpp:m", "preset": "low", "run": 1}
+    expect(widget.locator(".reasoning-nb-pin-note")).to_have_text("pinned below")
+    quote = cell(page, 2).locator(".jp-MarkdownOutput blockquote")
+    expect(quote).to_contain_text("five times more than red")  # rendered, not in edit mode
+
+    # Nothing selected: all of the reasoning, below the first pin.
+    page.evaluate("() => document.getSelection().removeAllRanges()")
+    pin.click()
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells.length === 5"
+    )
+    cells = notebook_cells(page)
+    assert [c["type"] for c in cells] == ["code", "code", "markdown", "markdown", "code"]
+    assert "Nitrogen and oxygen" in cells[3]["source"] and "mostly blue" in cells[3]["source"]
+    shot(page, "09-pinned", page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"))
+
+    save(page)
+    saved = nbformat.read(path, as_version=4)
+    pinned = [c for c in saved.cells if c.cell_type == "markdown"]
+    assert len(pinned) == 2 and all(c.metadata["reasoning_nb_pin"]["run"] == 1 for c in pinned)
+    assert not page.errors, page.errors

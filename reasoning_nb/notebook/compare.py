@@ -3,16 +3,16 @@
 Each item of ``--compare`` is a preset name (same model, that preset) or a model id (that model,
 the cell's preset). The variants run at once (at most ``MAX_CONCURRENT``), each folding its own
 Trace. The widget shows one column per variant (a :class:`~.run_view.RunView` each, flushed by a
-single ticker under one message budget), then a summary table and a diff of the answers. The
-static output carries the first trace under ``reasoning_nb`` (exactly one output carries it) and
-every trace under ``reasoning_nb_compare``.
+single ticker under one message budget, final renders included) and one Stop for all, then a
+summary table and a diff of the answers. The static output (``compare_view``, which the exporters
+share) carries the first trace under ``reasoning_nb`` (exactly one output carries it) and every
+trace under ``reasoning_nb_compare``.
 
 Model text reaches HTML only escaped or through ``render.markdown_html`` (raw HTML off).
 """
 
 from __future__ import annotations
 
-import difflib
 import html
 import sys
 import time
@@ -23,12 +23,13 @@ import anyio
 from IPython.display import display
 
 from .. import render
-from ..analytics import cell_text, row
+from ..compare_view import bundle, diff_html, label, table_html
 from ..core.events import Done, Event
 from ..core.history import Conversation
 from ..core.presets import PRESETS
 from ..core.trace import Trace
 from ..errors import ConfigError, ReasoningNBError
+from ..export.schema import COMPARE_KEY
 from ..providers import catalog
 from ..run import Run
 from .runners import LIVE_CLASS, METADATA_KEY, PAIRING_STYLE, STATIC_CLASS, WIDGET_VIEW, error_line
@@ -36,27 +37,13 @@ from .runners import LIVE_CLASS, METADATA_KEY, PAIRING_STYLE, STATIC_CLASS, WIDG
 if TYPE_CHECKING:
     from .magic import ThinkMagics
 
-COMPARE_KEY = f"{METADATA_KEY}_compare"
 MAX_CONCURRENT = 4
 MAX_VARIANTS = 8
-COLUMNS = (
-    ("variant", "variant"),
-    ("reasoning_tokens", "reasoning tokens"),
-    ("reasoning_ms", "reasoning time"),
-    ("total_ms", "total time"),
-    ("tokens_per_s", "tok/s"),
-    ("status", "status"),
-)
-_TABLE = "border-collapse:collapse;font-size:0.9em;margin:0.5em 0"
-_CELL = "border:1px solid #d0d7de;padding:2px 8px;text-align:left"
-_DIFF = "font-size:0.85em;background:#f6f8fa;padding:0.5em 0.8em;overflow-x:auto"
-
-
 _ENDED = ("complete", "truncated", "error", "cancelled")
 
 
 class Variant:
-    """One column: its label and the run's options."""
+    """One column: its label (``compare_view.label`` of its trace) and the run's options."""
 
     def __init__(self, label: str, options: dict[str, Any]):
         self.label, self.options = label, options
@@ -78,7 +65,6 @@ def parse_variants(spec: str, options: dict[str, Any], prompt: str) -> list[Vari
     for item in items:
         if item in PRESETS:
             opts = {**options, "preset": item}
-            label = f"{item} · {opts.get('model') or '(default model)'}"
         else:
             if ":" not in item:
                 raise ConfigError(
@@ -87,9 +73,8 @@ def parse_variants(spec: str, options: dict[str, Any], prompt: str) -> list[Vari
                 )
             catalog.parse_model(item)
             opts = {**options, "model": item}
-            label = f"{opts.get('preset') or 'auto'} · {item}"
-        Run(prompt, **opts)  # validate now: one clear line instead of a widget
-        variants.append(Variant(label, opts))
+        run = Run(prompt, **opts)  # validate now: one clear line instead of a widget
+        variants.append(Variant(label(run.trace), opts))
     return variants
 
 
@@ -142,100 +127,11 @@ async def run_variants(
     return [r.trace for r in runs]
 
 
-# -- static views -----------------------------------------------------------------------------
+# -- the static output -----------------------------------------------------------------------
 
 
-def table_rows(labels: list[str], traces: list[Trace]) -> list[list[str]]:
-    out = []
-    for label, trace in zip(labels, traces, strict=True):
-        r = row(trace)
-        cells = [label]
-        for key, _ in COLUMNS[1:]:
-            cells.append(cell_text(r, key, full=True) if key != "status" else trace.status)
-        out.append(cells)
-    return out
-
-
-def table_html(labels: list[str], traces: list[Trace]) -> str:
-    head = "".join(f'<th style="{_CELL}">{html.escape(h)}</th>' for _, h in COLUMNS)
-    body = "".join(
-        "<tr>" + "".join(f'<td style="{_CELL}">{html.escape(c)}</td>' for c in cells) + "</tr>"
-        for cells in table_rows(labels, traces)
-    )
-    return (
-        f'<table class="reasoning-nb-compare-table" style="{_TABLE}">'
-        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-    )
-
-
-def _md_cell(text: str) -> str:
-    return html.escape(text).replace("|", "\\|").replace("\n", " ")
-
-
-def table_markdown(labels: list[str], traces: list[Trace]) -> str:
-    lines = ["| " + " | ".join(h for _, h in COLUMNS) + " |", "|" + " --- |" * len(COLUMNS)]
-    for cells in table_rows(labels, traces):
-        lines.append("| " + " | ".join(_md_cell(c) for c in cells) + " |")
-    return "\n".join(lines)
-
-
-def table_plain(labels: list[str], traces: list[Trace]) -> str:
-    rows = [[h for _, h in COLUMNS], *table_rows(labels, traces)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
-    return "\n".join(
-        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
-    )
-
-
-def answer_diff(labels: list[str], traces: list[Trace]) -> str:
-    """Unified diffs of the answers: the first variant against each other one (plain text)."""
-    if len(traces) < 2:
-        return ""
-    first = traces[0].answer.splitlines()
-    parts = []
-    for label, trace in zip(labels[1:], traces[1:], strict=True):
-        lines = difflib.unified_diff(
-            first, trace.answer.splitlines(), labels[0], label, lineterm="", n=2
-        )
-        parts.append("\n".join(lines) or f"(the answers of {labels[0]} and {label} are the same)")
-    return "\n\n".join(parts)
-
-
-def diff_html(labels: list[str], traces: list[Trace]) -> str:
-    diff = answer_diff(labels, traces)
-    if not diff:
-        return ""
-    return (
-        '<div class="reasoning-nb-compare-diff"><b>Answer diff</b>'
-        f'<pre style="{_DIFF}">{html.escape(diff)}</pre></div>'
-    )
-
-
-def bundle(labels: list[str], traces: list[Trace]) -> dict[str, str]:
-    """The static MIME bundle: summary table, each variant's section, the diff."""
-    html_parts = [table_html(labels, traces)]
-    md_parts = [table_markdown(labels, traces)]
-    plain_parts = [table_plain(labels, traces)]
-    for label, trace in zip(labels, traces, strict=True):
-        one = render.bundle(trace)
-        html_parts.append(f"<h4>{html.escape(label)}</h4>{one['text/html']}")
-        md_parts.append(f"#### {_md_cell(label)}\n\n{one['text/markdown']}")
-        plain_parts.append(f"== {label} ==\n{one['text/plain']}")
-    diff = answer_diff(labels, traces)
-    if diff:
-        html_parts.append(diff_html(labels, traces))
-        fence = "~~~~" if "~~~" not in diff else "`" * (max(4, diff.count("`") + 1))
-        md_parts.append(f"**Answer diff**\n\n{fence}diff\n{diff}\n{fence}")
-        plain_parts.append(f"== answer diff ==\n{diff}")
-    return {
-        "text/html": f'<div class="reasoning-nb-compare">{"".join(html_parts)}</div>',
-        "text/markdown": "\n\n".join(md_parts),
-        "text/plain": "\n\n".join(plain_parts),
-    }
-
-
-def save(labels: list[str], traces: list[Trace], *, static_class: bool) -> dict[str, Any]:
-    data = bundle(labels, traces)
+def save(traces: list[Trace], *, static_class: bool) -> dict[str, Any]:
+    data = bundle(traces)
     if static_class:
         data["text/html"] = f'<div class="{STATIC_CLASS}">{PAIRING_STYLE}{data["text/html"]}</div>'
     metadata = {METADATA_KEY: traces[0].to_dict(), COMPARE_KEY: [t.to_dict() for t in traces]}
@@ -288,12 +184,13 @@ class CompareTextRunner:
         finally:
             traces = [_ended(r.trace) for r in runs]
             _remember(self.magics, traces, chat)
-            save(labels, traces, static_class=False)
+            save(traces, static_class=False)
         return None
 
 
 class CompareWidget:
-    """Columns side by side (one RunView each), a summary table and the answers' diff."""
+    """Columns side by side (one RunView each), one Stop for all, then the summary table and the
+    answers' diff."""
 
     def __init__(
         self,
@@ -302,6 +199,7 @@ class CompareWidget:
         hide_reasoning: bool,
         fold_on_answer: bool,
         max_rate: float,
+        on_stop: Callable[[], object] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ):
         import ipywidgets as W
@@ -309,31 +207,37 @@ class CompareWidget:
         from .throttle import Meter
 
         self.labels, self.hide, self.fold = labels, hide_reasoning, fold_on_answer
-        self.max_rate, self.clock = max(1.0, max_rate), clock
+        self.max_rate, self.on_stop, self.clock = max(1.0, max_rate), on_stop, clock
         self.meter = Meter()
         self.views: list[Any] = [None] * len(labels)
         self.statuses = [W.HTML(value="waiting…") for _ in labels]
         self.slots = [W.VBox() for _ in labels]
         self.columns = [
             W.VBox(
-                [W.HTML(f"<b>{html.escape(label)}</b>"), status, slot],
+                [W.HTML(f"<b>{html.escape(name)}</b>"), status, slot],
                 layout=W.Layout(flex="1 1 0", min_width="0", padding="0 0.5em"),
             )
-            for label, status, slot in zip(labels, self.statuses, self.slots, strict=True)
+            for name, status, slot in zip(labels, self.statuses, self.slots, strict=True)
         ]
+        self.stop_button = W.Button(
+            description="Stop", icon="stop", tooltip="Stop every variant",
+            layout=W.Layout(width="auto"),
+        )  # fmt: skip
+        self.stop_button.on_click(self._on_stop)
         self.summary = W.HTML()
         self.root = W.VBox(
-            [W.HBox(self.columns, layout=W.Layout(width="100%")), self.summary],
+            [self.stop_button, W.HBox(self.columns, layout=W.Layout(width="100%")), self.summary],
             _dom_classes=("reasoning-nb-compare-live",),
         )
         # 80% of the rate, a fifth of it as burst: a window of one second stays within the rate,
-        # with room for the unpaced messages (a column's start and final render).
+        # with room for the unpaced messages (a column's start, a click, the summary).
         self._refill_rate, self._burst = 0.8 * self.max_rate, max(3.0, self.max_rate / 5)
         self._budget = self._burst  # messages we may send now (a token bucket; below zero
-        # after unpaced messages such as a column's start and final render, which it repays)
+        # after unpaced messages, or a final render dearer than the bucket, which it repays)
         self._at = clock()
         self._next = 0  # round-robin
         self._status_at = [float("-inf")] * len(labels)
+        self._finals: dict[int, Trace] = {}  # ended columns whose final render waits, in order
 
     def _refill(self, now: float) -> None:
         self._budget = min(self._burst, self._budget + (now - self._at) * self._refill_rate)
@@ -344,24 +248,41 @@ class CompareWidget:
         self._refill(self.clock())
         self._budget -= self.meter.msgs - since
 
-    def start(self, i: int, trace: Trace) -> None:
+    def _open(self, i: int, trace: Trace, now: float) -> None:
         from .run_view import RunView
 
-        now, mark = self.clock(), self.meter.msgs
         view = RunView(trace, i + 1, now, hide_reasoning=self.hide, meter=self.meter)
         self.views[i] = view
         self.meter.set(self.slots[i], children=(view.root,))
         self.meter.set(self.statuses[i], value=view.status_html(now))
+
+    def start(self, i: int, trace: Trace) -> None:
+        mark = self.meter.msgs
+        self._open(i, trace, self.clock())
         self._charge(mark)
 
     def on_event(self, i: int, event: Event) -> None:
         view = self.views[i]
         view.apply(event, self.clock(), fold=self.fold)
 
+    @property
+    def finals_pending(self) -> bool:
+        return bool(self._finals)
+
     def tick(self) -> int:
-        """One flush round under the shared budget: columns in turn, text then status line."""
+        """One flush round under the shared budget: a waiting final render first, else the
+        columns in turn, text then status line."""
         now = self.clock()
         self._refill(now)
+        if self._finals:
+            # What a final render sends is not known ahead (joins, resends): it waits for a
+            # full bucket, and the paced flushes wait with it, so it cannot be starved.
+            if self._budget < self._burst:
+                return 0
+            i = next(iter(self._finals))
+            got = self._final(i, self._finals.pop(i))
+            self._budget -= got
+            return got
         sent = 0
         n = len(self.views)
         for k in range(n):
@@ -384,12 +305,19 @@ class CompareWidget:
         return sent
 
     def finish(self, i: int, trace: Trace) -> None:
+        """Column ``i`` ended: its final render waits for the budget (see ``tick``)."""
         view = self.views[i]
+        if view is not None:
+            view.end(trace, self.clock())  # so its time stops now, and tick leaves it be
+        self._finals[i] = trace
+
+    def _final(self, i: int, trace: Trace) -> int:
         now, mark = self.clock(), self.meter.msgs
-        if view is None:  # cancelled before it started
-            self.start(i, trace)
-            view = self.views[i]
-        view.end(trace, now)
+        if self.views[i] is None:  # cancelled before it started
+            self._open(i, trace, now)
+        view = self.views[i]
+        if not view.finished:
+            view.end(trace, now)
         view.phase = {"complete": "done", "truncated": "done", "cancelled": "stopped"}.get(
             trace.status, "error"
         )
@@ -397,12 +325,25 @@ class CompareWidget:
         view.warnings += [w for w in trace.warnings if w not in view.warnings]
         view.finalize(fold=self.fold)
         self.meter.set(self.statuses[i], value=view.status_html(now))
+        return self.meter.msgs - mark
+
+    def end(self, traces: list[Trace]) -> None:
+        """The run is over: final renders still waiting (after an interrupt) go out now, Stop
+        goes away, the summary shows."""
+        mark = self.meter.msgs
+        while self._finals:
+            i = next(iter(self._finals))
+            self._final(i, self._finals.pop(i))
+        self.meter.set(self.stop_button.layout, display="none")
+        self.meter.set(self.summary, value=table_html(traces) + diff_html(traces))
         self._charge(mark)
 
-    def show_summary(self, traces: list[Trace]) -> None:
-        self.meter.set(
-            self.summary, value=table_html(self.labels, traces) + diff_html(self.labels, traces)
-        )
+    def _on_stop(self, _button) -> None:
+        mark = self.meter.msgs
+        self.meter.set(self.stop_button, disabled=True, description="Stopping…")
+        self._charge(mark)
+        if self.on_stop is not None:
+            self.on_stop()
 
 
 class CompareWidgetRunner:
@@ -410,14 +351,20 @@ class CompareWidgetRunner:
 
     def __init__(self, magics: ThinkMagics, *, hide: bool, debug: bool):
         self.magics, self.hide, self.debug = magics, hide, debug
+        self.scope: anyio.CancelScope | None = None
+
+    def stop(self) -> None:
+        """The Stop button: cancel every variant (each keeps its partial trace, cancelled)."""
+        if self.scope is not None:
+            self.scope.cancel()
 
     async def run(self, prompt: str, variants: list[Variant], chat: Conversation | None):
-        labels = [v.label for v in variants]
         view = CompareWidget(
-            labels,
+            [v.label for v in variants],
             hide_reasoning=self.hide,
             fold_on_answer=self.magics.fold_reasoning,
             max_rate=self.magics.max_updates_per_second,
+            on_stop=self.stop,
         )
         self.view = view
         view.root.add_class(LIVE_CLASS)
@@ -435,18 +382,24 @@ class CompareWidgetRunner:
 
                 tg.start_soon(ticker)
                 try:
-                    await run_variants(
-                        runs,
-                        on_start=view.start,
-                        on_event=view.on_event,
-                        on_done=view.finish,
-                        debug=self.debug,
-                    )
+                    with anyio.CancelScope() as scope:
+                        self.scope = scope
+                        await run_variants(
+                            runs,
+                            on_start=view.start,
+                            on_event=view.on_event,
+                            on_done=view.finish,
+                            debug=self.debug,
+                        )
+                    self.scope = None
+                    while view.finals_pending:  # paced like every other update
+                        await anyio.sleep(interval)
                 finally:
                     tg.cancel_scope.cancel()
         finally:
+            self.scope = None
             traces = [_ended(r.trace) for r in runs]
-            view.show_summary(traces)
+            view.end(traces)
             _remember(self.magics, traces, chat)
-            save(labels, traces, static_class=True)
+            save(traces, static_class=True)
         return None

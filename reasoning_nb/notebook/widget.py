@@ -80,7 +80,8 @@ STYLE = "".join(
         f".{HEADER_CLASS} :is(select,.jupyter-button){{height:24px;line-height:22px;"
         "font-size:.9em}",
         ".reasoning-nb-model{font-weight:600}",
-        f".{STEER_CLASS}{{gap:.6em;margin:.2em 0}}",
+        f".{STEER_CLASS}{{gap:.6em;margin:.3em 0;overflow:visible}}",
+        f".{STEER_CLASS} .jupyter-button{{width:auto;padding:0 1em}}",
         f".{STEER_CLASS}:empty{{display:none}}",
         ".reasoning-nb-pin-note{margin-left:.6em;font-size:.85em;"
         "color:var(--jp-ui-font-color2,#757575)}",

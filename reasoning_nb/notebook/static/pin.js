@@ -54,7 +54,9 @@ async function place(model, el, markdown, metadata) {
 function render({ model, el }) {
   const button = document.createElement("button");
   button.className = "jupyter-button widget-button";
-  button.textContent = "Pin";
+  const icon = document.createElement("i");
+  icon.className = "fa fa-thumb-tack"; // Font Awesome 4, as ipywidgets' own button icons
+  button.append(icon, " Pin");
   button.title = "Copy the selected reasoning (or all of it) into a new markdown cell below";
   const note = document.createElement("span");
   note.className = "reasoning-nb-pin-note";
