@@ -143,6 +143,9 @@ def notes(trace: Trace) -> list[str]:
     else:
         first = footer(trace)
     lines = [first, *(f"⚠ {w}" for w in trace.warnings)]
+    if trace.continued:
+        hint = trace.continued.get("hint")
+        lines.append(f"continues a stopped run{f', hint: {hint}' if hint else ''}")
     if trace.error:
         lines.append(f"✖ {trace.error}")
     return [one_line(n) for n in lines if one_line(n)]

@@ -6,6 +6,7 @@ import wire_fixtures as wf
 from wire_server import Reply
 
 import reasoning_nb
+from reasoning_nb import render
 from reasoning_nb.core.steering import CLOSE, OPEN, Continuation
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.run import Run
@@ -61,3 +62,15 @@ def test_think_continue_from_over_a_real_socket(wire_server):
     assert "Count the letters of 'reasons'" in sent and "count twice" in sent
     assert trace.answer == "7" and trace.reasoning == "so: 7 letters"
     assert trace.continued == {"run": None, "hint": "count twice", "reasoning_chars": 30}
+
+
+def test_the_static_views_say_a_run_continues_another_with_the_hint_escaped():
+    trace = Trace(prompt="Q?", answer="A", status="complete")
+    trace.continued = {"run": 1, "hint": "<b>units</b>", "reasoning_chars": 3}
+    views = render.bundle(trace)
+    assert "continues a stopped run, hint: &lt;b&gt;units&lt;/b&gt;" in views["text/html"]
+    assert "<b>units" not in views["text/html"]
+    assert "continues a stopped run, hint: <b>units</b>" in views["text/plain"]
+    assert (
+        "continues a stopped run" not in render.bundle(Trace(prompt="Q?", answer="A"))["text/plain"]
+    )
