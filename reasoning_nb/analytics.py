@@ -37,11 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .core.tokens import estimate, reasoning_tokens
 from .core.trace import Trace
 from .export.schema import HISTORY_KEY, METADATA_KEY, read_trace
 from .markdown_safety import md_escape, one_line
 
-CHARS_PER_TOKEN = 4
 BUFFERED_MS = 50.0
 """Reasoning that took less than this (ms) arrived in one piece."""
 BUFFERED_RATE = 2000.0
@@ -157,7 +157,7 @@ class _Reader:
 
 
 def _estimate(text: str) -> tuple[int, bool]:
-    return (max(1, round(len(text) / CHARS_PER_TOKEN)), True) if text else (0, False)
+    return (estimate(len(text)), True) if text else (0, False)
 
 
 def _sane(count: int | None) -> int | None:
@@ -180,12 +180,8 @@ def row(trace: Trace, source: str = "") -> dict[str, Any]:
     said_reasoning = _sane(usage.get("reasoning_tokens"))
     said_output = _sane(usage.get("output_tokens"))
     chars_r, chars_a = len(trace.reasoning), len(trace.answer)
-    if said_reasoning is not None:
-        reasoning, reasoning_est = said_reasoning, False
-    elif said_output is not None and chars_r:  # split the server's total by characters
-        reasoning, reasoning_est = round(said_output * chars_r / (chars_r + chars_a)), True
-    else:
-        reasoning, reasoning_est = _estimate(trace.reasoning)
+    counted, reasoning_est = reasoning_tokens(said_reasoning, said_output, chars_r, chars_a)
+    reasoning = counted or 0
     if said_output is not None:
         answer, answer_est = max(0, said_output - reasoning), reasoning_est and chars_a > 0
         output, output_est = said_output, False

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from markdown_it import MarkdownIt
 
+from .core.tokens import reasoning_tokens
 from .markdown_safety import html_block, is_inert, md_escape, one_line
 
 if TYPE_CHECKING:
@@ -61,15 +62,15 @@ def _highlight(code: str, lang: str, attrs: str) -> str:
     return highlight(code, lexer, HtmlFormatter(noclasses=True, nowrap=True))
 
 
-def tokens_label(count: int | None, chars: int) -> str:
-    """``2,310 tokens`` from the server's count, else ``≈812 tokens`` from about 4 chars a
-    token; ``1 token`` in the singular; empty with neither."""
-    if count is not None:
-        return f"{count:,} token{'' if count == 1 else 's'}"
-    if chars:
-        guess = max(1, round(chars / 4))
-        return f"≈{guess:,} token{'' if guess == 1 else 's'}"
-    return ""
+def tokens_label(
+    count: int | None, chars: int, *, output: int | None = None, answer_chars: int = 0
+) -> str:
+    """``2,310 tokens`` from the server's count, else ``≈812 tokens`` (see
+    ``core.tokens.reasoning_tokens``); ``1 token`` in the singular; empty with neither."""
+    n, estimated = reasoning_tokens(count, output, chars, answer_chars)
+    if n is None:
+        return ""
+    return f"{'≈' if estimated else ''}{n:,} token{'' if n == 1 else 's'}"
 
 
 def seconds_label(ms: float | None) -> str:
@@ -79,18 +80,29 @@ def seconds_label(ms: float | None) -> str:
     return "<0.1 s" if ms < 50 else f"{ms / 1000:.1f} s"
 
 
-def thought_label(ms: float | None, tokens: int | None, chars: int) -> str:
-    """``Thought for 12.4 s · 2,310 tokens`` (``Reasoning · …`` when it was not timed)."""
+def thought_label(ms: float | None, tokens: str) -> str:
+    """``Thought for 12.4 s · 2,310 tokens`` (``Reasoning · …`` when it was not timed), from a
+    ``tokens_label``."""
     parts = [f"Thought for {seconds_label(ms)}" if ms is not None else "Reasoning"]
-    if label := tokens_label(tokens, chars):
-        parts.append(label)
+    if tokens:
+        parts.append(tokens)
     return " · ".join(parts)
 
 
 def reasoning_summary(trace: Trace) -> str:
     """One line for a finished trace, e.g. ``Thought for 12.4 s · 2,310 tokens``."""
-    return thought_label(
-        trace.timing.get("reasoning_ms"), trace.usage.get("reasoning_tokens"), len(trace.reasoning)
+    return thought_label(trace.timing.get("reasoning_ms"), trace_tokens_label(trace))
+
+
+def trace_tokens_label(trace: Trace) -> str:
+    """The reasoning tokens of a finished trace (its output total split when that is all the
+    server said), as the stats table counts them."""
+    usage = trace.usage
+    return tokens_label(
+        usage.get("reasoning_tokens"),
+        len(trace.reasoning),
+        output=usage.get("output_tokens"),
+        answer_chars=len(trace.answer),
     )
 
 
@@ -127,7 +139,7 @@ def _short(text: str, limit: int = 80) -> str:
 def summary(trace: Trace) -> str:
     """``Reasoning · 12.4 s · 2,310 tokens · preset high · ollama:deepseek-r1``."""
     parts = ["Reasoning", seconds_label(trace.timing.get("reasoning_ms"))]
-    parts.append(tokens_label(trace.usage.get("reasoning_tokens"), len(trace.reasoning)))
+    parts.append(trace_tokens_label(trace))
     parts.append(f"preset {_short(trace.preset, 24)}" if trace.preset else "")
     if trace.budget_tokens:
         parts.append(f"budget {trace.budget_tokens:,}")

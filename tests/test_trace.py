@@ -261,3 +261,15 @@ def test_tokens_label_singular_and_plural():
     assert tokens_label(None, 0) == ""
     trace = Trace(reasoning="hm", usage={"reasoning_tokens": 1})
     assert reasoning_summary(trace) == "Reasoning · 1 token"
+
+
+def test_the_pane_title_and_the_stats_table_count_reasoning_tokens_alike():
+    from reasoning_nb.analytics import row
+
+    trace = Trace(reasoning="r" * 300, answer="a" * 100)
+    trace.usage["output_tokens"] = 200  # the server's total only: split 3:1 by characters
+    assert reasoning_summary(trace) == "Reasoning · ≈150 tokens"
+    assert (row(trace)["reasoning_tokens"], row(trace)["reasoning_estimated"]) == (150, True)
+    trace.usage["reasoning_tokens"] = 90
+    assert reasoning_summary(trace) == "Reasoning · 90 tokens"
+    assert row(trace)["reasoning_tokens"] == 90

@@ -14,7 +14,7 @@ import ipywidgets as W
 
 from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Usage
 from ..core.trace import USAGE_KEYS, Trace
-from ..render import seconds_label, thought_label, tokens_label
+from ..render import reasoning_summary, seconds_label, thought_label, tokens_label
 from .live_text import LiveText
 from .throttle import Meter
 
@@ -94,7 +94,8 @@ class RunView:
             self.reasoning.settle()  # its last block is complete: send it whole, now, paced
             if self.reasoning.chars:  # the pane's title sums it up (folded, unless told not to)
                 rt = self.usage.get("reasoning_tokens")
-                summary = thought_label(self.reasoning_ms(now), rt, self.reasoning.chars)
+                tokens = tokens_label(rt, self.reasoning.chars)
+                summary = thought_label(self.reasoning_ms(now), tokens)
                 self._set_pane(summary, self._open and not fold)
 
     def apply(self, event: Event, now: float, *, fold: bool) -> bool:
@@ -180,12 +181,7 @@ class RunView:
         trace = self.trace
         sent = self.reasoning.finalize(trace.reasoning) + self.answer.finalize(trace.answer)
         if trace.reasoning:
-            summary = thought_label(
-                trace.timing.get("reasoning_ms"),
-                trace.usage.get("reasoning_tokens"),
-                len(trace.reasoning),
-            )
-            self._set_pane(summary, not self.hide and not (fold and trace.answer))
+            self._set_pane(reasoning_summary(trace), not self.hide and not (fold and trace.answer))
         elif self.pane in self.root.children:
             sent += self.meter.set(self.root, children=(self.answer.box,))
         return sent + self._flush_pane()

@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 
+from ..core.tokens import CHARS_PER_TOKEN
 from . import openai_chat
 from .base import RequestContext
 from .embedded import LlamaServer
@@ -37,7 +38,6 @@ NOTICE = (
 )
 THINK_CHARS = {"low": 60, "medium": 200, "high": 500, "max": 1000}
 ANSWER_CHARS = 400
-CHARS_PER_TOKEN = 4
 
 # The thread that starts the server must outlive it: the parent-death signal fires when the
 # creating *thread* exits, so servers are started from this long-lived worker.
