@@ -876,3 +876,56 @@ def test_pin_puts_the_selected_reasoning_in_a_markdown_cell_below(page, lab, wir
     pinned = [c for c in saved.cells if c.cell_type == "markdown"]
     assert len(pinned) == 2 and all(c.metadata["reasoning_nb_pin"]["run"] == 1 for c in pinned)
     assert not page.errors, page.errors
+
+
+def by_effort(rec) -> Reply:
+    """A reply that depends on the request's preset: longer reasoning the higher it is."""
+    effort = rec.json.get("reasoning_effort", "auto")
+    steps = {"low": 2, "high": 6}.get(effort, 4)
+    answer = f"Blue, at {effort}.\n\n<img src=x onerror=\"document.title='pwned'\">"
+    return stream(f"Step at {effort}. " * steps * 10, answer, pause=0.01)
+
+
+def test_compare_side_by_side_then_stats(page, lab, wire):
+    wire.route("POST", CHAT, by_effort)
+    write_notebook(
+        lab,
+        "compare.ipynb",
+        "%load_ext reasoning_nb",
+        f"%%think --model llamacpp:m --base-url {wire.url} --compare low,high\nWhy blue?",
+        "%think --stats",
+    )
+    open_notebook(page, "compare.ipynb")
+    run_all(page)
+    wait_cell_done(page, index=2)
+
+    widget = cell(page, 1).locator(".reasoning-nb-compare-live")
+    expect(widget).to_be_visible()
+    columns = widget.locator(".reasoning-nb-answer")
+    expect(columns).to_have_count(2)
+    expect(columns.nth(0)).to_have_text(
+        "Blue, at low. <img src=x onerror=\"document.title='pwned'\">"
+    )
+    expect(columns.nth(1)).to_contain_text("Blue, at high.")
+    # The two columns sit side by side, not one under the other.
+    left, right = (columns.nth(i).bounding_box() for i in (0, 1))
+    assert right["x"] > left["x"] + left["width"] * 0.5 and abs(right["y"] - left["y"]) < 40
+    rows = widget.locator(".reasoning-nb-compare-table tbody tr")
+    expect(rows).to_have_count(2)
+    expect(rows.nth(0)).to_contain_text("low · llamacpp:m")
+    expect(rows.nth(1)).to_contain_text("high · llamacpp:m")
+    expect(widget.locator(".reasoning-nb-compare-diff")).to_contain_text("+Blue, at high.")
+    expect(static(page, 1)).to_be_hidden()  # the widget renders: its static twin stays hidden
+
+    stats = cell(page, 2).locator(".reasoning-nb-stats")
+    expect(stats.locator("tbody tr")).to_have_count(2)
+    expect(stats.locator("svg")).to_be_visible()  # two presets of one model: a plot helps
+    # Model text is text everywhere: no element was made of it, no handler ran.
+    assert page.locator(".jp-Notebook img[src='x']").count() == 0
+    assert page.title() != "pwned"
+    shot(
+        page,
+        "10-compare-and-stats",
+        page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"),
+    )
+    assert not page.errors, page.errors
