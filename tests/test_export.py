@@ -54,10 +54,40 @@ SECOND = (
 MARKERS = ("MARKER-ONE", "MARKER-TWO", "MARKER-THREE", "shorter wavelengths scatter")
 
 
+def compare_reply(recorded) -> Reply:
+    """Each variant thinks and answers its own words; every answer holds a script tag."""
+    effort = recorded.json.get("reasoning_effort", "auto")
+    reasoning = f"COMPARE-{effort.upper()}-REASONING: weighing the {effort} effort options."
+    answer = f"Answer at {effort}.\n\n<script>alert('{effort}')</script>"
+    return Reply.sse(wf.chat_sse(reasoning, answer, usage=True))
+
+
+COMPARE_MARKERS = ("COMPARE-LOW-REASONING", "COMPARE-HIGH-REASONING", "weighing the")
+
+
+def compare_notebook(root: Path) -> None:
+    """``compare.ipynb``: a real ``%%think --compare low,high`` run, then a cell that prints
+    the second variant's reasoning."""
+    with WireServer() as server:
+        server.route("POST", CHAT, compare_reply)
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [
+            nbformat.v4.new_code_cell("%load_ext reasoning_nb"),
+            nbformat.v4.new_code_cell(
+                f"%%think --model llamacpp:m --base-url {server.url} --compare low,high\nWhy?"
+            ),
+            nbformat.v4.new_code_cell("print(_compare[1].reasoning)"),
+        ]
+        NotebookClient(nb, timeout=60, kernel_name="python3", record_timing=False).execute()
+    nbformat.write(nb, root / "compare.ipynb")
+
+
 @pytest.fixture(scope="session")
 def notebooks(tmp_path_factory) -> Path:
-    """``demo.ipynb`` (executed by a real kernel, widgets and all) and ``hostile.ipynb``."""
+    """``demo.ipynb`` and ``compare.ipynb`` (executed by a real kernel, widgets and all) and
+    ``hostile.ipynb``."""
     root = tmp_path_factory.mktemp("export")
+    compare_notebook(root)
     with WireServer() as server:
         server.route(
             "POST",
@@ -85,8 +115,11 @@ def notebooks(tmp_path_factory) -> Path:
     return root
 
 
+NOTEBOOKS = ("demo", "hostile", "compare")
+
+
 def _command(mode: str, fmt: str, root: Path, out: Path) -> list[str]:
-    sources = [str(root / "demo.ipynb"), str(root / "hostile.ipynb")]
+    sources = [str(root / f"{name}.ipynb") for name in NOTEBOOKS]
     if (mode, fmt) == ("inline", "markdown"):  # the convenience wrapper, once
         wrapper = [sys.executable, "-m", "reasoning_nb", "export", *sources, "--mode", mode]
         return [*wrapper, "--to", "md", "--output-dir", str(out)]
@@ -98,7 +131,7 @@ def _command(mode: str, fmt: str, root: Path, out: Path) -> list[str]:
 
 @pytest.fixture(scope="session")
 def exports(notebooks):
-    """(mode, fmt) -> {"demo": path, "hostile": path, "log": {"demo": ..., "hostile": ...}}."""
+    """(mode, fmt) -> {"demo": path, "hostile": path, "compare": path, "log": {"demo": ...}}."""
 
     def run(job):
         mode, fmt = job
@@ -110,11 +143,8 @@ def exports(notebooks):
         logs = {}  # stderr per notebook: nbconvert announces each before converting it
         for chunk in done.stderr.split("[NbConvertApp] Converting notebook ")[1:]:
             logs[Path(chunk.split(" to ", 1)[0]).stem] = chunk
-        return job, {  # with --output-dir, a notebook keeps its name (no .nbconvert)
-            "demo": out / f"demo{FORMATS[fmt]}",
-            "hostile": out / f"hostile{FORMATS[fmt]}",
-            "log": logs,
-        }
+        # with --output-dir, a notebook keeps its name (no .nbconvert)
+        return job, {name: out / f"{name}{FORMATS[fmt]}" for name in NOTEBOOKS} | {"log": logs}
 
     jobs = [(m, f) for m in MODES for f in FORMATS]
     with ThreadPoolExecutor(3) as pool:  # 2 cores: more at once only thrashes
@@ -261,6 +291,71 @@ def test_notebook_copy_keeps_live_widget_and_trace(exports):
     assert traced[0]["metadata"]["reasoning_nb"]["reasoning"] == REASONING
 
 
+# -- a --compare output: the comparison, in every mode -------------------------------------------
+
+
+def test_compare_exports_cleanly(exports):
+    for job, result in exports.items():
+        assert "WARNING" not in result["log"]["compare"], (job, result["log"]["compare"])
+
+
+@pytest.mark.parametrize("mode", ["collapsible", "inline"])
+def test_compare_html_shows_table_and_every_variant(exports, mode):
+    html = exports[(mode, "html")]["compare"].read_text()
+    main = html[html.index("<main>") :]
+    assert main.count("reasoning-nb-compare-table") == 1 and "reasoning tokens" in main
+    for effort in ("low", "high"):
+        assert f"<h4>{effort} · llamacpp:m</h4>" in main
+        assert f"COMPARE-{effort.upper()}-REASONING" in main
+        assert f"Answer at {effort}." in main
+        assert f"&lt;script&gt;alert('{effort}')&lt;/script&gt;" in main  # escaped, as text
+    assert "-Answer at low." in main and "+Answer at high." in main  # the diff
+    assert live_document(html) == []
+    details = main.count('<details class="reasoning-nb-reasoning">')
+    assert details == (2 if mode == "collapsible" else 0)
+    assert WIDGET_VIEW not in html
+
+
+@pytest.mark.parametrize("mode", ["collapsible", "inline"])
+def test_compare_markdown_shows_table_and_every_variant(exports, mode):
+    markdown = exports[(mode, "markdown")]["compare"].read_text()
+    assert "| variant | reasoning tokens |" in markdown
+    assert '<div class="reasoning-nb-compare">' not in markdown  # text/markdown, not text/html
+    for effort in ("low", "high"):
+        assert f"#### {effort} · llamacpp:m" in markdown
+        assert f"COMPARE-{effort.upper()}-REASONING" in markdown
+        assert f"Answer at {effort}." in markdown
+    assert live_markdown(markdown) == []
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_compare_strip_leaves_no_reasoning_of_any_variant(exports, fmt):
+    text = exports[("strip", fmt)]["compare"].read_text()
+    for marker in COMPARE_MARKERS:
+        assert marker not in text
+    assert "Answer at low." in text and "Answer at high." in text
+    if fmt != "notebook":
+        assert "reasoning-nb-compare-table" in text or "| variant |" in text
+        assert "[reasoning removed]" in text  # what the print() cell showed
+        return
+    nb = json.loads(text)
+    assert "widgets" not in nb["metadata"]
+    [traced] = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("metadata")]
+    saved = traced["metadata"]["reasoning_nb_compare"]
+    assert [t["preset"] for t in saved] == ["low", "high"]
+    assert all(t["reasoning"] == "" and t["provider_state"] == {} for t in saved)
+    assert traced["metadata"]["reasoning_nb"]["reasoning"] == ""
+
+
+def test_compare_notebook_copy_keeps_every_trace(exports):
+    nb = json.loads(exports[("collapsible", "notebook")]["compare"].read_text())
+    [traced] = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("metadata")]
+    saved = traced["metadata"]["reasoning_nb_compare"]
+    assert [t["reasoning"].split(":")[0] for t in saved] == list(COMPARE_MARKERS[:2])
+    assert "<h4>high · llamacpp:m</h4>" in "".join(traced["data"]["text/html"])
+    assert "widgets" in nb["metadata"]
+
+
 # -- the hostile notebook, through the same runs --------------------------------------------------
 
 EXPECTED_WARNINGS = (
@@ -272,6 +367,10 @@ EXPECTED_WARNINGS = (
     "field 'answer' is int",
     "saved trace is str, not an object",
     "but no reasoning_nb",
+    "variant 2: field 'usage' is list",
+    "variant 3: saved trace is str",
+    "reasoning_nb_compare is str, not a list; shown as a single trace",
+    "no variant in reasoning_nb_compare is readable; shown as a single trace",
 )
 
 
@@ -321,6 +420,20 @@ def test_hostile_strip_notebook_metadata_and_widgets(exports):
     assert [h["reasoning"] for h in saved["reasoning_nb_history"]] == [""]
     assert PAYLOAD not in saved["reasoning_nb"]  # unknown keys are not carried over
     assert "".join(outputs[-1]["text"]) == "[reasoning removed]\n"  # printed by another cell
+
+
+def test_hostile_compare_outputs_show_what_is_readable(exports):
+    html = exports[("collapsible", "html")]["hostile"].read_text()
+    assert html.count('<table class="reasoning-nb-compare-table"') == 1  # the others: single
+    assert "answer E" in html and "answer F" in html and "answer G" in html
+    nb = json.loads(exports[("strip", "notebook")]["hostile"].read_text())
+    partly, not_a_list, unreadable = nb["cells"][7]["outputs"]
+    variants = partly["metadata"]["reasoning_nb_compare"]
+    assert [t["answer"][:8] for t in variants] == ["answer E", "answer F"]  # "x" skipped
+    assert all(t["reasoning"] == "" and t["provider_state"] == {} for t in variants)
+    for output in (not_a_list, unreadable):  # shown as their single (stripped) trace
+        assert set(output["metadata"]) == {"reasoning_nb"}
+        assert output["metadata"]["reasoning_nb"]["reasoning"] == ""
 
 
 # -- a real browser -------------------------------------------------------------------------------

@@ -179,6 +179,16 @@ def hostile_notebook() -> nbformat.NotebookNode:
         [traced({"reasoning_nb": "not an object"}, "m9", plain=f"plain\n\n{PAYLOAD}\n</pre>")],
         [traced({"reasoning_nb": ["HOSTILE-REASONING-D"]})],
         [traced({"reasoning_nb_history": "junk"})],
+        [  # --compare outputs: one partly readable, one not a list, one with nothing readable
+            traced(
+                {
+                    "reasoning_nb": hostile_trace("E"),
+                    "reasoning_nb_compare": [hostile_trace("E"), hostile_trace("F", usage=[]), "x"],
+                }
+            ),
+            traced({"reasoning_nb": hostile_trace("G"), "reasoning_nb_compare": "junk"}),
+            traced({"reasoning_nb": hostile_trace("I"), "reasoning_nb_compare": [1, None]}),
+        ],
         [nbformat.v4.new_output("stream", name="stdout", text=f"HOSTILE-REASONING-A {PAYLOAD}\n")],
     ]
     nb = nbformat.v4.new_notebook()
@@ -281,7 +291,7 @@ def test_markdown_with_html_or_script_links_is_embedded_as_safe_html(text):
     out = render.safe_markdown(text)
     assert out != text and out.startswith('<div class="reasoning-nb-md">')
     assert live_markdown(out) == []
-    assert live_markdown(render._quote(out)) == []
+    assert live_markdown(render.quote(out)) == []
 
 
 @settings(max_examples=150, deadline=None)
@@ -316,7 +326,7 @@ def test_markdown_with_html_or_script_links_is_embedded_as_safe_html(text):
 def test_safe_markdown_is_never_live(text):
     out = render.safe_markdown(text)
     assert live_markdown(out) == []
-    assert live_markdown(render._quote(render.safe_markdown(text, allow_fences=False))) == []
+    assert live_markdown(render.quote(render.safe_markdown(text, allow_fences=False))) == []
 
 
 def test_labels_stay_on_one_line():

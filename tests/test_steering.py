@@ -9,6 +9,7 @@ import reasoning_nb
 from reasoning_nb import render
 from reasoning_nb.core.steering import CLOSE, OPEN, Continuation
 from reasoning_nb.core.trace import Trace
+from reasoning_nb.export.schema import read_trace
 from reasoning_nb.run import Run
 
 CHAT = "/v1/chat/completions"
@@ -74,3 +75,15 @@ def test_the_static_views_say_a_run_continues_another_with_the_hint_escaped():
     assert (
         "continues a stopped run" not in render.bundle(Trace(prompt="Q?", answer="A"))["text/plain"]
     )
+
+
+def test_a_saved_continuation_is_validated_like_the_rest_of_the_trace():
+    good = Trace(prompt="Q?", continued={"run": 2, "hint": "a\nb", "reasoning_chars": 5})
+    trace, problems = read_trace(good.to_dict())
+    assert problems == [] and trace.continued == {"run": 2, "hint": "a b", "reasoning_chars": 5}
+    for bad in ("text", {"run": -1, "hint": "", "reasoning_chars": 1}, {"hint": 3}, [1]):
+        data = {**good.to_dict(), "continued": bad}
+        trace, problems = read_trace(data)
+        assert trace.continued is None
+        assert problems == [f"field 'continued' is not a valid continuation "
+                            f"({type(bad).__name__}); skipped"]  # fmt: skip

@@ -13,6 +13,7 @@ stock exporters: ``--MarkdownExporter.preprocessors=
 
 Modules: ``exporters`` (entry points; imports nothing heavy), ``preprocessor`` (the work),
 ``schema`` (reads a saved trace as untrusted input), ``widgets`` (saved widget state), ``cli``.
-The views per mode are ``render``'s, shared with the notebook. Only the saved metadata and
-``render`` are read here — never ``notebook/`` or ``providers/``.
+The views per mode are ``render``'s and, for ``--compare`` outputs, ``compare_view``'s, shared
+with the notebook. Only the saved metadata and those two are read here — never ``notebook/`` or
+``providers/``.
 """

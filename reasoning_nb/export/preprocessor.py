@@ -1,12 +1,15 @@
 """``ReasoningPreprocessor``: rebuild every ``%%think`` output from its saved trace.
 
-An output is *traced* when its metadata has ``reasoning_nb`` (or ``reasoning_nb_history``).
-For each traced output:
+An output is *traced* when its metadata has ``reasoning_nb`` (or ``reasoning_nb_history``, or
+``reasoning_nb_compare``). For each traced output:
 
 * the trace is read through :func:`schema.read_trace` (validated; bad fields skipped with a
   warning) and the output's ``text/html``, ``text/markdown`` and ``text/plain`` are rebuilt
   from it in the chosen ``mode``. The saved HTML is never reused: it came with the notebook,
   and the notebook may come from anyone.
+* a ``--compare`` output is rebuilt as the comparison (``compare_view``: table, every readable
+  variant's section, answer diff); when its list is not a list or no variant is readable, as
+  its single trace, with a warning.
 * when the trace cannot be read at all, only the saved ``text/plain`` is kept (exporters
   escape plain text); with ``mode=strip`` even that goes, since reasoning cannot be told apart
   from the answer in it.
@@ -15,9 +18,9 @@ For each traced output:
 
 Static targets and ``strip`` then keep only the saved widget models that remaining views reach
 (``metadata.widgets``); a plain notebook copy keeps its widget state as it was.
-``strip`` also empties reasoning from the output metadata (and history), and removes the
-reasoning text wherever else it was printed: other outputs and remaining widget state
-(matched line by line, best effort: text a program transformed cannot be recognised).
+``strip`` also empties reasoning from the output metadata (history and variants too), and
+removes the reasoning text wherever else it was printed: other outputs and remaining widget
+state (matched line by line, best effort: text a program transformed cannot be recognised).
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import from_dict
 from traitlets import Enum, Int
 
-from .. import render
+from .. import compare_view, render
+from ..core.trace import Trace
 from . import widgets
-from .schema import HISTORY_KEY, METADATA_KEY, read_trace, stripped
+from .schema import COMPARE_KEY, HISTORY_KEY, METADATA_KEY, read_trace, stripped
 
 TARGETS = ("auto", "html", "markdown", "notebook")
 REMOVED = "[reasoning removed]"
@@ -117,27 +121,38 @@ class ReasoningPreprocessor(Preprocessor):
         if METADATA_KEY in meta:
             trace, problems = read_trace(meta[METADATA_KEY])
         else:
-            trace, problems = None, [f"it has {HISTORY_KEY} but no {METADATA_KEY}"]
+            other = HISTORY_KEY if HISTORY_KEY in meta else COMPARE_KEY
+            trace, problems = None, [f"it has {other} but no {METADATA_KEY}"]
         self._report(where, problems)
+        variants = self._variants(meta[COMPARE_KEY], where) if COMPARE_KEY in meta else None
         data = output.get("data") if isinstance(output.get("data"), dict) else {}
         keep_view = self._target == "notebook" and not strip
         model_id = widgets.view_id(data)
 
-        if trace is None:
+        if trace is None and variants is None:
             new_data, new_meta = self._unreadable(data, meta, where)
         else:
             if strip:
-                trace.reasoning = ""
-            new_data = render.bundle(trace, self.mode)
+                for shown in [trace, *(variants or [])]:
+                    if shown is not None:
+                        shown.reasoning = ""
+            if variants is not None:
+                new_data = compare_view.bundle(variants, self.mode)
+            else:
+                new_data = render.bundle(trace, self.mode)
             if self._target == "markdown":
                 del new_data["text/html"]  # so text/markdown wins for these outputs
-            if self._target != "notebook":  # not shown; kept validated for custom templates
-                new_meta = {METADATA_KEY: stripped(trace) if strip else trace.to_dict()}
-            elif strip:
-                new_meta = {METADATA_KEY: stripped(trace)}
-                history = self._stripped_history(meta.get(HISTORY_KEY), where)
-                if history:
-                    new_meta[HISTORY_KEY] = history
+            if self._target != "notebook" or strip:
+                # Static targets do not show it; kept validated for custom templates.
+                new_meta = {}
+                if trace is not None:
+                    new_meta[METADATA_KEY] = _saved(trace, strip)
+                if variants is not None:
+                    new_meta[COMPARE_KEY] = [_saved(t, strip) for t in variants]
+                if strip and self._target == "notebook":
+                    history = self._stripped_history(meta.get(HISTORY_KEY), where)
+                    if history:
+                        new_meta[HISTORY_KEY] = history
             else:
                 new_meta = meta  # a notebook copy keeps what it was given
         if model_id and keep_view:
@@ -160,6 +175,25 @@ class ReasoningPreprocessor(Preprocessor):
         if not isinstance(plain, str):
             plain = "[output not shown: its saved reasoning trace is unreadable]"
         return {"text/plain": plain}, (meta if self._target == "notebook" else {})
+
+    def _variants(self, saved: Any, where: str) -> list[Trace] | None:
+        """The readable traces of a ``--compare`` output; None (shown as its single trace, with
+        a warning) when the list is not a list or none of it is readable."""
+        if not isinstance(saved, list):
+            kind = type(saved).__name__
+            self._warn(f"{where}: {COMPARE_KEY} is {kind}, not a list; shown as a single trace")
+            return None
+        traces, problems = [], []
+        for i, item in enumerate(saved):
+            trace, found = read_trace(item)
+            problems += [f"variant {i + 1}: {p}" for p in found]
+            if trace is not None:
+                traces.append(trace)
+        self._report(where, problems)  # once for all variants: bounded per output
+        if not traces:
+            self._warn(f"{where}: no variant in {COMPARE_KEY} is readable; shown as a single trace")
+            return None
+        return traces
 
     def _stripped_history(self, history: Any, where: str) -> list[dict]:
         if history is None:
@@ -203,11 +237,18 @@ def _saved_reasoning(nb) -> list[str]:
             meta = output.get("metadata") if isinstance(output, dict) else None
             if not isinstance(meta, dict):
                 continue
-            history = meta.get(HISTORY_KEY)
-            for saved in [meta.get(METADATA_KEY), *(history if isinstance(history, list) else [])]:
+            every = [meta.get(METADATA_KEY)]
+            for key in (HISTORY_KEY, COMPARE_KEY):
+                more = meta.get(key)
+                every += more if isinstance(more, list) else []
+            for saved in every:
                 if isinstance(saved, dict) and isinstance(saved.get("reasoning"), str):
                     found.append(saved["reasoning"])
     return found
+
+
+def _saved(trace: Trace, strip: bool) -> dict[str, Any]:
+    return stripped(trace) if strip else trace.to_dict()
 
 
 class _Redactor:
@@ -240,8 +281,8 @@ class _Redactor:
 
 
 def _traced_meta(output: Any) -> dict | None:
-    """The output's metadata when it carries a saved trace (or its history)."""
+    """The output's metadata when it carries a saved trace (or its history, or variants)."""
     meta = output.get("metadata") if isinstance(output, dict) else None
-    if isinstance(meta, dict) and (METADATA_KEY in meta or HISTORY_KEY in meta):
+    if isinstance(meta, dict) and any(k in meta for k in (METADATA_KEY, HISTORY_KEY, COMPARE_KEY)):
         return meta
     return None

@@ -15,9 +15,12 @@ import math
 from typing import Any
 
 from ..core.trace import SCHEMA, STATUSES, TIMING_KEYS, USAGE_KEYS, Trace
+from ..markdown_safety import one_line
 
 METADATA_KEY = "reasoning_nb"
 HISTORY_KEY = "reasoning_nb_history"
+COMPARE_KEY = "reasoning_nb_compare"
+"""A ``--compare`` output: every variant's trace (the first is also under ``METADATA_KEY``)."""
 
 _TEXT_FIELDS = {
     "model": "",
@@ -40,6 +43,7 @@ KNOWN_FIELDS = frozenset(
         "timing",
         "status",
         "warnings",
+        "continued",
     }
 )
 
@@ -164,7 +168,20 @@ def read_trace(data: Any) -> tuple[Trace | None, list[str]]:
             warn.append(f"field {key!r} is {_kind(value)}, not an object; skipped")
             value = {}
         fields[key] = _json_only(value)
+    fields["continued"] = _continued(data.get("continued"), warn)
     return Trace(**fields), warn
+
+
+def _continued(raw: Any, warn: list[str]) -> dict[str, Any] | None:
+    """``continued`` (see ``core.steering``): a run number, a one-line hint, a count."""
+    if raw is None:
+        return None
+    get = raw.get if isinstance(raw, dict) else lambda _key: ...  # (... fails every check)
+    run, hint, chars = get("run"), get("hint"), get("reasoning_chars")
+    if not ((run is None or (_count(run) and run > 0)) and isinstance(hint, str) and _count(chars)):
+        warn.append(f"field 'continued' is not a valid continuation ({_kind(raw)}); skipped")
+        return None
+    return {"run": run, "hint": one_line(hint), "reasoning_chars": chars}
 
 
 def stripped(trace: Trace) -> dict[str, Any]:
