@@ -205,6 +205,7 @@ class CompareWidget:
         import ipywidgets as W
 
         from .throttle import Meter
+        from .widget import STYLE
 
         self.labels, self.hide, self.fold = labels, hide_reasoning, fold_on_answer
         self.max_rate, self.on_stop, self.clock = max(1.0, max_rate), on_stop, clock
@@ -212,12 +213,15 @@ class CompareWidget:
         self.views: list[Any] = [None] * len(labels)
         self.statuses = [W.HTML(value="waiting…") for _ in labels]
         self.slots = [W.VBox() for _ in labels]
+        # The single view's stylesheet (scoped to LIVE_CLASS), sent once with the first label.
+        heads = [f"<b>{html.escape(name)}</b>" for name in labels]
+        heads[0] = f"<style>{STYLE}</style>{heads[0]}"
         self.columns = [
             W.VBox(
-                [W.HTML(f"<b>{html.escape(name)}</b>"), status, slot],
+                [W.HTML(head), status, slot],
                 layout=W.Layout(flex="1 1 0", min_width="0", padding="0 0.5em"),
             )
-            for name, status, slot in zip(labels, self.statuses, self.slots, strict=True)
+            for head, status, slot in zip(heads, self.statuses, self.slots, strict=True)
         ]
         self.stop_button = W.Button(
             description="Stop", icon="stop", tooltip="Stop every variant",
@@ -227,7 +231,7 @@ class CompareWidget:
         self.summary = W.HTML()
         self.root = W.VBox(
             [self.stop_button, W.HBox(self.columns, layout=W.Layout(width="100%")), self.summary],
-            _dom_classes=("reasoning-nb-compare-live",),
+            _dom_classes=("reasoning-nb-compare-live", LIVE_CLASS),
         )
         # 80% of the rate, a fifth of it as burst: a window of one second stays within the rate,
         # with room for the unpaced messages (a column's start, a click, the summary).
@@ -367,7 +371,6 @@ class CompareWidgetRunner:
             on_stop=self.stop,
         )
         self.view = view
-        view.root.add_class(LIVE_CLASS)
         live = {WIDGET_VIEW: view.root._repr_mimebundle_()[WIDGET_VIEW], "text/plain": ""}
         display(live, raw=True)
         interval = 1.0 / view.max_rate
