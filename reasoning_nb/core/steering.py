@@ -1,13 +1,16 @@
 """Continue a stopped run: ask again, with the reasoning that arrived kept and an optional hint.
 
-No provider we speak to lets a client resume a reasoning block itself. Anthropic refuses an
-assistant prefill while thinking is on, and a stopped thinking block has no signature to send
-back; llama.cpp refuses a prefill with thinking enabled; OpenAI and Gemini return summaries,
-not the reasoning the model continues from. So the partial reasoning travels the one way every
-provider accepts: quoted in the user turn, after the original prompt, with the hint. The
-trace keeps the prompt as the user wrote it and records the continuation beside it (which run,
-the hint, how much reasoning was carried), so exports and ``stats()`` can tell a continued run
-apart, and stripping reasoning from a notebook cannot miss a copy of it.
+Resuming the reasoning block itself would take an assistant prefill that reopens the model's
+own thinking markup, and no provider offers that in a form a client can rely on. Anthropic
+takes thinking blocks back only with their signature, which a block cut short never got;
+OpenAI and Gemini return summaries, not the text the model would continue from; a llama.cpp
+server does continue a final assistant message (checked against build b10434), but what to
+put there depends on the chat template's thinking markup (``<think>``, harmony channels...),
+which the client does not see. So the partial reasoning travels the one way every provider
+accepts: quoted in the user turn, after the original prompt, with the hint. The trace keeps
+the prompt as the user wrote it and records the continuation beside it (which run, the hint,
+how much reasoning was carried), so exports and ``stats()`` can tell a continued run apart,
+and stripping reasoning from a notebook cannot miss a copy of it.
 """
 
 from __future__ import annotations
