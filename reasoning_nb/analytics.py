@@ -199,6 +199,7 @@ def row(trace: Trace, source: str = "") -> dict[str, Any]:
         "preset": trace.preset,
         "budget_tokens": trace.budget_tokens,
         "status": trace.status,
+        "continued": bool(trace.continued),  # re-asked after a stop (see core.steering)
         "reasoning_tokens": reasoning,
         "reasoning_estimated": reasoning_est,
         "answer_tokens": answer,
@@ -238,6 +239,8 @@ def cell_text(r: dict[str, Any], key: str, *, full: bool = False) -> str:
         if value is None:
             return "—"
         return ("≈" if r["tokens_per_s_estimated"] else "") + f"{value:,.1f}"
+    if key == "status" and r.get("continued"):
+        return f"{value}, continued"
     if key == "warnings":
         if full:
             return " · ".join(one_line(w) for w in value)

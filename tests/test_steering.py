@@ -87,3 +87,14 @@ def test_a_saved_continuation_is_validated_like_the_rest_of_the_trace():
         assert trace.continued is None
         assert problems == [f"field 'continued' is not a valid continuation "
                             f"({type(bad).__name__}); skipped"]  # fmt: skip
+
+
+def test_stats_mark_a_continued_run():
+    from reasoning_nb.analytics import stats
+
+    first = stopped("abc")
+    second = Trace(prompt="Q?", answer="A", continued={"run": 1, "hint": "", "reasoning_chars": 3})
+    second.finish()
+    table = stats([first, second])
+    assert [r["continued"] for r in table.rows] == [False, True]
+    assert [row[3] for row in table.table()[1:]] == ["cancelled", "complete, continued"]
