@@ -875,6 +875,14 @@ def test_pin_puts_the_selected_reasoning_in_a_markdown_cell_below(page, lab, wir
     saved = nbformat.read(path, as_version=4)
     pinned = [c for c in saved.cells if c.cell_type == "markdown"]
     assert len(pinned) == 2 and all(c.metadata["reasoning_nb_pin"]["run"] == 1 for c in pinned)
+
+    # With no kernel behind the widget, Pin says so instead of doing nothing.
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
+    pin.click()
+    expect(widget.locator(".reasoning-nb-pin-note")).to_have_text(
+        "no answer from the kernel: run the cell again to pin from it", timeout=10_000
+    )
+    assert len(notebook_cells(page)) == 5
     assert not page.errors, page.errors
 
 

@@ -7,7 +7,9 @@ const NOTES = {
   inserted: "pinned below",
   copied: "copied: paste it into a markdown cell",
   failed: "could not place it: select the text and copy it by hand",
+  silent: "no answer from the kernel: run the cell again to pin from it",
 };
+const PATIENCE_MS = 4000; // the kernel answers at once unless it is gone or stuck
 
 // The part of `range` inside the shown run's reasoning ("" when they do not meet).
 function clip(range, el) {
@@ -63,20 +65,31 @@ function render({ model, el }) {
   el.append(button, note);
   // A press on a button would clear the selection before the click reads it.
   button.addEventListener("mousedown", (event) => event.preventDefault());
+  let waiting = null;
   button.addEventListener("click", () => {
     const selection = document.getSelection();
     const text = selection?.rangeCount ? clip(selection.getRangeAt(0), el) : "";
     note.textContent = "";
-    model.send({ type: "pin", text });
+    clearTimeout(waiting);
+    waiting = setTimeout(() => (note.textContent = NOTES.silent), PATIENCE_MS);
+    try {
+      model.send({ type: "pin", text });
+    } catch {
+      note.textContent = NOTES.silent; // no kernel behind this widget any more
+    }
   });
   const onMessage = async (msg) => {
     if (msg?.type !== "cell") return;
+    clearTimeout(waiting);
     const how = await place(model, el, msg.markdown, msg.metadata);
     note.textContent = NOTES[how];
     model.send({ type: "placed", how });
   };
   model.on("msg:custom", onMessage);
-  return () => model.off("msg:custom", onMessage);
+  return () => {
+    clearTimeout(waiting);
+    model.off("msg:custom", onMessage);
+  };
 }
 
 export default { render };
