@@ -68,7 +68,7 @@ HEADER_CLASS, STATUS_CLASS, RUNS_CLASS, STEER_CLASS = (
     "reasoning-nb-steer",
 )
 STEERABLE = ("cancelled", "truncated", "error")
-"""A shown run that ended so can be continued."""
+"""The statuses of a run that Continue can pick up."""
 _L = f".{LIVE_CLASS}"
 STYLE = "".join(
     f"{_L} {rule}"
@@ -80,13 +80,6 @@ STYLE = "".join(
         f".{HEADER_CLASS} :is(select,.jupyter-button){{height:24px;line-height:22px;"
         "font-size:.9em}",
         ".reasoning-nb-model{font-weight:600}",
-        f".{STEER_CLASS}{{gap:.6em;margin:.3em 0;overflow:visible}}",
-        f".{STEER_CLASS} .jupyter-button{{width:auto;padding:0 1em}}",
-        f".{STEER_CLASS}:empty{{display:none}}",
-        ".reasoning-nb-pin-note{margin-left:.6em;font-size:.85em;"
-        "color:var(--jp-ui-font-color2,#757575)}",
-        f".{STEER_CLASS} .jupyter-widgets{{margin:0}}",
-        f".{STEER_CLASS} :is(input,.jupyter-button){{height:24px;font-size:.9em}}",
         f".{STATUS_CLASS}{{flex:1 1 12em;min-width:0;font-size:.85em;"
         "color:var(--jp-ui-font-color2,#757575)}",
         # the run selector: small pills, the shown run filled
@@ -98,6 +91,14 @@ STYLE = "".join(
         "color:var(--jp-ui-font-color0,#000)}",
         f".{RUNS_CLASS} .widget-toggle-button.mod-active{{background:var(--jp-layout-color2,#eee);"
         "color:var(--jp-ui-font-color0,#000);border-color:var(--jp-border-color1,#bdbdbd)}",
+        # steering, under a run that ended: Continue and its hint, Pin (an empty row is hidden)
+        f".{STEER_CLASS}{{gap:.6em;margin:.3em 0;overflow:visible}}",
+        f".{STEER_CLASS}:empty{{display:none}}",
+        f".{STEER_CLASS} .jupyter-widgets{{margin:0}}",
+        f".{STEER_CLASS} :is(input,.jupyter-button){{height:24px;font-size:.9em}}",
+        f".{STEER_CLASS} .jupyter-button{{width:auto;padding:0 1em}}",
+        ".reasoning-nb-pin-note{margin-left:.6em;font-size:.85em;"
+        "color:var(--jp-ui-font-color2,#757575)}",
         # text at a reading line height (ipywidgets sets 28 px), blocks spaced once, no boxes
         ".widget-html-content{line-height:1.5}",
         f".{TEXT_CLASS} .jupyter-widgets{{margin:0}}",
