@@ -39,7 +39,7 @@ from typing import Any
 
 from .core.tokens import estimate, reasoning_tokens
 from .core.trace import Trace
-from .export.schema import HISTORY_KEY, METADATA_KEY, read_trace
+from .export.schema import COMPARE_KEY, HISTORY_KEY, METADATA_KEY, read_trace
 from .markdown_safety import md_escape, one_line
 
 BUFFERED_MS = 50.0
@@ -147,13 +147,24 @@ class _Reader:
                     self.output(meta, f"cell {n}")
 
     def output(self, meta: dict[str, Any], cell: str) -> None:
-        history = meta.get(HISTORY_KEY, [])
-        if not isinstance(history, list):
-            self.note(f"{cell}: {HISTORY_KEY} is {type(history).__name__}, not a list; skipped")
-            history = []
-        runs = [*history, meta[METADATA_KEY]]
+        """One output's runs: earlier preset runs then the last, or every --compare variant
+        (the first of which is also the output's own trace)."""
+        if COMPARE_KEY in meta:
+            runs = self.listed(meta, COMPARE_KEY, cell)
+            if runs:
+                for k, data in enumerate(runs, 1):
+                    self.add(data, f"{cell} variant {k}/{len(runs)}")
+                return
+        runs = [*self.listed(meta, HISTORY_KEY, cell), meta[METADATA_KEY]]
         for k, data in enumerate(runs, 1):
             self.add(data, cell if len(runs) == 1 else f"{cell} run {k}/{len(runs)}")
+
+    def listed(self, meta: dict[str, Any], key: str, cell: str) -> list[Any]:
+        found = meta.get(key, [])
+        if not isinstance(found, list):
+            self.note(f"{cell}: {key} is {type(found).__name__}, not a list; skipped")
+            return []
+        return found
 
 
 def _estimate(text: str) -> tuple[int, bool]:

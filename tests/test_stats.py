@@ -317,3 +317,23 @@ def test_think_stats_shows_the_session(ip, wire_server, monkeypatch):
     session = reasoning_nb.stats()  # stats(None): the same session's traces
     assert [r["preset"] for r in session.rows] == ["high", "low"]
     assert isinstance(session, TraceStats)
+
+
+def test_a_compare_output_counts_every_variant_once(tmp_path):
+    low, high = trace(preset="low").to_dict(), trace(preset="high").to_dict()
+    good = saved_output(low)
+    good.metadata["reasoning_nb_compare"] = [low, high]
+    broken = saved_output(low)
+    broken.metadata["reasoning_nb_compare"] = "nope"
+    nb = new_notebook()
+    nb.cells = [
+        new_code_cell("%%think --compare low,high\nQ", outputs=[good]),
+        new_code_cell("%%think --compare low,high\nQ", outputs=[broken]),
+    ]
+    s = stats(nb)
+    assert [(r["source"], r["preset"]) for r in s.rows] == [
+        ("cell 1 variant 1/2", "low"),
+        ("cell 1 variant 2/2", "high"),
+        ("cell 2", "low"),  # an unreadable list: the output's own trace still counts
+    ]
+    assert s.notes == ["cell 2: reasoning_nb_compare is str, not a list; skipped"]
