@@ -30,7 +30,7 @@ def test_quickstart_executes_on_the_embedded_default(monkeypatch):
     traces = [
         o.metadata["reasoning_nb"] for o in outputs if "reasoning_nb" in o.get("metadata", {})
     ]
-    assert len(traces) == 5  # every %%think cell saved its trace
+    assert len(traces) == 6  # every %%think cell saved its trace (compare: its first variant)
     assert {t["model"] for t in traces} == {"local:smollm2"}  # the default, with no --model
     assert all(t["status"] == "complete" and t["answer"] for t in traces)
     by_preset = {t["preset"]: t for t in traces}
@@ -39,3 +39,15 @@ def test_quickstart_executes_on_the_embedded_default(monkeypatch):
     printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "Default model: local:smollm2" in printed
     assert "answer:" in printed and "{'reasoning': " in printed
+    [compared] = [
+        o.metadata["reasoning_nb_compare"]
+        for o in outputs
+        if "reasoning_nb_compare" in o.get("metadata", {})
+    ]
+    assert [(t["preset"], t["status"]) for t in compared] == [
+        ("low", "complete"),
+        ("high", "complete"),
+    ]
+    assert len(compared[1]["reasoning"]) > len(compared[0]["reasoning"])  # high thinks longer
+    [table] = [o for o in outputs if "reasoning-nb-stats" in o.get("data", {}).get("text/html", "")]
+    assert table.data["text/plain"].count("local:smollm2") == 7  # every run of the session

@@ -49,6 +49,17 @@ CELLS = [
     ),
     new_code_cell("%%think --chat trip --preset low\nSuggest a city to visit in France."),
     new_code_cell("%%think --chat trip --preset low\nWhat should I eat there?"),
+    new_markdown_cell(
+        "## What more reasoning buys\n\n`--compare low,high` runs the variants at once, side by "
+        "side, then a table (reasoning tokens and time, tok/s) and a diff of the answers; "
+        "`--compare ollama:qwen3,ollama:deepseek-r1` compares models the same way. "
+        "`%think --stats` tabulates every run of the session, with a plot of reasoning tokens by "
+        "preset; `reasoning_nb.stats(\"their.ipynb\")` reads the same from a saved notebook.\n\n"
+        "Under a stopped run, **Continue** asks again with the reasoning so far and a one-line "
+        "hint; under any run, **Pin** copies the reasoning you selected into a markdown cell."
+    ),
+    new_code_cell("%%think --compare low,high\nWhat is 12 * 12?"),
+    new_code_cell("%think --stats"),
     new_markdown_cell("## From plain Python\n\n`think()` blocks; `astream()` yields events."),
     new_code_cell(
         "from reasoning_nb import think\n\n"
