@@ -937,3 +937,29 @@ def test_compare_side_by_side_then_stats(page, lab, wire):
         page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"),
     )
     assert not page.errors, page.errors
+
+
+def test_compare_stop_stops_every_variant(page, lab, wire):
+    frames = wf.chat_sse("Thinking slowly about the sky " * 6, "never reached", done=False)
+    wire.route("POST", CHAT, Reply.sse(frames, pause=0.02, stall_after=20, stall=60))
+    write_notebook(
+        lab,
+        "compare-stop.ipynb",
+        "%load_ext reasoning_nb",
+        f"%%think --model llamacpp:m --base-url {wire.url} --compare low,high\nWhy blue?",
+    )
+    open_notebook(page, "compare-stop.ipynb")
+    run_all(page)
+    widget = cell(page, 1).locator(".reasoning-nb-compare-live")
+    expect(widget.locator(".reasoning-nb-thoughts")).to_have_count(2)
+    expect(widget.locator(".reasoning-nb-thoughts").nth(1)).to_contain_text("Thinking slowly")
+    t0 = time.monotonic()
+    widget.locator("button", has_text="Stop").click()
+    wait_cell_done(page, timeout=10_000)
+    assert time.monotonic() - t0 < 8, "Stop took too long (the stall lasts 60 s)"
+    expect(widget.get_by_text(re.compile(r"^stopped"))).to_have_count(2)
+    expect(widget.locator("button", has_text="Stop")).to_be_hidden()
+    statuses = widget.locator(".reasoning-nb-compare-table tbody tr td:last-child")
+    expect(statuses).to_have_text(["cancelled", "cancelled"])
+    assert len(wire.requests_to(CHAT)) == 2
+    assert not page.errors, page.errors
