@@ -67,13 +67,8 @@ class PinButton(anywidget.AnyWidget):
                 return
             trace, number = shown
             text = content.get("text")
-            self.send(
-                {
-                    "type": "cell",
-                    "markdown": pin_markdown(trace, text if isinstance(text, str) else ""),
-                    "metadata": {PIN_KEY: {"model": trace.model, "preset": trace.preset,
-                                           "run": number}},
-                }
-            )  # fmt: skip
+            markdown = pin_markdown(trace, text if isinstance(text, str) else "")
+            origin = {"model": trace.model, "preset": trace.preset, "run": number}
+            self.send({"type": "cell", "markdown": markdown, "metadata": {PIN_KEY: origin}})
         elif content.get("type") == "placed":
             self.placed.append(str(content.get("how")))
