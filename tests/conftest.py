@@ -21,31 +21,40 @@ def wire_server() -> Iterator[WireServer]:
 # -- the real llama-server (tests/test_real_llamacpp.py) ----------------------------------------
 
 
-def _start_real_llama_server(reasoning_format: str):
-    """Start the embedded ``llama-server`` + SmolLM2; skip only when it is not installed or the
-    CPU cannot run the prebuilt binary (SIGILL: no AVX-512). Any other failure is an error."""
-    from reasoning_nb.errors import ConfigError, ProviderError
-    from reasoning_nb.providers.embedded import INSTALL_HINT, LlamaServer
+def _start_real_llama_server(reasoning_format: str, binary: str):
+    """Start a real ``llama-server`` + SmolLM2: ``chosen`` is the one ``local:`` picks by probing
+    (what a user gets), ``built`` the one built for this CPU from source (every machine proves
+    that path). Missing parts skip here and fail in CI; a server that fails is an error."""
+    from needs import unavailable
+
+    from reasoning_nb.errors import ConfigError
+    from reasoning_nb.providers import llama_build, llama_choice
+    from reasoning_nb.providers.embedded import LlamaServer
 
     try:
-        server = LlamaServer(reasoning_format=reasoning_format)
-    except ConfigError as exc:
-        pytest.skip(f"real llama-server or model not installed ({exc})")
-    for what, path in (("llama-server binary", server.binary), ("model file", server.model)):
+        if binary == "chosen":
+            server, choice = llama_choice.start(reasoning_format=reasoning_format)
+            server.choice = str(choice)
+            return server
+        path = llama_build.NATIVE.binary()
         if not path.exists():
-            pytest.skip(f"{what} {path} is missing; install with `{INSTALL_HINT}`")
-    try:
-        return server.start()
-    except ProviderError as exc:
-        if "AVX-512" in str(exc):
-            pytest.skip(f"the prebuilt llama-server cannot run on this CPU: {exc}")
-        raise
+            unavailable(f"no llama-server built for this CPU; run `{llama_build.BUILD_COMMAND}`")
+        server = LlamaServer(binary=path, reasoning_format=reasoning_format).start()
+        server.choice = f"{path} ({llama_build.NATIVE.label})"
+        return server
+    except ConfigError as exc:  # the model is not installed, or nothing runs here unbuilt
+        unavailable(str(exc))
 
 
-@pytest.fixture(scope="session", params=["deepseek", "none"])
+@pytest.fixture(
+    scope="session",
+    params=[(f, b) for b in ("chosen", "built") for f in ("deepseek", "none")],
+    ids=lambda p: "-".join(p),
+)
 def real_llama_server(request):
-    """A real ``llama-server`` per ``--reasoning-format`` (deepseek, none), one per session."""
-    server = _start_real_llama_server(request.param)
-    server.reasoning_format = request.param
+    """A real ``llama-server`` per ``--reasoning-format`` (deepseek, none) and binary."""
+    reasoning_format, binary = request.param
+    server = _start_real_llama_server(reasoning_format, binary)
+    server.reasoning_format = reasoning_format
     yield server
     server.stop()

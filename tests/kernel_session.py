@@ -10,8 +10,10 @@ from jupyter_client.manager import start_new_kernel
 
 
 class KernelSession:
-    def __init__(self) -> None:
-        self.km, self.kc = start_new_kernel(kernel_name="python3")
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        """``env``: the kernel's whole environment (default: this process's)."""
+        extra = {"env": env} if env is not None else {}
+        self.km, self.kc = start_new_kernel(kernel_name="python3", **extra)
         self.comms: dict[str, dict[str, Any]] = {}  # comm_id -> model state at open
 
     def close(self) -> None:

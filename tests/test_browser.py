@@ -27,6 +27,7 @@ from typing import Any
 import nbformat
 import pytest
 import wire_fixtures as wf
+from needs import requires
 from playwright.sync_api import expect
 from wire_server import Reply, WireServer
 
@@ -48,9 +49,9 @@ LONG = 60_000  # ms: generous, for a loaded 2-core CI machine
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(
-        not os.path.exists(CHROMIUM),
-        reason=f"{CHROMIUM} is missing (apt-get install -y chromium fonts-dejavu-core)",
+    requires(
+        os.path.exists(CHROMIUM),
+        f"{CHROMIUM} is missing (apt-get install -y chromium fonts-dejavu-core)",
     ),
 ]
 

@@ -23,6 +23,7 @@ import nbformat
 import pytest
 import wire_fixtures as wf
 from nbclient import NotebookClient
+from needs import requires
 from test_export_safety import PAYLOAD, hostile_notebook, live_document, live_markdown
 from wire_server import Reply, WireServer
 
@@ -441,7 +442,7 @@ def test_hostile_compare_outputs_show_what_is_readable(exports):
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
-@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium is not installed")
+@requires(Path(CHROMIUM).exists(), "chromium is not installed")
 def test_exported_html_in_headless_chromium(exports):
     ARTIFACTS.mkdir(exist_ok=True)
 

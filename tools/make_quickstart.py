@@ -54,7 +54,7 @@ CELLS = [
         "side, then a table (reasoning tokens and time, tok/s) and a diff of the answers; "
         "`--compare ollama:qwen3,ollama:deepseek-r1` compares models the same way. "
         "`%think --stats` tabulates every run of the session, with a plot of reasoning tokens by "
-        "preset; `reasoning_nb.stats(\"their.ipynb\")` reads the same from a saved notebook.\n\n"
+        'preset; `reasoning_nb.stats("their.ipynb")` reads the same from a saved notebook.\n\n'
         "Under a stopped run, **Continue** asks again with the reasoning so far and a one-line "
         "hint; under any run, **Pin** copies the reasoning you selected into a markdown cell."
     ),

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 
+import anyio
+
 from ..errors import ReasoningNBError
+from ..providers import local
 from ..providers.catalog import PROVIDERS
 from ..providers.discovery import embedded_installed, local_servers, resolve_default
+from ..providers.embedded import INSTALL_HINT
 
 
 async def list_text() -> str:
@@ -29,12 +33,19 @@ async def list_text() -> str:
         for name in server.models or ["(no models)"]:
             mark = "  thinks" if name in server.thinking else ""
             lines.append(f"  {server.provider}:{name}{mark}")
-    lines.append(
-        f"Embedded demo (local:smollm2): {'installed' if embedded_installed() else 'not installed'}"
-    )
+    lines.append(f"Embedded demo (local:smollm2): {await embedded_text()}")
     try:
         model, why = await resolve_default(servers)
         lines.append(f"\nDefault model: {model} ({why})")
     except ReasoningNBError as exc:
         lines.append(f"\nDefault model: none. {exc}")
     return "\n".join(lines)
+
+
+async def embedded_text() -> str:
+    if not embedded_installed():
+        return f"not installed (`{INSTALL_HINT}`)"
+    try:
+        return f"runs {await anyio.to_thread.run_sync(local.describe)}"
+    except ReasoningNBError as exc:
+        return f"cannot start. {exc}"

@@ -17,7 +17,7 @@ from ..config import defaults
 from ..core.capabilities import lookup
 from ..errors import ConfigError
 from .catalog import PROVIDERS, ProviderInfo, base_url_for
-from .embedded import find_binary, find_model
+from .embedded import find_model
 from .transport import ssl_context
 
 PROBE_TIMEOUT = 0.5
@@ -135,8 +135,9 @@ EMBEDDED_MODEL = "local:smollm2"
 
 
 def embedded_installed() -> bool:
-    """Whether the embedded demo server and its model are installed (nothing is started)."""
+    """Whether the embedded demo's model is installed (which server runs it is decided, by a
+    probe, when it starts; one that needs a build says so then)."""
     try:
-        return find_binary().exists() and find_model().exists()
+        return find_model().exists()
     except ConfigError:
         return False

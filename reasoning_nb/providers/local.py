@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 
 from ..core.tokens import CHARS_PER_TOKEN
-from . import openai_chat
+from . import llama_choice, openai_chat
 from .base import RequestContext
 from .embedded import LlamaServer
 from .transport import HttpRequest
@@ -44,6 +44,7 @@ ANSWER_CHARS = 400
 _keeper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reasoning-nb-local")
 _lock = threading.Lock()
 _server: LlamaServer | None = None
+_choice: llama_choice.Choice | None = None
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
@@ -51,18 +52,22 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child before e
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def _start() -> LlamaServer:
-    server = LlamaServer(preexec_fn=_die_with_parent)
-    return server.start()
-
-
 def server() -> LlamaServer:
     """The running embedded server, started if needed (blocking; ~0.3–3 s the first time)."""
-    global _server
+    global _server, _choice
     with _lock:
         if _server is None or not _server.running:
-            _server = _keeper.submit(_start).result()
+            start = llama_choice.start
+            _server, _choice = _keeper.submit(start, preexec_fn=_die_with_parent).result()
         return _server
+
+
+def describe() -> str:
+    """Which ``llama-server`` ``local:`` runs and why; probes when none has started yet."""
+    with _lock:
+        if _server is not None and _server.running and _choice is not None:
+            return str(_choice)
+    return str(_keeper.submit(llama_choice.choose).result())
 
 
 async def ensure_server() -> str:
