@@ -175,10 +175,7 @@ class LlamaServer:
 def exit_reason(code: int, log: Path) -> str:
     """Why a server process ended, as the end of a sentence that starts with its name."""
     if code in (-signal.SIGILL, 128 + signal.SIGILL):  # itself, or under a shell
-        return (
-            "was killed by SIGILL: it uses CPU instructions this CPU lacks "
-            "(it was built for another CPU)"
-        )
+        return "was killed by SIGILL: it was built for a CPU with instructions this one lacks"
     if code < 0:
         return f"was killed by {signal.Signals(-code).name}; see its log at {log}"
     try:

@@ -191,7 +191,9 @@ def no_server_reason(failed: list[tuple[Candidate, str]]) -> str:
     if not failed:
         return f"No prebuilt llama-server exists for {platform_name()}"
     if len(failed) == 1 and failed[0][0].kind == "prebuilt":
-        return f"The prebuilt llama-server cannot run on this CPU (it {failed[0][1]})"
+        how = failed[0][1]
+        where = "on this CPU" if "SIGILL" in how else "here"
+        return f"The prebuilt llama-server cannot run {where} (it {how})"
     deaths = ", and ".join(f"{c.label} {how}" for c, how in failed)
     return f"No llama-server here runs ({deaths})"
 
