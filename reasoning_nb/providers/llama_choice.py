@@ -125,8 +125,9 @@ def record_death(candidate: Candidate, detail: str) -> None:
 # -- choosing --------------------------------------------------------------------------------------
 
 
-def start(**server_options) -> tuple[LlamaServer, Choice]:
-    """Start the first candidate that answers a probe; a ConfigError says what to do if none."""
+def start(wait: float = 60.0, **server_options) -> tuple[LlamaServer, Choice]:
+    """Start the first candidate that answers a probe; a ConfigError says what to do if none.
+    ``wait``: seconds each candidate gets to become ready."""
     failed: list[tuple[Candidate, str]] = []  # each with how it failed
     for candidate in candidates():
         known = died_here(candidate)
@@ -135,7 +136,7 @@ def start(**server_options) -> tuple[LlamaServer, Choice]:
             continue
         server = LlamaServer(binary=candidate.path, **server_options)
         try:
-            server.start()
+            server.start(wait)
             server.probe()
         except ProviderError as exc:
             server.stop(keep_log=True)
