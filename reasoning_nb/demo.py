@@ -21,7 +21,7 @@ from .build_progress import BuildProgress
 from .core.events import Done, Notice
 from .errors import ReasoningNBError
 from .providers import llama_build, llama_choice, local
-from .providers.embedded import LlamaServer
+from .providers.embedded import LlamaServer, find_model
 from .run import Run
 from .terminal import TerminalView
 
@@ -57,6 +57,7 @@ def build(flavor: llama_build.Flavor, why: str = "") -> None:
 
 
 def build_only(flavor: llama_build.Flavor) -> int:
+    find_model()  # the check after the build needs it: say so now, not in four minutes
     if flavor.binary().exists():
         print(f"llama-server {flavor.label} is already built: {flavor.binary()}")
     else:

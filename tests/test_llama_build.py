@@ -86,6 +86,7 @@ def test_a_failed_build_names_the_error_and_keeps_its_log(cache):
     log = message.rsplit("the full log is at ", 1)[1].rstrip(".")
     assert "oops" in Path(log).read_text()
     assert not llama_build.NATIVE.binary().exists()
+    assert [p.name for p in Path(log).parent.iterdir()] == ["build.log"]  # no source, no objects
 
 
 def test_a_tampered_source_archive_is_refused(tmp_path):
@@ -104,8 +105,8 @@ def test_missing_cmake_names_pip_install_cmake(monkeypatch):
     monkeypatch.setenv("CXX", "c++")
     message = llama_build.missing_tools()
     assert message == (
-        "Building llama-server for this CPU needs cmake, which this machine lacks: run "
-        f"`pip install cmake`, then `{llama_build.BUILD_COMMAND}`."
+        "Building llama-server for this CPU needs cmake, which this machine lacks: install it "
+        f"(`pip install cmake`), then run `{llama_build.BUILD_COMMAND}`."
     )
 
 

