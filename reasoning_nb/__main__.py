@@ -15,7 +15,7 @@ from .core.events import Done
 from .core.presets import PRESETS
 from .errors import ReasoningNBError
 from .run import Run
-from .terminal import TerminalView
+from .terminal import TerminalView, inert
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
 
         anyio.run(stream)
     except ReasoningNBError as exc:
-        print(f"\nerror: {exc}", file=sys.stderr)
+        print(f"\nerror: {inert(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("\n(stopped)", file=sys.stderr)

@@ -10,6 +10,14 @@ from .core.trace import Trace
 from .render import footer, reasoning_summary
 
 DIM, RESET = "\x1b[2m", "\x1b[0m"
+# Model text is untrusted: a terminal obeys escape sequences in it (OSC 52 writes the clipboard),
+# so every C0 and C1 control character but newline and tab is dropped, and DEL with them.
+INERT = dict.fromkeys([*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)])
+
+
+def inert(text: str) -> str:
+    """``text`` without control characters, so a terminal shows it rather than obeys it."""
+    return text.translate(INERT)
 
 
 class TerminalView:
@@ -38,16 +46,16 @@ class TerminalView:
     def on_event(self, event: Event) -> None:
         if isinstance(event, ReasoningDelta) and self.show_reasoning:
             self._switch("reasoning")
-            self.out.write(event.text)
+            self.out.write(inert(event.text))
         elif isinstance(event, TextDelta):
             self._switch("answer")
-            self.out.write(event.text)
+            self.out.write(inert(event.text))
         elif isinstance(event, Reclassify):
             self._switch("answer")
             self.out.write("\n(the text above was the model's reasoning)\n\n")
         elif isinstance(event, Notice):
             self._switch("")
-            self.out.write(f"\nwarning: {event.text}\n")
+            self.out.write(f"\nwarning: {inert(event.text)}\n")
         self.out.flush()
 
     def finish(self, trace: Trace) -> None:
@@ -57,5 +65,5 @@ class TerminalView:
         line = footer(trace)
         if trace.reasoning:
             line = f"{reasoning_summary(trace)} · {line}"
-        self.out.write(f"\n\n({line})\n")
+        self.out.write(f"\n\n({inert(line)})\n")
         self.out.flush()

@@ -194,3 +194,18 @@ def test_list_shows_providers_and_running_servers(ip, wire_server, monkeypatch):
     assert f"llamacpp at {wire_server.url}/v1" in cap.stdout
     assert "llamacpp:qwen3-8b  thinks" in cap.stdout
     assert "llamacpp:smollm2" in cap.stdout
+
+
+def test_control_characters_from_the_model_never_reach_the_terminal(ip, wire_server):
+    """OSC 52 (clipboard), CSI (screen) and C1 codes in model text are dropped, not obeyed."""
+    osc52, clear, c1 = "\x1b]52;c;cm0gLXJmIH4=\x07", "\x1b[2J", "\x9b31m"
+    wire_server.route(
+        "POST",
+        CHAT,
+        Reply.sse(wf.chat_sse(f"Think{osc52} hard.", f"Blue{clear}\tlight{c1}.\nEnd\r."), seed=1),
+    )
+    cap = think_cell(ip, f"--model llamacpp:m --base-url {wire_server.url}", "Why?")
+    assert "Think]52;c;cm0gLXJmIH4= hard." in cap.stdout  # shown as text, inert
+    assert "Blue[2J\tlight31m.\nEnd." in cap.stdout
+    assert not any(ch in cap.stdout for ch in "\x1b\x07\x9b\r")
+    assert ip.user_ns["_think"].answer == f"Blue{clear}\tlight{c1}.\nEnd\r."  # saved as sent

@@ -20,7 +20,7 @@ from ..core.steering import Continuation
 from ..core.trace import Trace
 from ..errors import ReasoningNBError
 from ..run import Run
-from ..terminal import TerminalView
+from ..terminal import TerminalView, inert
 
 if TYPE_CHECKING:
     from .magic import ThinkMagics
@@ -68,7 +68,7 @@ class TextRunner:
                 if not isinstance(event, Done):
                     view.on_event(event)
         except ReasoningNBError as exc:
-            print(f"\nerror: {error_line(exc, self.debug)}", file=sys.stderr)
+            print(f"\nerror: {inert(error_line(exc, self.debug))}", file=sys.stderr)
         finally:
             trace = run.trace
             view.finish(trace)
