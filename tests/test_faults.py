@@ -616,3 +616,56 @@ async def test_done_is_last_and_only_once(wire_server):
     wire_server.route("POST", CHAT, Reply.sse(wf.llamacpp_sse(REASONING, ANSWER)))
     events = [e async for e in astream(PROMPT, model="llamacpp:x", base_url=wire_server.url)]
     assert isinstance(events[-1], Done) and sum(isinstance(e, Done) for e in events) == 1
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://127.0.0.1:99999/v1", "port out of range"),
+        ("http://[::1/v1", "invalid ipv6 url"),
+        ("ftp://127.0.0.1/v1", "the scheme 'ftp' is not http or https"),
+        ("http:///v1", "it names no host"),
+    ],
+)
+def test_a_bad_base_url_is_one_config_error_before_any_io(url, problem):
+    with pytest.raises(ConfigError) as caught:
+        Run("Hi", model="llamacpp:m", base_url=url)
+    assert problem in str(caught.value) and "\n" not in str(caught.value)
+    with pytest.raises(ConfigError) as caught:  # think() too: never a ValueError or a group
+        think("Hi", model="llamacpp:m", base_url=url)
+    assert type(caught.value) is ConfigError
+
+
+def test_a_bad_base_url_from_the_environment_ends_the_run_as_a_config_error(monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:70000")
+    with pytest.raises(ConfigError, match="port out of range"):
+        think("Hi", model="ollama:qwen3")
+
+
+def test_a_bad_base_url_never_echoes_its_credentials():
+    with pytest.raises(ConfigError) as caught:
+        Run("Hi", model="llamacpp:m", base_url="http://user:sk-secret-123@[::1/v1")
+    assert "sk-secret-123" not in str(caught.value) and "//…@" in str(caught.value)
+
+
+def test_a_key_read_with_its_trailing_newline_is_sent_without_it(wire_server, monkeypatch):
+    wire_server.route("POST", "/v1/chat/completions", Reply.sse(wf.chat_sse("r", "a")))
+    monkeypatch.setenv("LLAMACPP_API_KEY", "sk-from-a-file-123\n")
+    trace = think("Hi", model="llamacpp:m", base_url=wire_server.url)
+    assert trace.status == "complete"
+    assert wire_server.last.headers["authorization"] == "Bearer sk-from-a-file-123"
+
+
+@pytest.mark.parametrize("bad", ["sk-abc\x7fdef", "sk-abc\ndef", "sk-ключ"])
+def test_a_key_no_header_can_carry_is_refused_by_name_not_value(wire_server, monkeypatch, bad):
+    monkeypatch.setenv("LLAMACPP_API_KEY", bad)
+    with pytest.raises(ConfigError) as caught:
+        think("Hi", model="llamacpp:m", base_url=wire_server.url)
+    assert "LLAMACPP_API_KEY" in str(caught.value) and "sk-" not in str(caught.value)
+    assert not wire_server.requests  # refused before any I/O
+
+
+def test_scrub_covers_the_forms_libraries_quote_a_key_in():
+    transport = Transport(secrets=("sk-a/b\n",))
+    for quoted in ("b'Bearer sk-a/b\\n'", "'sk-a/b\\n'", "?key=sk-a%2Fb%0A", "raw sk-a/b\n"):
+        assert "sk-a" not in transport.scrub(quoted), quoted

@@ -6,6 +6,7 @@ A new provider is one row here (plus a protocol module if it speaks a new wire f
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -181,7 +182,7 @@ def base_url_for(info: ProviderInfo, base_url: str | None = None) -> str:
     url = url.strip().rstrip("/")
     if "://" not in url:  # OLLAMA_HOST is often 'host:port' with no scheme
         url = "http://" + url
-    parts = urlsplit(url)
+    parts = check_base_url(url)
     if parts.hostname == "0.0.0.0":  # a bind address, not somewhere to connect to
         url = url.replace("0.0.0.0", "127.0.0.1", 1)
     if info.protocol in ("chat", "local", "responses") and parts.path in ("", "/"):
@@ -189,17 +190,51 @@ def base_url_for(info: ProviderInfo, base_url: str | None = None) -> str:
     return url
 
 
+def check_base_url(url: str):
+    """The URL's parts, or a ConfigError naming what is wrong with it (before any I/O)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError as exc:
+        problem = str(exc).rstrip(".").lower()
+    else:
+        if parts.scheme not in ("http", "https"):
+            problem = f"the scheme {parts.scheme!r} is not http or https"
+        elif not parts.hostname:
+            problem = "it names no host"
+        else:
+            return parts
+    shown = re.sub(r"//[^/@]*@", "//…@", url)  # never echo credentials
+    raise ConfigError(
+        f"The base URL {shown!r} cannot be used ({problem}); pass one like "
+        "http://127.0.0.1:8080/v1."
+    )
+
+
 def api_key_for(info: ProviderInfo, api_key: str | None = None) -> str | None:
     """The key to send: explicit > the first provider env var that is set."""
     if api_key:
-        return api_key
+        return header_safe(api_key, "api_key=")
     for name in info.key_envs:
         value = os.environ.get(name)
-        if value:
-            return value
+        if value and value.strip():
+            return header_safe(value, name)
     if info.key_required:
         raise ConfigError(
             f"No API key for {info.id}: set {' or '.join(info.key_envs)} in the environment "
             "or pass api_key=."
         )
     return None
+
+
+def header_safe(key: str, source: str) -> str:
+    """Keys read from files often end in a newline: strip it. A key no header can carry is
+    refused here, naming where it came from and never its value (an HTTP library's own error
+    would quote it)."""
+    key = key.strip()
+    if not (key.isascii() and key.isprintable()):
+        raise ConfigError(
+            f"The API key in {source} holds a control character or non-ASCII text, which no "
+            "HTTP header can carry; set it to the key alone."
+        )
+    return key

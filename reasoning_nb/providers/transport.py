@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 import httpx
@@ -135,9 +136,14 @@ class Transport:
         )
 
     def scrub(self, text: str) -> str:
+        """``text`` without the secrets, raw or as libraries quote them (repr, bytes repr,
+        percent-encoded)."""
         for secret in self.secrets:
-            if secret:
-                text = text.replace(secret, "[redacted]")
+            if not secret:
+                continue
+            forms = {secret, repr(secret)[1:-1], repr(secret.encode())[2:-1], quote(secret, "")}
+            for form in sorted(forms, key=len, reverse=True):
+                text = text.replace(form, "[redacted]")
         return text
 
     async def frames(self, response: httpx.Response, framing: str) -> AsyncIterator[Frame]:
