@@ -84,3 +84,16 @@ def test_server_is_gone_after_the_kernel_shuts_down(now):
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(pid), "the embedded llama-server outlived its kernel"
+
+
+def test_a_proxy_in_the_environment_never_sees_the_loopback_server(monkeypatch):
+    """Behind a corporate proxy the health probe went to the proxy and spun for 60 s."""
+    local.stop()
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")  # discard port: nothing answers
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    server = local.server()
+    assert server.running
+    trace = think("Hi", model="local:smollm2", preset="low")
+    assert trace.status == "complete"

@@ -116,7 +116,9 @@ class LlamaServer:
                 self.exit_code = code
                 raise ProviderError(self._died(code))
             try:
-                if httpx.get(f"{self.url}/health", timeout=1.0).status_code == 200:
+                # trust_env=False: a proxy from the environment must never see loopback traffic
+                health = httpx.get(f"{self.url}/health", timeout=1.0, trust_env=False)
+                if health.status_code == 200:
                     return self
             except httpx.HTTPError:
                 pass
@@ -131,7 +133,9 @@ class LlamaServer:
         which loading the model alone may not reach."""
         body = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}
         try:
-            response = httpx.post(f"{self.url}/v1/chat/completions", json=body, timeout=60)
+            response = httpx.post(
+                f"{self.url}/v1/chat/completions", json=body, timeout=60, trust_env=False
+            )
         except httpx.HTTPError as exc:
             assert self.process is not None
             try:
