@@ -31,7 +31,7 @@ from reasoning_nb import (
 )
 from reasoning_nb.config import defaults
 from reasoning_nb.providers import catalog, discovery
-from reasoning_nb.providers.transport import Transport
+from reasoning_nb.providers.transport import Transport, proxy_for
 from reasoning_nb.run import Run
 
 CHAT = "/v1/chat/completions"
@@ -669,3 +669,30 @@ def test_scrub_covers_the_forms_libraries_quote_a_key_in():
     transport = Transport(secrets=("sk-a/b\n",))
     for quoted in ("b'Bearer sk-a/b\\n'", "'sk-a/b\\n'", "?key=sk-a%2Fb%0A", "raw sk-a/b\n"):
         assert "sk-a" not in transport.scrub(quoted), quoted
+
+
+def _proxy_env(monkeypatch, proxy: str) -> None:
+    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.setenv(name, proxy)
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_a_remote_host_is_reached_through_the_environment_proxy(wire_server, monkeypatch):
+    """The wire server plays the corporate proxy: the request for the remote host reaches it."""
+    _proxy_env(monkeypatch, wire_server.url)
+    wire_server.route("POST", "/v1/chat/completions", Reply.sse(wf.chat_sse("r", "via proxy")))
+    trace = think("Hi", model="llamacpp:m", base_url="http://models.example.test/v1")
+    assert trace.answer == "via proxy"
+    assert wire_server.last.headers["host"] == "models.example.test"
+
+
+def test_no_proxy_and_loopback_skip_the_proxy(wire_server, monkeypatch):
+    _proxy_env(monkeypatch, "http://127.0.0.1:9")  # discard port: a proxy that never answers
+    wire_server.route("POST", "/v1/chat/completions", Reply.sse(wf.chat_sse("r", "direct")))
+    assert think("Hi", model="llamacpp:m", base_url=wire_server.url).answer == "direct"
+    local = wire_server.url.replace("127.0.0.1", "localhost")
+    assert think("Hi", model="llamacpp:m", base_url=local).answer == "direct"
+    monkeypatch.setenv("NO_PROXY", "models.example.test")
+    assert proxy_for("http://models.example.test/v1") is None
+    assert proxy_for("https://api.example.test/v1") == "http://127.0.0.1:9"

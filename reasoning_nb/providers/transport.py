@@ -6,17 +6,20 @@ duplicate text the user already saw.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import functools
+import ipaddress
 import json
 import random
 import ssl
 import time
+import urllib.request
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import anyio
 import httpx
@@ -73,7 +76,10 @@ class Transport:
     async def open(self, request: HttpRequest) -> AsyncIterator[httpx.Response]:
         """Send the request and yield a 2xx streaming response; errors become ProviderError."""
         async with httpx.AsyncClient(
-            timeout=self._timeout(), trust_env=False, verify=ssl_context()
+            timeout=self._timeout(),
+            trust_env=False,  # not .netrc nor SSL_* variables: only the proxy, chosen here
+            proxy=proxy_for(request.url),
+            verify=ssl_context(),
         ) as client:
             response = await self._send_with_retries(client, request)
             try:
@@ -236,6 +242,21 @@ def _retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def proxy_for(url: str) -> str | None:
+    """The environment's proxy for a remote URL (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY), never for
+    loopback: a local server is reached directly even behind a corporate proxy."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return None
+    with contextlib.suppress(ValueError):
+        if ipaddress.ip_address(host).is_loopback:
+            return None
+    if urllib.request.proxy_bypass(host):
+        return None
+    proxies = urllib.request.getproxies()
+    return proxies.get(urlsplit(url).scheme) or proxies.get("all")
 
 
 def _origin(url: str) -> str:
