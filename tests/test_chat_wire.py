@@ -419,3 +419,14 @@ async def test_astream_deltas_add_up_to_the_trace(wire_server):
     assert answer.strip() == trace.answer
     assert trace.timing["first_token_ms"] is not None
     assert trace.timing["total_ms"] >= trace.timing["first_token_ms"]
+
+
+def test_an_answer_that_starts_indented_keeps_its_indentation(wire_server):
+    code = "    x = 1\n    y = 2"
+    wire_server.route(
+        "POST",
+        "/v1/chat/completions",
+        Reply.sse(wf.chat_sse("Plan.", "\n\n" + code), chunking="random", seed=7),
+    )
+    trace = think("Code?", model="llamacpp:m", base_url=wire_server.url)
+    assert trace.answer == code

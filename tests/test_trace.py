@@ -48,7 +48,7 @@ def test_fold_keeps_reasoning_and_answer_apart_in_order():
         TextDelta(" is 42."),
     )
     assert trace.reasoning == "Let me think."
-    assert trace.answer == "The answer is 42."
+    assert trace.answer == "  The answer is 42."  # its indentation is
     assert trace.status == "running" and not trace.done
 
 
@@ -273,3 +273,12 @@ def test_the_pane_title_and_the_stats_table_count_reasoning_tokens_alike():
     trace.usage["reasoning_tokens"] = 90
     assert reasoning_summary(trace) == "Reasoning · 90 tokens"
     assert row(trace)["reasoning_tokens"] == 90
+
+
+def test_the_answer_keeps_its_indentation_and_loses_only_blank_lines():
+    code = "    x = 1\n    y = 2"
+    assert fold(Trace(), TextDelta(code)).answer == code
+    # whitespace waits for visible text: a chunk of spaces may be a blank line or an indent
+    split = fold(Trace(), TextDelta("\n  \n"), TextDelta("  "), TextDelta("  x = 1\n    y = 2"))
+    assert split.answer == code
+    assert fold(Trace(), TextDelta(" \t\n"), TextDelta("\r\n"), TextDelta("Hi")).answer == "Hi"

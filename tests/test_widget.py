@@ -800,3 +800,16 @@ def test_slow_reasoning_and_answer_stay_within_the_byte_budget(wire, hide, code)
     assert wire.shown_html(w.view.answer.box) == markdown_html(answer)
     text_bytes = len((reasoning + answer).encode())
     assert sum(wire_bytes(s) for *_, s in wire.updates(start)) <= 10 * text_bytes + SLACK
+
+
+def test_an_indented_answer_shows_as_code_live(wire):
+    """Only blank lines before the answer are dropped: an indented first line stays a code
+    block in the live view, as in the saved trace."""
+    w = make_widget(wire)
+    trace = new_trace(wire)
+    w.start_run(trace)
+    feed(w, trace, [TextDelta("\n\n  "), TextDelta("  x = 1\n    y = 2\n")], wire.clock, 0.1)
+    idle(w, wire.clock)
+    tail = [s["value"] for _, cid, s in wire.updates() if cid == w.view.answer.tail.model_id]
+    assert trace.answer.startswith("    x = 1")
+    assert "<pre><code>x = 1\ny = 2" in tail[-1]

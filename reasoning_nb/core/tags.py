@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .events import Event, Notice, ReasoningDelta, Reclassify, TextDelta
-from .trace import Trace
+from .trace import Trace, answer_start
 
 UNCLOSED_WARNING = (
     "The reasoning block was never closed; the stream ended while the model was still thinking."
@@ -137,6 +137,7 @@ class InlineSplitter:
         self._opened = preopened  # once true, a lone closer can no longer mean "pre-opened"
         self._family: str | None = None  # None: a pre-opened block, closed by any closer
         self._lead = not preopened  # leading whitespace of the stream is not the answer
+        self._held = ""
         self._buf = ""
         self._skip = ""
         self._eat_newline = False
@@ -220,8 +221,8 @@ class InlineSplitter:
     def _emit(self, out: list[Event], text: str) -> None:
         if not text:
             return
-        if self._lead:
-            text = text.lstrip()
+        if self._lead:  # whitespace may precede <think>, or indent the answer's first line
+            text, self._held = answer_start(self._held, text)
             if not text:
                 return
             self._lead = False
@@ -239,7 +240,7 @@ class InlineSplitter:
         self._skip = marker.skip_until
         self._eat_newline = marker.eat_newline
         if marker.role == "open" and not self._thinking:
-            self._thinking, self._opened, self._lead = True, True, False
+            self._thinking, self._opened, self._lead, self._held = True, True, False, ""
             self._family = marker.family
         elif marker.role == "close" and self._thinking:
             self._thinking = False
@@ -247,7 +248,7 @@ class InlineSplitter:
             # No block was ever open, so everything in ``out`` is answer text that was not.
             moved = "".join(e.text for e in out if isinstance(e, TextDelta))
             out[:] = [Reclassify()]
-            self._opened, self._lead, self._thinking = True, False, True
+            self._opened, self._lead, self._thinking, self._held = True, False, True, ""
             self._emit(out, moved)
             self._thinking = False
 

@@ -6,6 +6,7 @@ through ``from_dict()``. Unknown keys in a saved dict are ignored so later schem
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +27,20 @@ SCHEMA = 1
 STATUSES = ("running", "complete", "truncated", "cancelled", "error")
 USAGE_KEYS = ("input_tokens", "output_tokens", "reasoning_tokens")
 TIMING_KEYS = ("first_token_ms", "reasoning_ms", "total_ms")
+
+
+_BLANK_LINES = re.compile(r"\A(?:[ \t\r]*\n)+")
+
+
+def answer_start(held: str, text: str) -> tuple[str, str]:
+    """The first visible piece of an answer, and what to hold back: ``(show, hold)``.
+
+    Whitespace waits until visible text comes (it may be a blank line after a closing tag, or the
+    indentation of a code line); then only whole blank lines are dropped, never indentation."""
+    text = held + text
+    if not text.strip():
+        return "", text
+    return _BLANK_LINES.sub("", text), ""
 
 
 def _empty_usage() -> dict[str, int | None]:
@@ -105,6 +120,7 @@ class Trace:
     _last_reasoning: float | None = field(default=None, repr=False, compare=False)
     _first_answer: float | None = field(default=None, repr=False, compare=False)
     _last_kind: str = field(default="", repr=False, compare=False)
+    _held: str = field(default="", repr=False, compare=False)  # whitespace before the answer
 
     # -- folding -------------------------------------------------------------------------------
 
@@ -164,7 +180,7 @@ class Trace:
             return
         self._last_kind = "answer"
         if _ANSWER.empty(self):
-            text = text.lstrip()  # the blank line after a closing tag is not the answer
+            text, self._held = answer_start(self._held, text)
             if not text:
                 return
         now = self._stamp()

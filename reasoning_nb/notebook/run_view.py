@@ -13,7 +13,7 @@ import html
 import ipywidgets as W
 
 from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Usage
-from ..core.trace import USAGE_KEYS, Trace
+from ..core.trace import USAGE_KEYS, Trace, answer_start
 from ..render import reasoning_summary, seconds_label, thought_label, tokens_label
 from .live_text import LiveText
 from .throttle import Meter
@@ -39,6 +39,7 @@ class RunView:
         meter: Meter | None = None,
     ) -> None:
         self.trace, self.number, self.hide = trace, number, hide_reasoning
+        self._held = ""  # whitespace before the answer's first visible text
         self.meter = meter = meter or Meter()
         self.reasoning = LiveText(breaks=True, meter=meter, classes=(TEXT_CLASS, THOUGHTS_CLASS))
         self.answer = LiveText(meter=meter, classes=(TEXT_CLASS, ANSWER_CLASS))
@@ -83,7 +84,7 @@ class RunView:
             return
         self._last = "answer"
         if not self.answer.chars:
-            text = text.lstrip()  # the blank line after a closing tag is not the answer
+            text, self._held = answer_start(self._held, text)
             if not text:
                 return
         self.answer.append(text)
