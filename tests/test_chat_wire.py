@@ -430,3 +430,30 @@ def test_an_answer_that_starts_indented_keeps_its_indentation(wire_server):
     )
     trace = think("Code?", model="llamacpp:m", base_url=wire_server.url)
     assert trace.answer == code
+
+
+def test_reasoning_only_in_reasoning_details_is_shown(wire_server):
+    """A gateway that copies OpenRouter's shape sends the reasoning only as ``reasoning.text``
+    items, with no ``reasoning`` field; it is the run's reasoning, blocks apart."""
+
+    def delta(**d):
+        return wf.sse({"choices": [{"index": 0, "delta": d, "finish_reason": None}]})
+
+    def details(text, index):
+        return delta(reasoning_details=[{"type": "reasoning.text", "text": text, "index": index}])
+
+    frames = [
+        delta(role="assistant"),
+        details("First I ", 0),
+        details("add.", 0),
+        details("Then check.", 1),
+        delta(reasoning_details=[{"type": "reasoning.encrypted", "data": "opaque", "index": 2}]),
+        delta(content="42"),
+        wf.sse({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        "data: [DONE]\n\n",
+    ]
+    wire_server.route("POST", "/v1/chat/completions", Reply.sse(frames, chunking="random", seed=5))
+    trace = think("17+25?", model="openai-compatible:m", base_url=wire_server.url)
+    assert trace.reasoning == "First I add.\n\nThen check."
+    assert trace.answer == "42" and "opaque" not in trace.reasoning
+    assert trace.provider_state == {}  # the details go back in the history for OpenRouter only

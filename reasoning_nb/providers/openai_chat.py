@@ -1,8 +1,9 @@
 """Chat Completions SSE (llama.cpp, LM Studio, vLLM, any OpenAI-compatible server).
 
 Reasoning may come as ``delta.reasoning_content`` (llama.cpp, LM Studio, DeepSeek, older vLLM),
-``delta.reasoning`` (vLLM since 2025-11, Ollama /v1, LM Studio gpt-oss, OpenRouter) or inline in
-``content`` (``--reasoning-format none``, servers without a reasoning parser): all three are read.
+``delta.reasoning`` (vLLM since 2025-11, Ollama /v1, LM Studio gpt-oss, OpenRouter), only as
+``delta.reasoning_details`` text items (gateways that copy OpenRouter's shape) or inline in
+``content`` (``--reasoning-format none``, servers without a reasoning parser): all are read.
 
 Hosted flavours (the ``# -- hosted flavours`` section at the end): ``openai-chat`` (OpenAI through
 Chat Completions: ``max_completion_tokens``, no sampling parameters on reasoning models, and no
@@ -262,11 +263,14 @@ class HostedStream:
         self._warned = self.flavor != "openai-chat" or _expects_hidden_reasoning(ctx)
 
     def reasoning(self, delta: dict[str, Any], text: str | None) -> str | None:
-        """The reasoning text of one delta; OpenRouter's details are merged on the way."""
+        """The reasoning text of one delta, from ``reasoning_details`` when that is the only
+        place it comes (OpenRouter, and gateways that copy its shape); OpenRouter's details are
+        also merged on the way, for the history."""
         fragments = delta.get("reasoning_details")
-        if self.flavor != "openrouter" or not isinstance(fragments, list):
+        if not isinstance(fragments, list):
             return text
-        merge_reasoning_details(self.details, fragments)
+        if self.flavor == "openrouter":
+            merge_reasoning_details(self.details, fragments)
         texty = [
             f
             for f in fragments
