@@ -18,7 +18,7 @@ from .core import capabilities, presets
 from .core.events import Done, Event, Notice
 from .core.steering import Continuation
 from .core.trace import Trace
-from .errors import ConfigError, ProviderError
+from .errors import ConfigError, ProviderError, ReasoningNBError
 from .providers import catalog
 from .providers.base import RequestContext
 from .providers.discovery import default_model, discovered_caps
@@ -151,11 +151,11 @@ class Run:
                     frames = transport.frames(response, request.framing)
                     async with aclosing(frames):
                         async for frame in frames:
-                            for event in parser.feed(frame.data, frame.event):
+                            for event in _read(parser.feed, frame.data, frame.event):
                                 yield event
                             if parser.finished:
                                 break
-                    for event in parser.close():
+                    for event in _read(parser.close):
                         yield event
                     if not parser.finished:
                         yield Notice(
@@ -177,6 +177,23 @@ class Run:
                 request.body, warning = retry
                 fallback_used = True
                 yield Notice(warning)
+
+
+def _read(parse: Callable[..., list[Event]], *frame: Any) -> list[Event]:
+    """A parser's events; valid JSON of a shape no parser expects (``choices: [null]``, a string
+    where an object belongs) ends the run as a ProviderError that keeps what arrived, never as
+    a raw AttributeError or TypeError."""
+    try:
+        return parse(*frame)
+    except ReasoningNBError:
+        raise
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+        shown = f" in {frame[0][:80]!r}" if frame and isinstance(frame[0], str) else ""
+        raise ProviderError(
+            f"The server sent a frame of a shape this client cannot read ({type(exc).__name__}"
+            f"{shown}); what arrived is kept in the trace: check that the model id and base URL "
+            "match the server."
+        ) from None
 
 
 def _set_message(exc: ProviderError, message: str) -> None:

@@ -10,6 +10,7 @@ is a ``ProviderError`` with ``.status = None`` naming the URL and what to start;
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import time
 from contextlib import aclosing
@@ -696,3 +697,59 @@ def test_no_proxy_and_loopback_skip_the_proxy(wire_server, monkeypatch):
     monkeypatch.setenv("NO_PROXY", "models.example.test")
     assert proxy_for("http://models.example.test/v1") is None
     assert proxy_for("https://api.example.test/v1") == "http://127.0.0.1:9"
+
+
+def _chat(delta: dict) -> str:
+    return wf.sse({"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+
+
+def _ollama(message: object, done: bool = False) -> str:
+    return json.dumps({"model": "qwen3", "message": message, "done": done}) + "\n"
+
+
+WRONG_SHAPES = {
+    "choices-null": (CHAT, "llamacpp:m", Reply.sse, [
+        _chat({"reasoning_content": "Think."}), _chat({"content": "Part"}),
+        wf.sse({"choices": [None]}),
+    ]),
+    "delta-list": (CHAT, "llamacpp:m", Reply.sse, [
+        _chat({"reasoning_content": "Think."}), _chat({"content": "Part"}),
+        wf.sse({"choices": [{"index": 0, "delta": ["not", "an", "object"]}]}),
+    ]),
+    "ollama-message-string": (OLLAMA, "ollama:qwen3", Reply.ndjson, [
+        _ollama({"role": "assistant", "thinking": "Think."}),
+        _ollama({"role": "assistant", "content": "Part"}),
+        _ollama("a string where an object belongs"),
+    ]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", WRONG_SHAPES)
+def test_valid_json_of_the_wrong_shape_is_a_provider_error_keeping_the_trace(wire_server, case):
+    path, model, reply, frames = WRONG_SHAPES[case]
+    wire_server.route("POST", path, reply(frames))
+    with pytest.raises(ProviderError) as caught:
+        think("Hi", model=model, base_url=wire_server.url)
+    error = caught.value
+    assert type(error) is ProviderError and "\n" not in str(error)
+    assert "cannot read" in str(error)
+    assert error.trace is not None and error.trace.status == "error"
+    assert (error.trace.reasoning, error.trace.answer) == ("Think.", "Part")
+
+
+def test_mistral_part_lists_split_thinking_from_text(wire_server):
+    thinking = [{"type": "text", "text": "Add "}, {"type": "text", "text": "them."}]
+    frames = [
+        _chat({"role": "assistant", "content": ""}),
+        _chat({"content": [{"type": "thinking", "thinking": thinking}]}),
+        _chat({"content": [{"type": "thinking", "thinking": [{"type": "text", "text": " Do"}]}]}),
+        _chat({"content": [{"type": "thinking", "thinking": "ne."}]}),
+        _chat({"content": [{"type": "text", "text": "42"}]}),
+        _chat({"content": " is it."}),
+        wf.sse({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        wf.SSE_DONE,
+    ]
+    wire_server.route("POST", CHAT, Reply.sse(frames, chunking="random", seed=11))
+    trace = think("17+25?", model="openai-compatible:magistral", base_url=wire_server.url)
+    assert (trace.reasoning, trace.answer) == ("Add them. Done.", "42 is it.")
+    assert trace.status == "complete"

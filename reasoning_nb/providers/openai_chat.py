@@ -2,8 +2,9 @@
 
 Reasoning may come as ``delta.reasoning_content`` (llama.cpp, LM Studio, DeepSeek, older vLLM),
 ``delta.reasoning`` (vLLM since 2025-11, Ollama /v1, LM Studio gpt-oss, OpenRouter), only as
-``delta.reasoning_details`` text items (gateways that copy OpenRouter's shape) or inline in
-``content`` (``--reasoning-format none``, servers without a reasoning parser): all are read.
+``delta.reasoning_details`` text items (gateways that copy OpenRouter's shape), as ``thinking``
+parts of a ``content`` list (Mistral) or inline in ``content`` (``--reasoning-format none``,
+servers without a reasoning parser): all are read.
 
 Hosted flavours (the ``# -- hosted flavours`` section at the end): ``openai-chat`` (OpenAI through
 Chat Completions: ``max_completion_tokens``, no sampling parameters on reasoning models, and no
@@ -119,7 +120,9 @@ class Parser:
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             out.extend(self._reasoning.native(self._hosted.reasoning(delta, reasoning)))
             content = delta.get("content")
-            if content:
+            if isinstance(content, list):  # Mistral: thinking and text parts
+                out.extend(self._parts(content))
+            elif content:
                 out.extend(self._reasoning.inline(self._tags.feed(content)))
             reason = choice.get("finish_reason")
             if reason:
@@ -148,6 +151,29 @@ class Parser:
         if self.finished:
             return []
         return self._reasoning.inline(self._tags.close()) + self._hosted.end()
+
+    def _parts(self, parts: list[Any]) -> list[Event]:
+        """``[{"type": "thinking", "thinking": [{"type": "text", "text": …}]}, {"type": "text",
+        "text": …}]``: thinking parts are reasoning, text parts the answer."""
+        out: list[Event] = []
+        for part in parts:
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "thinking":
+                out.extend(self._reasoning.native(_text_of(part.get("thinking"))))
+            elif kind == "text" and isinstance(part.get("text"), str):
+                out.extend(self._reasoning.inline(self._tags.feed(part["text"])))
+        return out
+
+
+def _text_of(value: Any) -> str | None:
+    """A part's text: a string, or the text items of a list of parts."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(
+            p["text"] for p in value if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+    return None
 
 
 # -- hosted flavours: openai-chat, openrouter, deepseek -------------------------------------------
