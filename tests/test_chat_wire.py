@@ -457,3 +457,13 @@ def test_reasoning_only_in_reasoning_details_is_shown(wire_server):
     assert trace.reasoning == "First I add.\n\nThen check."
     assert trace.answer == "42" and "opaque" not in trace.reasoning
     assert trace.provider_state == {}  # the details go back in the history for OpenRouter only
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_tags_quoted_after_reasoning_content_stay_in_the_answer(wire_server, seed):
+    answer = "Use <think>…</think> for notes; a lone </think> ends them."
+    frames = wf.chat_sse("Plan it.", answer)
+    route = "/v1/chat/completions"
+    wire_server.route("POST", route, Reply.sse(frames, chunking="random", seed=seed))
+    trace = think("Tags?", model="llamacpp:m", base_url=wire_server.url)
+    assert (trace.reasoning, trace.answer) == ("Plan it.", answer)

@@ -214,3 +214,18 @@ def test_api_key_is_never_saved(wire_server):
     wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
     trace = think(PROMPT, model="ollama:qwen3", base_url=wire_server.url, api_key="sk-ollama-x")
     assert "sk-ollama-x" not in json.dumps(trace.to_dict())
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Wrap it as <think>notes</think> before the reply.",  # case 1: quoted tags
+        "The closer is </think> and then the reply.",  # case 2: a lone closer
+    ],
+)
+def test_tags_quoted_in_an_answer_after_native_thinking_stay_in_it(wire_server, answer):
+    wire_server.route(
+        "POST", "/api/chat", Reply.ndjson(wf.ollama_chat("Think first.", answer), chunking="random")
+    )
+    trace = think("How do I mark reasoning?", model="ollama:qwen3", base_url=wire_server.url)
+    assert (trace.reasoning, trace.answer) == ("Think first.", answer)

@@ -395,3 +395,28 @@ def test_without_markers_only_a_short_tail_waits(chunks):
 def shown(fed: str) -> str:
     """What the answer shows of ``fed``: nothing while it is blank, then all but blank lines."""
     return answer_start("", fed)[0]
+
+
+def run_after_native(chunks):
+    """The content of a stream whose reasoning came in a native field."""
+    splitter = InlineSplitter()
+    splitter.tags_end_with_answer()
+    events = []
+    for chunk in chunks:
+        events += splitter.feed(chunk)
+    return events + splitter.close()
+
+
+def test_after_native_reasoning_only_a_leading_block_is_a_block():
+    assert fold(run_after_native(["<think>copy</think>Use <think>x</think> here"])) == (
+        "copy",  # the leading block: a copy of the native reasoning (the parser drops it)
+        "Use <think>x</think> here",
+        [],
+    )
+    assert fold(run_after_native(["a</think>b"])) == ("", "a</think>b", [])  # not reclassified
+    assert fold(run_after_native(["Quote <thi", "nk> tags"])) == ("", "Quote <think> tags", [])
+
+
+@given(st.lists(st.text(alphabet="ab <>/thinkTHINK\n", max_size=12), max_size=8))
+def test_after_native_reasoning_any_split_gives_the_same_answer(chunks):
+    assert fold(run_after_native(chunks)) == fold(run_after_native(["".join(chunks)]))

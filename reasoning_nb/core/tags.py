@@ -138,6 +138,9 @@ class InlineSplitter:
         self._family: str | None = None  # None: a pre-opened block, closed by any closer
         self._lead = not preopened  # leading whitespace of the stream is not the answer
         self._held = ""
+        self._answered = False  # some answer text was emitted
+        self._tags_end_with_answer = False
+        self._literal = False  # markers are plain text from here on
         self._buf = ""
         self._skip = ""
         self._eat_newline = False
@@ -151,10 +154,20 @@ class InlineSplitter:
         """True once any tag or marker has been recognised."""
         return self._saw
 
+    def tags_end_with_answer(self) -> None:
+        """From the first answer text on, markers are plain text. Set once a server sent its
+        reasoning in a native field: then only an inline block at the very start of the content
+        may still be reasoning, and an answer that quotes ``<think>`` or a lone ``</think>``
+        keeps them as it wrote them."""
+        self._tags_end_with_answer = True
+        self._literal = self._literal or self._answered
+
     def feed(self, text: str) -> list[Event]:
         """Split the next piece of the stream."""
         if not text:
             return []
+        if self._literal:
+            return [TextDelta(text)]
         if (
             self._fast
             and self._c1 not in text
@@ -185,6 +198,9 @@ class InlineSplitter:
         n = len(text)
         pos = 0
         while pos < n:
+            if self._literal:
+                self._emit(out, text[pos:])
+                return
             if self._skip:
                 end = text.find(self._skip, pos)
                 if end < 0:
@@ -202,11 +218,17 @@ class InlineSplitter:
             # A complete marker at the very end may still be the start of a longer one.
             if found and not (final is False and found.end() == n and found.group() in m.prefixes):
                 self._emit(out, text[pos : found.start()])
+                pos = found.start()
+                if self._literal:  # the answer began just now: the marker is its text
+                    continue
                 pos = found.end()
                 self._apply(m.by_text[found.group()], out)
                 continue
             cut = n if final else self._hold_point(text, pos)
             self._emit(out, text[pos:cut])
+            if self._literal:
+                self._emit(out, text[cut:])
+                return
             self._buf = text[cut:]
             return
 
@@ -231,6 +253,9 @@ class InlineSplitter:
             out[-1] = cls(out[-1].text + text)
         else:
             out.append(_MAKE[self._thinking](text))
+        if not self._thinking:
+            self._answered = True
+            self._literal = self._tags_end_with_answer
 
     def _apply(self, marker: Marker, out: list[Event]) -> None:
         if marker.role == "close" and self._thinking and self._family not in (None, marker.family):

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..core.capabilities import Capabilities
-from ..core.events import Event, ReasoningDelta
+from ..core.events import Event, ReasoningDelta, Reclassify
 from ..core.presets import ReasoningPlan
+from ..core.tags import InlineSplitter
 from ..errors import ProviderError
 from .catalog import ModelRef
 
@@ -43,21 +44,26 @@ class ReasoningSource:
 
     Some servers send the same reasoning twice: in a native field and as tagged text in the
     content (llama.cpp ``deepseek-legacy``, proxies). Whichever source speaks first wins; the
-    other's reasoning is dropped while its tags are still stripped from the answer.
+    other's reasoning is dropped while its tags are still stripped from the answer. Once native
+    reasoning came, only an inline block at the very start of the content is such a copy: after
+    the first answer text, tags are the answer's own text (``tags`` is told so).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, tags: InlineSplitter) -> None:
         self.source: str | None = None
+        self._tags = tags
 
     def native(self, text: str | None) -> list[Event]:
         if not text or self.source == "inline":
             return []
+        if self.source is None:
+            self._tags.tags_end_with_answer()
         self.source = "native"
         return [ReasoningDelta(text)]
 
     def inline(self, events: list[Event]) -> list[Event]:
-        if self.source == "native":
-            return [e for e in events if not isinstance(e, ReasoningDelta)]
+        if self.source == "native":  # a copy of the native reasoning: neither kept nor moved
+            return [e for e in events if not isinstance(e, ReasoningDelta | Reclassify)]
         if self.source is None and any(isinstance(e, ReasoningDelta) for e in events):
             self.source = "inline"
         return events

@@ -69,7 +69,7 @@ class Parser:
     def __init__(self, ctx: RequestContext):
         self.finished = False
         self._tags = InlineSplitter()
-        self._reasoning = ReasoningSource()
+        self._reasoning = ReasoningSource(self._tags)
 
     def feed(self, data: str, event: str | None = None) -> list[Event]:
         chunk = decode_json(

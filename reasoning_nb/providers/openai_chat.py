@@ -98,7 +98,7 @@ class Parser:
         # Not ``preopened`` even for templates that pre-open <think>: servers with a reasoning
         # parser send the answer as plain content, and a lone </think> is reclassified anyway.
         self._tags = InlineSplitter()
-        self._reasoning = ReasoningSource()
+        self._reasoning = ReasoningSource(self._tags)
         self._usage_seen = False
         self._hosted = HostedStream(ctx)
 
