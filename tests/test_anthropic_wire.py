@@ -163,7 +163,7 @@ SHAPES = {
     "interleaved": (
         INTERLEAVED,
         f"{R1}\n\n{R2}",
-        A1 + A2,
+        f"{A1}\n\n{A2.lstrip()}",  # separate text blocks read as separate paragraphs
         usage(25, 40),
         [
             {"type": "thinking", "thinking": R1, "signature": "sig-one"},
@@ -620,3 +620,41 @@ def test_signatures_never_cross_to_another_provider(wire_server):
     assert (
         assistant_turn(again, "anthropic")["blocks"] == first.provider_state["anthropic"]["content"]
     )
+
+
+def _message(blocks: list[list[str]], stop_reason: str = "end_turn") -> list[str]:
+    start = {"type": "message_start", "message": {"usage": {"input_tokens": 9}}}
+    tail = [
+        wf.sse({"type": "message_delta", "delta": {"stop_reason": stop_reason}}, "message_delta"),
+        wf.sse({"type": "message_stop"}, "message_stop"),
+    ]
+    return [wf.sse(start, "message_start"), *[f for b in blocks for f in b], *tail]
+
+
+def _text(index: int, *pieces: str) -> list[str]:
+    deltas = [{"type": "text_delta", "text": p} for p in pieces]
+    return wf.anthropic_block(index, {"type": "text", "text": ""}, deltas)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_text_blocks_around_a_tool_call_read_as_paragraphs(wire_server, seed):
+    tool = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    blocks = [_text(0, "Let me ", "start:"), wf.anthropic_block(1, tool, []), _text(2, " Go on")]
+    frames = _message(blocks)
+    wire_server.route("POST", PATH, Reply.sse(frames, chunking="random", seed=seed))
+    trace = stream(wire_server, preset="high")[-1].trace
+    assert trace.answer == "Let me start:\n\nGo on"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_redacted_blocks_in_a_row_show_once_with_a_count(wire_server, seed):
+    redacted = [
+        wf.anthropic_block(i, {"type": "redacted_thinking", "data": f"opaque{i}"}, [])
+        for i in range(3)
+    ]
+    frames = _message([*redacted, _text(3, "42")])
+    wire_server.route("POST", PATH, Reply.sse(frames, chunking="random", seed=seed))
+    trace = stream(wire_server, preset="high")[-1].trace
+    assert (trace.reasoning, trace.answer) == ("[redacted thinking × 3]", "42")
+    kept = trace.provider_state["anthropic"]["content"]
+    assert [b.get("data") for b in kept[:3]] == ["opaque0", "opaque1", "opaque2"]  # all replayed

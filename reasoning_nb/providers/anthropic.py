@@ -33,7 +33,8 @@ DEFAULT_MAX_TOKENS = 16000
 ADAPTIVE_MAX_TOKENS = 32000
 """Default with adaptive thinking on: the model picks its own depth, so leave it room."""
 REDACTED_MARKER = "[redacted thinking]"
-"""What a ``redacted_thinking`` block shows in the reasoning pane; its data stays opaque."""
+"""What ``redacted_thinking`` blocks show in the reasoning pane, once per run of them with a
+count when there are several (``[redacted thinking × 3]``); their data stays opaque."""
 EFFORT_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16000}
 """Preset table budgets, for the fallback from an adaptive effort to a manual budget."""
 MAX_BUDGET = 31999
@@ -245,6 +246,9 @@ class Parser:
         self._done: list[dict[str, Any]] = []
         self._last = ""  # kind of the last text emitted: "reasoning" / "answer"
         self._separate = False
+        self._answered = False  # some answer text came (a later text block is a new paragraph)
+        self._new_paragraph = False
+        self._redacted = 0  # redacted blocks in a row, shown once when the row ends
         self._input: int | None = None
 
     def feed(self, data: str, event: str | None = None) -> list[Event]:
@@ -252,6 +256,10 @@ class Parser:
             data, who="Anthropic", hint="check that the base URL points at the Messages API"
         )
         kind = chunk.get("type") or event
+        if self._redacted and kind in ("content_block_start", "message_delta", "message_stop"):
+            starts = chunk.get("content_block") or {} if kind == "content_block_start" else {}
+            if starts.get("type") != "redacted_thinking":  # the row ended: show it, then this
+                return self._redacted_row() + self.feed(data, event)
         if kind == "message_start":
             return self._usage((chunk.get("message") or {}).get("usage"), start=True)
         if kind == "content_block_start":
@@ -292,9 +300,11 @@ class Parser:
             return self._reasoning(text, new_block=True)
         if kind == "redacted_thinking":
             self._blocks[index] = {"type": "redacted_thinking", "data": block.get("data", "")}
-            return self._reasoning(REDACTED_MARKER, new_block=True)
+            self._redacted += 1
+            return []
         if kind == "text":
             self._blocks[index] = {"type": "text", "text": ""}
+            self._new_paragraph = self._answered  # text around a tool call, after a pause_turn
             return self._answer(index, block.get("text") or "")
         return []  # tool_use and server tools: not shown, not replayed
 
@@ -324,13 +334,22 @@ class Parser:
         self._last = "reasoning"
         return [ReasoningDelta(text)]
 
+    def _redacted_row(self) -> list[Event]:
+        count, self._redacted = self._redacted, 0
+        return self._reasoning(
+            REDACTED_MARKER if count == 1 else f"{REDACTED_MARKER[:-1]} × {count}]", new_block=True
+        )
+
     def _answer(self, index: int, text: str) -> list[Event]:
         block = self._blocks.get(index)
         if block is not None and block["type"] == "text":
             block["text"] += text
         if not text:
             return []
-        self._last = "answer"
+        if self._new_paragraph:  # up to 3 leading spaces mean nothing in markdown; 4 are code
+            indent = len(text) - len(text.lstrip(" "))
+            text, self._new_paragraph = "\n\n" + (text[indent:] if indent < 4 else text), False
+        self._last, self._answered = "answer", True
         return [TextDelta(text)]
 
     def _usage(self, usage: Any, *, start: bool = False) -> list[Event]:
