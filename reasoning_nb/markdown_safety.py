@@ -15,6 +15,10 @@ import re
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]+")
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 _UNSAFE_SCHEME = re.compile(r"(javascript|vbscript|data|file):")
+SAFE_LINK = re.compile(r"(?:https?:|mailto:|#)", re.I)
+"""The only links model text may make, everywhere: web pages, mail and in-page anchors
+(``ms-officecmd:``, ``vscode:`` and the like launch programs)."""
+_LINK_DESTINATION = re.compile(r"\](?:\(|:)<?")  # inline link or reference definition
 _FENCE_OPEN = re.compile(r"^(`{3,})[^`]*$")
 _PRE = re.compile(r"<pre[\s>].*?</pre>", re.S)
 
@@ -60,8 +64,9 @@ def _outside_fences(lines: list[str]) -> list[str] | None:
 def is_inert(text: str, *, allow_fences: bool) -> bool:
     """True when no markdown renderer can make HTML or an unsafe link out of ``text``.
 
-    Raw HTML, autolinks and entities all need ``<`` or ``&``; a link to a script needs a
-    scheme (browsers ignore tabs and newlines inside one, so they are squeezed out first).
+    Raw HTML, autolinks and entities all need ``<`` or ``&``; images are refused, and so is a
+    link (``](`` or a reference definition's ``]:``) to anything but :data:`SAFE_LINK` (browsers
+    ignore tabs and newlines inside a scheme, so they are squeezed out first).
     """
     lines = text.split("\n")
     if allow_fences:
@@ -73,7 +78,9 @@ def is_inert(text: str, *, allow_fences: bool) -> bool:
     if "<" in rest or "&" in rest:
         return False
     squeezed = re.sub(r"[\x00-\x20\x7f]+", "", rest).lower()
-    return not _UNSAFE_SCHEME.search(squeezed)
+    if "![" in squeezed or _UNSAFE_SCHEME.search(squeezed):
+        return False  # an image loads by itself: rendered by us, it becomes a link
+    return all(SAFE_LINK.match(squeezed, hit.end()) for hit in _LINK_DESTINATION.finditer(squeezed))
 
 
 def html_block(fragment: str, css_class: str) -> str:

