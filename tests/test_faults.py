@@ -18,6 +18,8 @@ from contextlib import aclosing
 import anyio
 import pytest
 import wire_fixtures as wf
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from wire_server import Reply
 
 from reasoning_nb import (
@@ -753,3 +755,47 @@ def test_mistral_part_lists_split_thinking_from_text(wire_server):
     trace = think("17+25?", model="openai-compatible:magistral", base_url=wire_server.url)
     assert (trace.reasoning, trace.answer) == ("Add them. Done.", "42 is it.")
     assert trace.status == "complete"
+
+
+# -- line splitting: only \n, \r\n and \r end a line -----------------------------------------------
+
+SEPARATORS = "a\u2028b\u2029c\u0085d é 😀"  # raw in JSON strings, as llama.cpp and vLLM send them
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("proto", ["chat", "ollama"])
+def test_unicode_line_separators_inside_json_do_not_cut_frames(wire_server, proto, seed):
+    reasoning, answer = f"Think {SEPARATORS}.", f"Answer {SEPARATORS}."
+    if proto == "chat":
+        reply = Reply.sse(wf.chat_sse(reasoning, answer), chunking="random", seed=seed)
+    else:
+        reply = Reply.ndjson(wf.ollama_chat(reasoning, answer), chunking="random", seed=seed)
+    assert "\u2028".encode() in reply.payload()  # sent raw, not as \\u2028
+    wire_server.route("POST", PROTOCOLS[proto][1], reply)
+    trace = think("Hi", model=PROTOCOLS[proto][0], base_url=wire_server.url)
+    assert (trace.reasoning, trace.answer) == (reasoning, answer)
+
+
+async def _split_lines(pieces: list[bytes]) -> list[str]:
+    from reasoning_nb.providers.transport import _lines
+
+    async def chunks():
+        for piece in pieces:
+            yield piece
+
+    return [line async for line in _lines(chunks())]
+
+
+@given(
+    st.lists(st.sampled_from(["data: x", "é", "😀", "\u2028", "\r", "\n", "\r\n", "", "{}"])),
+    st.data(),
+)
+@settings(max_examples=300, deadline=None)
+def test_the_same_bytes_split_anywhere_give_the_same_lines(parts, data):
+    whole = "".join(parts).encode()
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(whole)), max_size=8)))
+    pieces = [whole[i:j] for i, j in zip([0, *cuts], [*cuts, len(whole)], strict=True)]
+    expected = whole.decode().replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if expected[-1] == "":
+        expected.pop()  # a final line end makes no empty last line
+    assert anyio.run(_split_lines, pieces) == expected

@@ -156,12 +156,13 @@ class Transport:
         """Yield framed payloads; network failures mid-stream become ProviderError."""
         url = str(response.request.url)
         try:
+            lines = _lines(response.aiter_bytes())
             if framing == "ndjson":
-                async for line in response.aiter_lines():
+                async for line in lines:
                     if line.strip():
                         yield Frame(line)
             else:
-                async for frame in _sse(response.aiter_lines()):
+                async for frame in _sse(lines):
                     yield frame
         except httpx.TimeoutException:
             raise ProviderError(self._timed_out(url)) from None
@@ -172,6 +173,28 @@ class Transport:
                     "what arrived is kept in the trace: run the cell again to retry."
                 )
             ) from None
+
+
+async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """Lines split on ``\n``, ``\r\n`` and ``\r`` only, from bytes, then decoded.
+
+    ``aiter_lines()`` also splits on U+2028, U+2029 and U+0085, which JSON allows raw inside
+    strings (llama.cpp and vLLM send them so): a frame cut there is no longer JSON. Splitting the
+    bytes first also keeps a multi-byte character that the network cut in two whole; a trailing
+    ``\r`` waits, as the next chunk may start with its ``\n``. (JSON escapes ``\r`` in strings,
+    so a raw one only ends a line.)"""
+    rest = b""
+    async for chunk in chunks:
+        buf = rest + chunk if rest else chunk
+        if b"\r" in buf:
+            held = buf.endswith(b"\r")
+            buf = (buf[:-1] if held else buf).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            buf += b"\r" if held else b""
+        *complete, rest = buf.split(b"\n")
+        for line in complete:
+            yield line.decode("utf-8", "replace")
+    if rest:  # the last line; a held \r ended it (maybe an empty one)
+        yield rest.removesuffix(b"\r").decode("utf-8", "replace")
 
 
 async def _sse(lines: AsyncIterator[str]) -> AsyncIterator[Frame]:
