@@ -51,7 +51,7 @@ def build(flavor: llama_build.Flavor, why: str = "") -> None:
     head = f"{why}, so {what}" if why else what[0].upper() + what[1:]
     minutes, where = llama_build.expected_minutes(), flavor.folder().parent
     print(f"{head}: about {minutes} min here, then kept in {where}.", file=sys.stderr)
-    progress = BuildProgress(llama_build.expected_minutes() * 60)
+    progress = BuildProgress(minutes * 60)
     llama_build.build(flavor, progress)
     progress.done()
 

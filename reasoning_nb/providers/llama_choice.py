@@ -199,8 +199,8 @@ def no_server_reason(failed: list[tuple[Candidate, str]]) -> str:
     return f"No llama-server here runs ({deaths})"
 
 
-def choose() -> Choice:
+def choose(**server_options) -> Choice:
     """The binary ``start`` would use (for ``--list``): probed, then stopped."""
-    server, choice = start()
+    server, choice = start(**server_options)
     server.stop()
     return choice

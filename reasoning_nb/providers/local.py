@@ -67,7 +67,7 @@ def describe() -> str:
     with _lock:
         if _server is not None and _server.running and _choice is not None:
             return str(_choice)
-    return str(_keeper.submit(llama_choice.choose).result())
+    return str(_keeper.submit(llama_choice.choose, preexec_fn=_die_with_parent).result())
 
 
 async def ensure_server() -> str:
