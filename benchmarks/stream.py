@@ -12,6 +12,10 @@ overhead (target <= 1.2); the median of ``--repeat`` interleaved runs counts. Th
 process's CPU time; the server runs in another process) says the same with far less noise when
 other jobs share the machine. No timing is asserted.
 
+``--peers`` also times, on the same stream in the same run, a plain sync httpx reader (the sync
+floor) and the clients users would pick instead (official ``ollama``, ``openai`` SDK, LiteLLM;
+``pip install -r benchmarks/requirements.txt``), and prints think()'s ratio to each.
+
 ``--profile`` runs the same call once per variant under cProfile (``astream`` on the main thread,
 since ``think()`` runs its loop in a worker thread) and prints the top functions by own time.
 """
@@ -37,6 +41,7 @@ if importlib.util.find_spec("reasoning_nb") is None:  # run from a checkout, not
 import anyio  # noqa: E402
 import httpx  # noqa: E402
 import wire_fixtures as wf  # noqa: E402
+from peers import available, sync_floor  # noqa: E402
 
 from reasoning_nb import astream, think  # noqa: E402
 from reasoning_nb.providers.transport import Transport  # noqa: E402
@@ -101,6 +106,20 @@ def timed(work) -> tuple[float, float, object]:
     return time.perf_counter() - wall, time.process_time() - cpu, result
 
 
+def compare_peers(base: str, framing: str, think_s: float, repeat: int) -> None:
+    """Median wall time of each peer on this stream, and think()'s time as a ratio of it."""
+    peers, missing = available(framing)
+    for name, reader in {"sync floor": sync_floor, **peers}.items():
+        reader(base, framing)  # warm-up (imports, connection set-up)
+        runs = [timed(lambda r=reader: r(base, framing)) for _ in range(repeat)]
+        wall = statistics.median(w for w, _, _ in runs)
+        pieces = runs[-1][2]
+        ratio = think_s / wall
+        print(f"  {name:<13} {wall:8.3f} s   think()/{name} = {ratio:5.2f}   {pieces:,} read")
+    for note in missing:
+        print(f"  ({note})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=25_000, help="content frames per stream")
@@ -112,6 +131,7 @@ def main() -> None:
         help="frames: one HTTP chunk per frame (as servers flush per token); random: cut anywhere",
     )
     parser.add_argument("--profile", action="store_true", help="cProfile one think() per variant")
+    parser.add_argument("--peers", action="store_true", help="also time the sync floor and peers")
     args = parser.parse_args()
 
     ready: multiprocessing.Queue = multiprocessing.Queue()
@@ -158,6 +178,8 @@ def main() -> None:
                 f"{name:<14} {f:8.3f} {t:10.3f} {t / f:6.2f} {per_frame:9.2f}"
                 f" {t_cpu / f_cpu:10.2f}   {check}"
             )
+            if args.peers:
+                compare_peers(base, framing, t, args.repeat)
             if args.profile:
                 profiler = cProfile.Profile()
                 profiler.runcall(anyio.run, consume, model, base_url)
