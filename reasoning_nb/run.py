@@ -56,7 +56,7 @@ class Run:
         if model is not None:
             catalog.parse_model(model)  # bad ids fail here, before any I/O
         if base_url is not None:
-            catalog.check_base_url(base_url if "://" in base_url else f"http://{base_url}")
+            catalog.check_base_url(base_url)
         self.prompt, self.system, self.history = prompt, system, list(history)
         self.base_url, self.max_tokens, self.temperature = base_url, max_tokens, temperature
         self.timeout, self.continuation = timeout, continuation

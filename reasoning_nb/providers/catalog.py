@@ -179,10 +179,8 @@ def base_url_for(info: ProviderInfo, base_url: str | None = None) -> str:
             f"Provider {info.id!r} has no default address; pass base_url='http://HOST:PORT/v1' "
             "(or --base-url in the magic)."
         )
-    url = url.strip().rstrip("/")
-    if "://" not in url:  # OLLAMA_HOST is often 'host:port' with no scheme
-        url = "http://" + url
-    parts = check_base_url(url)
+    url = check_base_url(url)
+    parts = urlsplit(url)
     if parts.hostname == "0.0.0.0":  # a bind address, not somewhere to connect to
         url = url.replace("0.0.0.0", "127.0.0.1", 1)
     if info.protocol in ("chat", "local", "responses") and parts.path in ("", "/"):
@@ -190,8 +188,12 @@ def base_url_for(info: ProviderInfo, base_url: str | None = None) -> str:
     return url
 
 
-def check_base_url(url: str):
-    """The URL's parts, or a ConfigError naming what is wrong with it (before any I/O)."""
+def check_base_url(url: str) -> str:
+    """The URL normalised (no trailing slash; ``http://`` when it names no scheme, as
+    OLLAMA_HOST's 'host:port' does), or a ConfigError naming what is wrong (before any I/O)."""
+    url = url.strip().rstrip("/")
+    if "://" not in url:
+        url = "http://" + url
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a port out of range
@@ -203,7 +205,7 @@ def check_base_url(url: str):
         elif not parts.hostname:
             problem = "it names no host"
         else:
-            return parts
+            return url
     shown = re.sub(r"//[^/@]*@", "//…@", url)  # never echo credentials
     raise ConfigError(
         f"The base URL {shown!r} cannot be used ({problem}); pass one like "
