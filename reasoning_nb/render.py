@@ -213,6 +213,12 @@ def quote(block: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in block.split("\n"))
 
 
+def pin_head(model: str, preset: str) -> str:
+    """A pinned cell's first line (see ``notebook.pin``; a stripped export keeps it)."""
+    head = f"Reasoning of {model or 'the model'} · preset {preset}"
+    return f"> **{md_escape(head)}**"
+
+
 def to_markdown(trace: Trace, mode: str = "collapsible") -> str:
     parts = []
     if trace.reasoning and mode != "strip":

@@ -27,6 +27,10 @@ SCHEMA = 1
 STATUSES = ("running", "complete", "truncated", "cancelled", "error")
 USAGE_KEYS = ("input_tokens", "output_tokens", "reasoning_tokens")
 TIMING_KEYS = ("first_token_ms", "reasoning_ms", "total_ms")
+DISPLAY_KEY = "reasoning_nb_display"
+"""Output metadata of a displayed trace (``_think`` as a cell's value): the trace itself, so an
+export rebuilds that output and ``strip`` takes its reasoning out without matching text. Not
+``reasoning_nb``, which marks the run's own output (the one analytics counts)."""
 
 
 _BLANK_LINES = re.compile(r"\A(?:[ \t\r]*\n)+")
@@ -232,6 +236,10 @@ class Trace:
         from ..render import to_markdown  # render sits above core; imported lazily
 
         return to_markdown(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        # The markdown view plus a marker in the output's metadata (IPython adds text/plain).
+        return {"text/markdown": self._repr_markdown_()}, {DISPLAY_KEY: self.to_dict()}
 
     # -- saving -------------------------------------------------------------------------------
 

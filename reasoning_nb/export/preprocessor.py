@@ -1,7 +1,9 @@
 """``ReasoningPreprocessor``: rebuild every ``%%think`` output from its saved trace.
 
 An output is *traced* when its metadata has ``reasoning_nb`` (or ``reasoning_nb_history``, or
-``reasoning_nb_compare``). For each traced output:
+``reasoning_nb_compare``), or ``reasoning_nb_display`` (a displayed ``Trace``, e.g. ``_think``).
+These keys are the package's marker: its outputs are recognised by them, not by their text.
+For each traced output:
 
 * the trace is read through :func:`schema.read_trace` (validated; bad fields skipped with a
   warning) and the output's ``text/html``, ``text/markdown`` and ``text/plain`` are rebuilt
@@ -19,8 +21,18 @@ An output is *traced* when its metadata has ``reasoning_nb`` (or ``reasoning_nb_
 Static targets and ``strip`` then keep only the saved widget models that remaining views reach
 (``metadata.widgets``); a plain notebook copy keeps its widget state as it was.
 ``strip`` also empties reasoning from the output metadata (history and variants too), and
-removes the reasoning text wherever else it was printed: other outputs and remaining widget
-state (matched line by line, best effort: text a program transformed cannot be recognised).
+takes it out of the rest of what the package wrote:
+
+* a pinned cell (cell metadata ``reasoning_nb_pin``) keeps its head line; its quote becomes
+  ``[reasoning removed]``;
+* a ``%%think`` cell's body is a prompt, not code, so what it printed is the package's: its
+  stdout (the text view streams the reasoning there) becomes one ``[reasoning removed]`` line
+  and a traceback (an interrupt's may hold the partial reasoning) becomes one marker line.
+
+Reasoning printed elsewhere (other outputs, other cells' tracebacks, markdown cells, remaining
+widget state) is found by its text, best effort: whole, as the package renders it, or line by
+line (raw, HTML-escaped or ``repr``-escaped); text a program transformed cannot be recognised.
+A traceback in which any of it is found is replaced whole.
 """
 
 from __future__ import annotations
@@ -34,12 +46,18 @@ from nbformat import from_dict
 from traitlets import Enum, Int
 
 from .. import compare_view, render
-from ..core.trace import Trace
+from ..core.trace import DISPLAY_KEY, Trace
 from . import widgets
-from .schema import COMPARE_KEY, HISTORY_KEY, METADATA_KEY, read_trace, stripped
+from .schema import COMPARE_KEY, HISTORY_KEY, METADATA_KEY, PIN_KEY, read_trace, stripped
 
 TARGETS = ("auto", "html", "markdown", "notebook")
 REMOVED = "[reasoning removed]"
+TRACEBACK_REMOVED = "[traceback removed: it may hold reasoning]"
+_RUN_KEYS = (METADATA_KEY, HISTORY_KEY, COMPARE_KEY)  # a %%think run's own output
+_TRACE_KEYS = (*_RUN_KEYS, DISPLAY_KEY)
+_THINK_CELL = re.compile(r"\s*%%think\b")
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+_MARKER_STREAM = {"output_type": "stream", "name": "stdout", "text": REMOVED + "\n"}
 _DISPLAY = ("display_data", "execute_result")
 _TARGET_BY_MIMETYPE = {"text/markdown": "markdown", "application/json": "notebook"}
 
@@ -83,15 +101,20 @@ class ReasoningPreprocessor(Preprocessor):
         return nb, resources
 
     def preprocess_cell(self, cell, resources, index):
-        outputs = cell.get("outputs") if cell.get("cell_type") == "code" else None
+        if cell.get("cell_type") != "code":
+            if self._redact is not None:
+                self._strip_text_cell(cell)
+            return cell, resources
+        outputs = cell.get("outputs")
         if not isinstance(outputs, list):
             return cell, resources
         kept = []
         # A %%think cell's live widget is its own output beside the traced one: dead in a static
         # export, and reasoning-bearing state when stripping.
         drop_twins = (self._target != "notebook" or self.mode == "strip") and any(
-            _traced_meta(o) for o in outputs
+            _traced_meta(o, _RUN_KEYS) for o in outputs
         )
+        think = self._redact is not None and _is_think_cell(cell.get("source"))
         for n, output in enumerate(outputs):
             where = f"cell {index + 1}, output {n + 1}"
             meta = _traced_meta(output)
@@ -99,12 +122,37 @@ class ReasoningPreprocessor(Preprocessor):
                 continue
             if meta is not None:
                 kept.append(self._traced(output, meta, where))
+            elif self._redact is not None and isinstance(output, dict):
+                kept.append(self._strip_untraced(output, think))
             else:
-                if self._redact is not None and isinstance(output, dict):
-                    output = self._redact.scrub(output)
                 kept.append(output)
-        cell.outputs = kept
+        cell.outputs = _one_marker_stream(kept) if think else kept
         return cell, resources
+
+    # -- strip: what the package wrote outside a traced output --------------------------------
+
+    def _strip_untraced(self, output: dict, think: bool) -> dict:
+        """``think``: the output of a ``%%think`` cell, whose text is the package's own."""
+        kind = output.get("output_type")
+        if kind == "error" and (think or self._redact.found(_error_text(output))):
+            return _removed_traceback(output)
+        if kind == "stream" and think and output.get("name") == "stdout":
+            return from_dict(dict(_MARKER_STREAM))
+        return self._redact.scrub(output)
+
+    def _strip_text_cell(self, cell) -> None:
+        """A pinned cell keeps its head line and loses its quote; other markdown and raw cells
+        lose the reasoning text found in them (pasted from a pin's clipboard copy, say)."""
+        meta = cell.get("metadata")
+        if not (isinstance(meta, dict) and PIN_KEY in meta):
+            cell["source"] = self._redact.scrub(cell.get("source", ""))
+            return
+        origin = meta[PIN_KEY] if isinstance(meta[PIN_KEY], dict) else {}
+        model, preset = origin.get("model"), origin.get("preset")
+        model = model if isinstance(model, str) else ""
+        preset = preset if isinstance(preset, str) else "unknown"
+        cell["source"] = f"{render.pin_head(model, preset)}\n>\n> {REMOVED}"
+        cell.pop("attachments", None)
 
     # -- one traced output --------------------------------------------------------------------
 
@@ -114,12 +162,14 @@ class ReasoningPreprocessor(Preprocessor):
         if output.get("output_type") not in _DISPLAY:
             kind = ascii(output.get("output_type"))[:40]
             self._warn(f"{where}: a {kind} output carries a trace; ignored")
-            if strip:
-                output = self._redact.scrub(output)
-                output["metadata"] = {}
+            if strip:  # marked as the package's: stripped as a %%think cell's output is
+                output = self._strip_untraced(output, think=True)
+                if "metadata" in output:
+                    output["metadata"] = {}
             return output
-        if METADATA_KEY in meta:
-            trace, problems = read_trace(meta[METADATA_KEY])
+        key = next((k for k in (METADATA_KEY, DISPLAY_KEY) if k in meta), None)
+        if key is not None:
+            trace, problems = read_trace(meta[key])
         else:
             other = HISTORY_KEY if HISTORY_KEY in meta else COMPARE_KEY
             trace, problems = None, [f"it has {other} but no {METADATA_KEY}"]
@@ -146,7 +196,7 @@ class ReasoningPreprocessor(Preprocessor):
                 # Static targets do not show it; kept validated for custom templates.
                 new_meta = {}
                 if trace is not None:
-                    new_meta[METADATA_KEY] = _saved(trace, strip)
+                    new_meta[key] = _saved(trace, strip)
                 if variants is not None:
                     new_meta[COMPARE_KEY] = [_saved(t, strip) for t in variants]
                 if strip and self._target == "notebook":
@@ -237,7 +287,7 @@ def _saved_reasoning(nb) -> list[str]:
             meta = output.get("metadata") if isinstance(output, dict) else None
             if not isinstance(meta, dict):
                 continue
-            every = [meta.get(METADATA_KEY)]
+            every = [meta.get(METADATA_KEY), meta.get(DISPLAY_KEY)]
             for key in (HISTORY_KEY, COMPARE_KEY):
                 more = meta.get(key)
                 every += more if isinstance(more, list) else []
@@ -252,8 +302,9 @@ def _saved(trace: Trace, strip: bool) -> dict[str, Any]:
 
 
 class _Redactor:
-    """Find reasoning text printed elsewhere (raw, HTML-escaped or ``repr``-escaped), line
-    by line; lines shorter than ``MIN`` are too common to remove safely."""
+    """Find reasoning text printed elsewhere: whole, as the package renders it (markdown
+    formatting and all), else line by line (raw, HTML-escaped or ``repr``-escaped); pieces
+    shorter than ``MIN`` are too common to remove safely."""
 
     MIN = 12
 
@@ -264,8 +315,14 @@ class _Redactor:
                 line = line.strip()
                 if len(line) >= self.MIN:
                     pieces |= {line, html.escape(line), html.escape(line, False), repr(line)[1:-1]}
-        ordered = sorted(pieces, key=len, reverse=True)
+            if len(text.strip()) >= self.MIN:
+                pieces |= {p for p in _rendered(text.strip()) if len(p) >= self.MIN}
+        ordered = sorted(pieces, key=len, reverse=True)  # the whole before its parts
         self.pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    def found(self, text: str) -> bool:
+        """Whether ``text`` (colour codes aside, as in a traceback) holds any of it."""
+        return self.pattern is not None and self.pattern.search(_ANSI.sub("", text)) is not None
 
     def scrub(self, value: Any) -> Any:
         if self.pattern is None:
@@ -280,9 +337,59 @@ class _Redactor:
         return value
 
 
-def _traced_meta(output: Any) -> dict | None:
+def _rendered(text: str) -> set[str]:
+    """``text`` as the package writes it: repr-escaped (a trace's ``repr``), as HTML (the
+    reasoning pane, the static output) and as quoted markdown (``_think``'s markdown view)."""
+    quoted = render.safe_markdown(text, breaks=True, allow_fences=False)
+    return {
+        repr(text)[1:-1],
+        render.markdown_html(text, breaks=True).strip(),
+        render.markdown_html(text, breaks=True, highlight=False).strip(),
+        quoted,
+        render.quote(quoted),
+    }
+
+
+def _traced_meta(output: Any, keys: tuple[str, ...] = _TRACE_KEYS) -> dict | None:
     """The output's metadata when it carries a saved trace (or its history, or variants)."""
     meta = output.get("metadata") if isinstance(output, dict) else None
-    if isinstance(meta, dict) and any(k in meta for k in (METADATA_KEY, HISTORY_KEY, COMPARE_KEY)):
+    if isinstance(meta, dict) and any(k in meta for k in keys):
         return meta
     return None
+
+
+def _is_think_cell(source: Any) -> bool:
+    """A ``%%think`` cell: its body is a prompt and all its output is the package's."""
+    if isinstance(source, list):
+        source = "".join(s for s in source if isinstance(s, str))
+    return isinstance(source, str) and _THINK_CELL.match(source) is not None
+
+
+def _error_text(output: dict) -> str:
+    traceback = output.get("traceback")
+    parts = [output.get("ename"), output.get("evalue")]
+    parts += traceback if isinstance(traceback, list) else []
+    return "\n".join(p for p in parts if isinstance(p, str))
+
+
+def _removed_traceback(output: dict):
+    """The error output with only its exception's name and a marker line."""
+    ename = output.get("ename")
+    ename = ename if isinstance(ename, str) and ename.isidentifier() and len(ename) <= 80 else ""
+    ename = ename or "Error"
+    line = f"{ename}: {TRACEBACK_REMOVED}"
+    return from_dict(
+        {"output_type": "error", "ename": ename, "evalue": TRACEBACK_REMOVED, "traceback": [line]}
+    )
+
+
+def _one_marker_stream(outputs: list) -> list:
+    """A %%think cell's stdout, however many pieces it came in, reads the marker once."""
+    kept, seen = [], False
+    for output in outputs:
+        if output == _MARKER_STREAM:
+            if seen:
+                continue
+            seen = True
+        kept.append(output)
+    return kept

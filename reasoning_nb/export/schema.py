@@ -21,6 +21,9 @@ METADATA_KEY = "reasoning_nb"
 HISTORY_KEY = "reasoning_nb_history"
 COMPARE_KEY = "reasoning_nb_compare"
 """A ``--compare`` output: every variant's trace (the first is also under ``METADATA_KEY``)."""
+PIN_KEY = "reasoning_nb_pin"
+"""A pinned markdown cell's metadata (``notebook.pin``): where it came from (model, preset,
+run). Its source is reasoning, quoted under one head line."""
 
 _TEXT_FIELDS = {
     "model": "",

@@ -18,18 +18,14 @@ from traitlets import Unicode
 
 from .. import render
 from ..core.trace import Trace
-from ..markdown_safety import md_escape
-
-PIN_KEY = "reasoning_nb_pin"
-"""The pinned cell's metadata key: where it came from (model, preset, run)."""
+from ..export.schema import PIN_KEY  # an export strips the reasoning of a cell marked so
 
 
 def pin_markdown(trace: Trace, text: str = "") -> str:
     """The pinned cell: ``text`` (all of the reasoning when empty), quoted under a head line."""
     text = text.strip() or trace.reasoning
-    head = md_escape(f"Reasoning of {trace.model or 'the model'} · preset {trace.preset}")
     body = render.quote(render.safe_markdown(text, breaks=True, allow_fences=False))
-    return f"> **{head}**\n>\n{body}"
+    return f"{render.pin_head(trace.model, trace.preset)}\n>\n{body}"
 
 
 def executing_cell_id() -> str:

@@ -1,0 +1,217 @@
+"""``strip`` through the real ``jupyter nbconvert``: the reasoning leaves everything the package
+wrote, recognised by the marker in its metadata rather than by its text (issue 12, item 17).
+
+One notebook holds each former leak. A real kernel runs the cells a user runs: a ``%%think``
+whose reasoning has markdown formatting, ``_think`` as a cell's value, ``display(_think)``, and
+a ``%%think`` in the text view (its reasoning streams to stdout). Then come the cells made
+elsewhere or by earlier versions, as they are saved: pinned cells (the page inserts them), a
+``_think`` shown before displayed traces carried a marker, and two interrupt tracebacks that
+hold partial reasoning (one of a ``%%think`` cell, one of a ``think()`` call).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import nbformat
+import pytest
+import wire_fixtures as wf
+from nbclient import NotebookClient
+from wire_server import Reply, WireServer
+
+from reasoning_nb import render
+from reasoning_nb.core.trace import Trace
+from reasoning_nb.notebook.pin import PIN_KEY, pin_markdown
+
+pytestmark = pytest.mark.kernel
+
+CHAT = "/v1/chat/completions"
+FORMATS = {"html": ".html", "markdown": ".md", "notebook": ".ipynb"}
+REMOVED = "[reasoning removed]"
+TRACEBACK_REMOVED = "[traceback removed: it may hold reasoning]"
+
+# Markdown formatting throughout: rendered, no line of it reads as it was written.
+REASONING = (
+    "LEAK-A: the **key** step & the rest:\n\n"
+    "- LEAK-B list item with *emphasis*\n"
+    "- LEAK-E\n\n"
+    "1. LEAK-C numbered `code` point\n\n"
+    "> LEAK-D quoted line of thought"
+)
+ANSWER = "The answer is 42."
+TEXT_VIEW = ("LEAK-F: short.\nLEAK-G\nok", "Plain answer.")
+SELECTED = "LEAK-A: the key step & the rest:"  # a selection is the page's text, not the markdown
+PARTIAL = REASONING[: REASONING.index("`code`") + 3]  # interrupted mid-line
+RED, YELLOW, RESET = "\x1b[0;31m", "\x1b[0;33m", "\x1b[0m"
+
+
+def _first_trace() -> Trace:
+    trace = Trace(model="llamacpp:m", provider="llamacpp", preset="high", status="complete")
+    trace.reasoning, trace.answer = REASONING, ANSWER
+    return trace
+
+
+def _later_cells() -> list:
+    """The cells made by the page or by earlier versions, as a notebook saves them."""
+    trace = _first_trace()
+    origin = {PIN_KEY: {"model": "llamacpp:m", "preset": "high", "run": 1}}
+    pinned = nbformat.v4.new_markdown_cell(pin_markdown(trace), metadata=origin)
+    selection = nbformat.v4.new_markdown_cell(pin_markdown(trace, SELECTED), metadata=origin)
+
+    # _think's output before a displayed trace carried its marker: no metadata at all.
+    legacy = nbformat.v4.new_code_cell(
+        "_think",
+        outputs=[
+            nbformat.v4.new_output(
+                "execute_result",
+                data={"text/markdown": render.to_markdown(trace), "text/plain": repr(trace)},
+                execution_count=9,
+            )
+        ],
+    )
+
+    partial = Trace(model="llamacpp:m", provider="llamacpp", preset="high")
+    partial.reasoning, partial.status = PARTIAL, "cancelled"
+    static = nbformat.v4.new_output(
+        "display_data", data=render.bundle(partial), metadata={"reasoning_nb": partial.to_dict()}
+    )
+    last_line = PARTIAL.rsplit("\n", 1)[1]
+    interrupted = nbformat.v4.new_code_cell(
+        "%%think --model llamacpp:m --preset high\nWhy?",
+        outputs=[
+            static,
+            nbformat.v4.new_output(
+                "error",
+                ename="CancelledError",
+                evalue="",
+                traceback=[
+                    f"{RED}{'-' * 75}{RESET}",
+                    f"{RED}CancelledError{RESET}    Traceback (most recent call last)",
+                    f"reasoning so far: {YELLOW}{last_line}{RESET}",
+                    f"{RED}CancelledError{RESET}: ",
+                ],
+            ),
+        ],
+    )
+    in_python = nbformat.v4.new_code_cell(
+        "trace = think('Why?', model='llamacpp:m')",
+        outputs=[
+            nbformat.v4.new_output(
+                "error",
+                ename="KeyboardInterrupt",
+                evalue="",
+                traceback=[
+                    f"{RED}KeyboardInterrupt{RESET}    Traceback (most recent call last)",
+                    f"    reasoning = {YELLOW}'- LEAK-B list item{RESET} with *emphasis*'",
+                    f"{RED}KeyboardInterrupt{RESET}: ",
+                ],
+            )
+        ],
+    )
+    return [pinned, selection, legacy, interrupted, in_python]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> dict:
+    """fmt -> the stripped export's text, plus ``"nb"``: the stripped notebook, parsed."""
+    root = tmp_path_factory.mktemp("strip")
+    with WireServer() as server:
+        server.route(
+            "POST",
+            CHAT,
+            Reply.sse(wf.chat_sse(REASONING, ANSWER, usage=True)),
+            Reply.sse(wf.chat_sse(*TEXT_VIEW, usage=True)),
+        )
+        think = f"%%think --model llamacpp:m --base-url {server.url} --preset high\n"
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [
+            nbformat.v4.new_code_cell("%load_ext reasoning_nb"),
+            nbformat.v4.new_code_cell(think + "Why?"),
+            nbformat.v4.new_code_cell("_think"),
+            nbformat.v4.new_code_cell("display(_think)"),
+            nbformat.v4.new_code_cell("%config ThinkMagics.widget = 'never'"),
+            nbformat.v4.new_code_cell(think + "And then?"),
+        ]
+        NotebookClient(nb, timeout=60, kernel_name="python3", record_timing=False).execute()
+    nb.cells += _later_cells()
+    source = root / "leaks.ipynb"
+    nbformat.write(nb, source)
+    assert all(f"LEAK-{c}" in source.read_text() for c in "ABCDEFG")
+
+    def run(fmt: str) -> tuple[str, str]:
+        out = root / fmt
+        command = [sys.executable, "-m", "jupyter", "nbconvert", f"--to=reasoning-{fmt}"]
+        command += [str(source), "--ReasoningPreprocessor.mode=strip", f"--output-dir={out}"]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return fmt, (out / f"leaks{FORMATS[fmt]}").read_text()
+
+    with ThreadPoolExecutor(3) as pool:
+        texts = dict(pool.map(run, FORMATS))
+    return texts | {"nb": nbformat.reads(texts["notebook"], as_version=4)}
+
+
+def _cell(nb: dict, source: str) -> dict:
+    return next(c for c in nb["cells"] if "".join(c["source"]) == source)
+
+
+def _text(value) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_strip_leaves_no_reasoning_and_keeps_the_answers(exported, fmt):
+    text = exported[fmt]
+    assert "LEAK-" not in text
+    assert ANSWER in text and TEXT_VIEW[1] in text
+    assert TRACEBACK_REMOVED in text
+
+
+def test_a_displayed_think_is_marked_and_rebuilt_without_reasoning(exported):
+    """``_think`` as a cell's value and ``display(_think)`` carry the trace as their marker;
+    strip rebuilds them from it: the answer stays, the formatted reasoning goes."""
+    nb = exported["nb"]
+    for source in ("_think", "display(_think)"):
+        [output] = _cell(nb, source)["outputs"]
+        assert "LEAK-" not in _text(output), source
+        assert ANSWER in "".join(output["data"]["text/markdown"])
+        saved = output["metadata"]["reasoning_nb_display"]
+        assert saved["reasoning"] == "" and saved["answer"] == ANSWER
+    # ... and one saved before displayed traces were marked is found by its rendered form
+    legacy = [c for c in nb["cells"] if "".join(c["source"]) == "_think"][1]
+    assert "LEAK-" not in _text(legacy["outputs"])
+    assert REMOVED in "".join(legacy["outputs"][0]["data"]["text/markdown"])
+    nbformat.validate(nbformat.reads(exported["notebook"], as_version=4))
+
+
+def test_pinned_cells_keep_their_head_line_only(exported):
+    pinned = [c for c in exported["nb"]["cells"] if PIN_KEY in c["metadata"]]
+    assert len(pinned) == 2  # all of the reasoning, and a selection of it
+    for cell in pinned:
+        head = "> **Reasoning of llamacpp:m · preset high**"
+        assert "".join(cell["source"]) == f"{head}\n>\n> {REMOVED}"
+        assert cell["metadata"][PIN_KEY] == {"model": "llamacpp:m", "preset": "high", "run": 1}
+
+
+def test_interrupt_tracebacks_are_replaced_by_a_marker_line(exported):
+    nb = exported["nb"]
+    think_cell = _cell(nb, "%%think --model llamacpp:m --preset high\nWhy?")
+    static, error = think_cell["outputs"]
+    assert static["metadata"]["reasoning_nb"]["reasoning"] == ""
+    assert error["ename"] == "CancelledError"
+    assert error["traceback"] == [f"CancelledError: {TRACEBACK_REMOVED}"]
+    [error] = _cell(nb, "trace = think('Why?', model='llamacpp:m')")["outputs"]
+    assert error["traceback"] == [f"KeyboardInterrupt: {TRACEBACK_REMOVED}"]
+
+
+def test_a_think_cells_streamed_text_is_replaced_by_a_marker_line(exported):
+    """The text view streams the reasoning to stdout (short lines too); the answer stays in
+    the traced output below it."""
+    cell = next(c for c in exported["nb"]["cells"] if "".join(c["source"]).endswith("And then?"))
+    streams = [o for o in cell["outputs"] if o["output_type"] == "stream"]
+    assert streams == [{"output_type": "stream", "name": "stdout", "text": REMOVED + "\n"}]
+    [traced] = [o for o in cell["outputs"] if "reasoning_nb" in o.get("metadata", {})]
+    assert "".join(traced["data"]["text/plain"]).startswith(TEXT_VIEW[1])
