@@ -75,11 +75,10 @@ def stats(source: Any = None) -> TraceStats:
     trace, a list of traces or trace dicts, or None for this IPython session's ``%%think`` runs."""
     reader = _Reader()
     if source is None:
-        traces = _session_traces()
-        if traces is None:
-            reader.note("no %think session here: %load_ext reasoning_nb, or pass a notebook")
-            traces = []
-        reader.items(traces)
+        rows = _session_rows()
+        if rows is not None:
+            return session_stats(rows)
+        reader.note("no %think session here: %load_ext reasoning_nb, or pass a notebook")
     elif isinstance(source, (str, os.PathLike)):
         reader.notebook(_load(Path(source)))
     elif isinstance(source, dict) and "cells" in source:
@@ -94,14 +93,19 @@ def stats(source: Any = None) -> TraceStats:
     return TraceStats(reader.rows, reader.notes + more)
 
 
-def _session_traces() -> list[Trace] | None:
+def session_stats(rows: Iterable[dict[str, Any]]) -> TraceStats:
+    """A session's runs from the rows ``%%think`` kept of them (numbers, no text), numbered."""
+    return TraceStats([{**r, "source": f"#{i}"} for i, r in enumerate(rows, 1)], [])
+
+
+def _session_rows() -> Iterable[dict[str, Any]] | None:
     try:
         from IPython import get_ipython
     except ImportError:  # pragma: no cover - IPython comes with the package
         return None
     shell = get_ipython()
     magics = shell and shell.magics_manager.registry.get("ThinkMagics")
-    return getattr(magics, "traces", None)
+    return getattr(magics, "stats_rows", None)
 
 
 def _load(path: Path) -> Any:

@@ -20,10 +20,19 @@ class KernelSession:
         self.kc.stop_channels()
         self.km.shutdown_kernel(now=True)
 
-    def run(self, code: str, timeout: float = 60) -> list[dict[str, Any]]:
+    def run(self, code: str, timeout: float = 60, cell_id: str | None = None) -> list[dict]:
         """Execute and wait for idle; returns this cell's iopub messages."""
-        msg_id = self.kc.execute(code)
-        return self.collect(msg_id, timeout)
+        return self.collect(self.execute(code, cell_id), timeout)
+
+    def execute(self, code: str, cell_id: str | None = None) -> str:
+        """Send an execute request; ``cell_id`` as JupyterLab sends it (jupyter_client does not)."""
+        if cell_id is None:
+            return self.kc.execute(code)
+        content = {"code": code, "silent": False, "store_history": True,
+                   "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}  # fmt: skip
+        msg = self.kc.session.msg("execute_request", content, metadata={"cellId": cell_id})
+        self.kc.shell_channel.send(msg)
+        return msg["header"]["msg_id"]
 
     def collect(self, msg_id: str, timeout: float = 60, until=None) -> list[dict[str, Any]]:
         """Read iopub until the cell is idle (or ``until(msg)`` is true)."""

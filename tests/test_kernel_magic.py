@@ -26,10 +26,13 @@ def kernel():
     session.close()
 
 
-def execute_notebook(*sources: str) -> nbformat.NotebookNode:
+def execute_notebook(*sources: str, allow_errors: bool = False) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(s) for s in ("%load_ext reasoning_nb", *sources)]
-    NotebookClient(nb, timeout=60, kernel_name="python3", record_timing=False).execute()
+    client = NotebookClient(
+        nb, timeout=60, kernel_name="python3", record_timing=False, allow_errors=allow_errors
+    )
+    client.execute()
     return nb
 
 
@@ -71,10 +74,15 @@ def test_saved_notebook_has_widget_static_fallbacks_and_trace(wire_server):
 def test_dropped_stream_leaves_marked_partial_trace(wire_server):
     frames = wf.chat_sse("step one, step two", "The answer is", done=False)
     wire_server.route("POST", CHAT, Reply.sse(frames, drop_after=len("".join(frames[:-2]))))
-    nb = execute_notebook(f"%%think --model llamacpp:m --base-url {wire_server.url}\nQ")
+    nb = execute_notebook(
+        f"%%think --model llamacpp:m --base-url {wire_server.url}\nQ", allow_errors=True
+    )
     [output] = traced_outputs(nb.cells[1])
     saved = output.metadata["reasoning_nb"]
     assert saved["status"] == "error" and "dropped mid-stream" in saved["error"]
+    [failed] = [o for o in nb.cells[1].outputs if o.output_type == "error"]  # the cell failed
+    [line] = failed.traceback  # with one line, not a traceback
+    assert line.startswith("%%think failed: ") and "dropped mid-stream" in line
     assert saved["reasoning"] == "step one, step two" and saved["answer"].startswith("The answer")
     assert "dropped mid-stream" in output.data["text/html"]
 

@@ -31,8 +31,11 @@ def ip():
 
 
 def think_cell(ip, line: str, body: str):
+    """Run a %%think cell as the shell runs any cell; ``cap.error`` is what it failed with."""
     with capture_output() as cap:
-        ip.run_cell_magic("think", line, body)
+        result = ip.run_cell(f"%%think {line}\n{body}")
+    failed = result.error_before_exec or result.error_in_exec
+    cap.error = "\n".join(failed._render_traceback_()) if failed else ""
     return cap
 
 
@@ -92,8 +95,8 @@ def test_dropped_stream_keeps_marked_partial_trace(ip, wire_server):
     cut = len("".join(frames[:-3]).encode())
     wire_server.route("POST", CHAT, Reply.sse(frames, drop_after=cut))
     cap = think_cell(ip, f"--model llamacpp:m --base-url {wire_server.url}", "Q")
-    assert "dropped mid-stream" in cap.stderr
-    assert "Traceback" not in cap.stderr
+    assert cap.error.startswith("%%think failed: ") and "dropped mid-stream" in cap.error
+    assert "Traceback" not in cap.stdout + cap.stderr
     saved = cap.outputs[-1].metadata[METADATA_KEY]
     assert saved["status"] == "error" and saved["reasoning"] == "a long thought"
     assert saved["answer"].startswith("partial")
@@ -111,9 +114,8 @@ def test_dropped_stream_keeps_marked_partial_trace(ip, wire_server):
 )
 def test_bad_input_is_one_clear_line(ip, line, body, message):
     cap = think_cell(ip, line, body)
-    assert message in cap.stderr
-    assert "Traceback" not in cap.stderr
-    assert len(cap.stderr.strip().splitlines()) == 1
+    assert message in cap.error and len(cap.error.splitlines()) == 1  # the cell fails, one line
+    assert "Traceback" not in cap.stdout + cap.stderr
     assert not cap.outputs
 
 
@@ -122,8 +124,8 @@ def test_connection_refused_is_one_line(ip):
 
     url = f"http://127.0.0.1:{free_port()}"
     cap = think_cell(ip, f"--model llamacpp:m --base-url {url}", "Q")
-    assert f"Could not connect to {url}" in cap.stderr and "llama-server" in cap.stderr
-    assert "Traceback" not in cap.stderr
+    assert f"Could not connect to {url}" in cap.error and "llama-server" in cap.error
+    assert "Traceback" not in cap.stdout + cap.stderr
     assert cap.outputs[-1].metadata[METADATA_KEY]["status"] == "error"
 
 
@@ -164,9 +166,9 @@ def test_api_key_never_reaches_output_metadata_or_errors(ip, wire_server, monkey
     )
     for _ in range(2):  # the HTTP error, then an in-band error that echoes the key
         cap = think_cell(ip, f"--model llamacpp:m --base-url {wire_server.url}", "Q")
-        everything = cap.stdout + cap.stderr + repr([(o.data, o.metadata) for o in cap.outputs])
-        assert key not in everything
-        assert "[redacted]" in cap.stderr or "refused the API key" in cap.stderr
+        shown = (cap.stdout, cap.stderr, cap.error, [(o.data, o.metadata) for o in cap.outputs])
+        assert key not in repr(shown)
+        assert "[redacted]" in cap.error or "refused the API key" in cap.error
     assert wire_server.last.headers["authorization"] == f"Bearer {key}"  # it was really sent
     assert key not in repr(ip.user_ns["_think"].to_dict())
 

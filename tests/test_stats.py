@@ -280,9 +280,9 @@ def ip():
     shell.run_line_magic("load_ext", "reasoning_nb")
     magics = shell.magics_manager.registry["ThinkMagics"]
     magics.widget = "never"
-    magics.traces.clear()
+    magics.stats_rows.clear()
     yield shell
-    magics.traces.clear()
+    magics.stats_rows.clear()
     magics.session.clear()
     magics.chats.clear()
     magics.widget = "auto"

@@ -144,10 +144,9 @@ def _ended(trace: Trace) -> Trace:
 
 
 def _remember(magics: ThinkMagics, traces: list[Trace], chat: Conversation | None) -> None:
-    for i, trace in enumerate(traces):
-        magics.traces.append(trace)
-        if i == 0:
-            magics.last = trace
+    for trace in traces:
+        magics.record(trace)
+    magics.last = traces[0]
     if magics.shell is not None:
         magics.shell.user_ns["_think"] = traces[0]
         magics.shell.user_ns["_compare"] = traces
@@ -185,7 +184,10 @@ class CompareTextRunner:
             traces = [_ended(r.trace) for r in runs]
             _remember(self.magics, traces, chat)
             save(traces, static_class=False)
-        return None
+        return traces
+
+    def close(self) -> None:
+        """Nothing outlives the cell."""
 
 
 class CompareWidget:
@@ -362,6 +364,15 @@ class CompareWidgetRunner:
         if self.scope is not None:
             self.scope.cancel()
 
+    def close(self) -> None:
+        """The cell runs again: stop, and close every widget of this output."""
+        self.stop()
+        view = getattr(self, "view", None)
+        if view is not None:
+            from .widget import close_tree
+
+            close_tree(view.root)
+
     async def run(self, prompt: str, variants: list[Variant], chat: Conversation | None):
         view = CompareWidget(
             [v.label for v in variants],
@@ -405,4 +416,4 @@ class CompareWidgetRunner:
             view.end(traces)
             _remember(self.magics, traces, chat)
             save(traces, static_class=True)
-        return None
+        return traces

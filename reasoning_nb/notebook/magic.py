@@ -5,20 +5,26 @@ keeps handling widget messages while the model streams: the Stop button and the 
 dropdown work mid-run (ipykernel 7.4 dispatches comm messages during a running async cell).
 Where the cell cannot be awaited, it runs on a worker loop and blocks; kernel interrupt still
 stops it.
+
+A run that fails fails its cell (Run All stops) with one line, not a traceback; an interrupt
+ends it with "stopped: kernel interrupt". Stop is not a failure. Running a cell again closes
+the widgets of its previous output.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import sys
+from collections import deque
 from typing import Any
 
+import anyio
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 from traitlets import Bool, Enum, Float, Int, Unicode
 
+from ..analytics import row, session_stats
 from ..api import call_blocking
 from ..config import defaults
 from ..core.history import Conversation
@@ -27,12 +33,15 @@ from ..core.trace import Trace
 from ..errors import ReasoningNBError
 from ..providers import catalog
 from ..run import Run
+from . import interrupts
 from .compare import CompareTextRunner, CompareWidgetRunner, parse_variants
 from .listing import list_text
-from .runners import TextRunner, WidgetRunner
+from .runners import CellError, TextRunner, WidgetRunner
 
 _CELL_CALL = re.compile(r"^(\s*)get_ipython\(\)\.run_cell_magic\('think', ")
 _ASYNC_ENTRY = "__reasoning_nb_think__"
+MAX_STATS_ROWS = 10_000
+"""Runs ``%think --stats`` remembers (a row of numbers each, no text); the oldest go first."""
 
 
 def _flags(func):
@@ -115,8 +124,10 @@ class ThinkMagics(Magics):
         self.session: dict[str, Any] = {}
         self.chats: dict[str, Conversation] = {}
         self.last: Trace | None = None
-        self.traces: list[Trace] = []
-        """Every finished run of this session, re-runs included: what ``%think --stats`` shows."""
+        self.stats_rows: deque[dict[str, Any]] = deque(maxlen=MAX_STATS_ROWS)
+        """A row per finished run of this session, re-runs included: what ``--stats`` shows."""
+        self._cell_id: str | None = None  # of the cell running now, where the front end says
+        self._outputs: dict[str, Any] = {}  # cell id -> the runner of its %%think output
 
     # -- the magic -----------------------------------------------------------------------------
 
@@ -135,40 +146,32 @@ class ThinkMagics(Magics):
         runs (reasoning_nb.stats(path) does the same for a notebook).
         """
         args = self._parse(line)
-        if args is None:
-            return None
         if cell is None:
             return self._line(args)
         job = self._prepare(args, cell)
-        return None if job is None else call_blocking(lambda: self._execute(*job))
+        try:
+            return call_blocking(lambda: self._execute(*job))
+        except KeyboardInterrupt:  # the worker loop's run is cancelled and saved by now
+            raise CellError.stopped() from None
 
     async def think_async(self, line: str, cell: str):
         """The awaited form the input transformer calls (same behaviour as the cell magic)."""
-        args = self._parse(line)
-        job = None if args is None else self._prepare(args, cell)
-        return None if job is None else await self._execute(*job)
+        return await self._execute(*self._prepare(self._parse(line), cell))
 
     def _parse(self, line: str):
         try:
             return parse_argstring(self.think, line)
         except Exception as exc:  # argparse's UsageError: one line, not a traceback
-            print(f"%think: {exc}; see %%think? for the flags.", file=sys.stderr)
-            return None
+            raise CellError(f"%think: {exc}; see %%think? for the flags.") from None
 
     def _line(self, args) -> None:
         if args.compare is not None:
-            print(
-                "%think: --compare is for the cell form (%%think --compare low,high).",
-                file=sys.stderr,
-            )
-            return
+            raise CellError("%think: --compare is for the cell form (%%think --compare low,high).")
         if args.list:
             print(call_blocking(list_text))
             return
         if args.stats:
-            from ..analytics import stats
-
-            display(stats(self.traces))
+            display(session_stats(self.stats_rows))
             return
         changed = {k: v for k, v in self._options(args).items() if v is not None}
         if args.hide_reasoning:
@@ -180,8 +183,7 @@ class ThinkMagics(Magics):
             if "model" in changed:
                 catalog.parse_model(changed["model"])
         except ReasoningNBError as exc:
-            print(f"%think: {exc}", file=sys.stderr)
-            return
+            raise CellError(f"%think: {exc}") from None
         self.session.update(changed)
         if "model" in changed:
             defaults.model = changed["model"]  # think() in this session follows %think too
@@ -206,14 +208,10 @@ class ThinkMagics(Magics):
         }
 
     def _prepare(self, args, cell: str):
-        """Flags + session defaults + config -> the run's arguments, or None after an error."""
+        """Flags + session defaults + config -> the run's arguments; CellError when invalid."""
         prompt = cell.strip()
         if not prompt:
-            print(
-                "%%think: the cell is empty; write the prompt below the %%think line.",
-                file=sys.stderr,
-            )
-            return None
+            raise CellError("%%think: the cell is empty; write the prompt below the %%think line.")
         options = {
             # flag > %think default > REASONING_NB_MODEL > c.ThinkMagics.default_model > discovery
             "model": os.environ.get("REASONING_NB_MODEL") or self.default_model,
@@ -230,26 +228,49 @@ class ThinkMagics(Magics):
             if args.compare is not None:
                 options = parse_variants(args.compare, options, prompt)
         except ReasoningNBError as exc:
-            print(f"%%think: {exc}", file=sys.stderr)
-            return None
+            raise CellError(f"%%think: {exc}") from None
         return prompt, options, hide, chat, args.debug
 
-    async def _execute(self, prompt, options, hide, chat, debug):
+    async def _execute(self, prompt, options, hide, chat, debug) -> None:
         widget = self._use_widget()
         if isinstance(options, list):  # --compare: a list of variants
             kind = CompareWidgetRunner if widget else CompareTextRunner
         else:
             kind = WidgetRunner if widget else TextRunner
-        return await kind(self, hide=hide, debug=debug).run(prompt, options, chat)
+        runner = kind(self, hide=hide, debug=debug)
+        self._replace_output(runner)
+        try:
+            traces = await runner.run(prompt, options, chat)
+        except (anyio.get_cancelled_exc_class(), KeyboardInterrupt):
+            raise CellError.stopped() from None  # the runner saved the partial trace
+        failure = CellError.failed(traces, debug)
+        if failure is not None:
+            raise failure
+
+    def _replace_output(self, runner) -> None:
+        """This cell ran before: stop its old output's runs and close its widgets."""
+        if self._cell_id is None:  # the front end did not say which cell (nbclient, console)
+            return
+        old = self._outputs.pop(self._cell_id, None)
+        if old is not None:
+            old.close()
+        self._outputs[self._cell_id] = runner
+
+    def _pre_run_cell(self, info) -> None:
+        self._cell_id = getattr(info, "cell_id", None)
 
     def _use_widget(self) -> bool:
         if self.widget != "auto":
             return self.widget == "always"
         return getattr(self.shell, "kernel", None) is not None
 
+    def record(self, trace: Trace) -> None:
+        """One finished run, for ``--stats``."""
+        self.stats_rows.append(row(trace))
+
     def remember(self, trace: Trace, chat: Conversation | None) -> None:
         self.last = trace
-        self.traces.append(trace)
+        self.record(trace)
         if self.shell is not None:
             self.shell.user_ns["_think"] = trace
         if chat is not None:
@@ -274,6 +295,8 @@ def transform_think_cells(lines: list[str]) -> list[str]:
 def load_ipython_extension(ipython) -> None:
     magics = ThinkMagics(shell=ipython)
     ipython.register_magics(magics)
+    ipython.events.register("pre_run_cell", magics._pre_run_cell)
+    interrupts.install(ipython)
     ipython.push({_ASYNC_ENTRY: magics.think_async}, interactive=False)
     if getattr(ipython, "autoawait", False) and transform_think_cells not in (
         ipython.input_transformers_post
@@ -282,6 +305,9 @@ def load_ipython_extension(ipython) -> None:
 
 
 def unload_ipython_extension(ipython) -> None:
+    magics = ipython.magics_manager.registry.get("ThinkMagics")
+    if magics is not None and magics._pre_run_cell in ipython.events.callbacks["pre_run_cell"]:
+        ipython.events.unregister("pre_run_cell", magics._pre_run_cell)
     if transform_think_cells in ipython.input_transformers_post:
         ipython.input_transformers_post.remove(transform_think_cells)
 

@@ -44,7 +44,9 @@ def executing_cell_id() -> str:
 class PinButton(anywidget.AnyWidget):
     """The "Pin" button of a ``ThinkWidget``; pins from the run ``shown()`` returns."""
 
-    _esm = Path(__file__).parent / "static" / "pin.js"
+    # The text, not the path: anywidget ties every instance made from a file path to the file
+    # (for hot reload) with a strong reference, so no PinButton would ever be freed.
+    _esm = (Path(__file__).parent / "static" / "pin.js").read_text(encoding="utf-8")
     cell_id = Unicode("", help="The notebook cell the widget was made in.").tag(sync=True)
 
     def __init__(self, shown: Callable[[], tuple[Trace, int] | None], **kwargs: Any) -> None:

@@ -21,6 +21,7 @@ from ..core.trace import Trace
 from ..errors import ReasoningNBError
 from ..run import Run
 from ..terminal import TerminalView, inert
+from . import interrupts
 
 if TYPE_CHECKING:
     from .magic import ThinkMagics
@@ -54,13 +55,44 @@ def error_line(exc: BaseException, debug: bool) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+class CellError(Exception):
+    """Ends a ``%%think`` cell as failed, so Run All stops there, with one line where IPython
+    would print a traceback (``_render_traceback_``); the widget and the saved trace stay."""
+
+    def __init__(self, line: str, *, interrupt: bool = False, detail: str = ""):
+        super().__init__(line)
+        self.interrupt = interrupt
+        self.lines = [inert(line), *inert(detail).splitlines()]
+
+    def _render_traceback_(self) -> list[str]:
+        return self.lines
+
+    @classmethod
+    def stopped(cls) -> CellError:
+        return cls("stopped: kernel interrupt", interrupt=True)
+
+    @classmethod
+    def failed(cls, traces: list[Trace], debug: bool) -> CellError | None:
+        """The error of the first failed run, if one failed (a stopped run is not a failure)."""
+        failed = [t for t in traces if t.status == "error"]
+        if not failed:
+            return None
+        error = failed[0].error or "the run failed"
+        more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        if debug:  # --debug: the whole traceback the trace kept
+            return cls(f"%%think failed{more}:", detail=error)
+        return cls(f"%%think failed: {error.splitlines()[0]}{more}")
+
+
 class TextRunner:
     """No widget frontend: stream to stdout, then the static output with the trace metadata."""
 
     def __init__(self, magics: ThinkMagics, *, hide: bool, debug: bool):
         self.magics, self.hide, self.debug = magics, hide, debug
 
-    async def run(self, prompt: str, options: dict[str, Any], chat: Conversation | None):
+    async def run(
+        self, prompt: str, options: dict[str, Any], chat: Conversation | None
+    ) -> list[Trace]:
         run = Run(prompt, history=self.magics.history_for(chat, options.get("model")), **options)
         view = TerminalView(show_reasoning=not self.hide)
         try:
@@ -68,26 +100,40 @@ class TextRunner:
                 if not isinstance(event, Done):
                     view.on_event(event)
         except ReasoningNBError as exc:
-            print(f"\nerror: {inert(error_line(exc, self.debug))}", file=sys.stderr)
+            if self.debug:  # the cell's error line says the rest
+                print(f"\nerror: {inert(error_line(exc, True))}", file=sys.stderr)
         finally:
             trace = run.trace
             view.finish(trace)
             self.magics.remember(trace, chat)
             display(render.bundle(trace), raw=True, metadata={METADATA_KEY: trace.to_dict()})
+        return [trace]
+
+    def close(self) -> None:
+        """Nothing outlives the cell."""
 
 
 class WidgetRunner:
-    """A live widget while the model streams; the final output also carries static fallbacks."""
+    """A live widget while the model streams; the final output also carries static fallbacks.
+
+    The preset dropdown and Continue ask for another run in the same widget. While the cell
+    runs, that run is queued in the cell (the cell ends after it, with ``_think`` set to it);
+    after the cell ended, it streams on the kernel's loop. Either way an interrupt stops it.
+    """
 
     def __init__(self, magics: ThinkMagics, *, hide: bool, debug: bool):
         self.magics, self.hide, self.debug = magics, hide, debug
         self.view = None
         self.static = None
-        self._rerun_task = None
         self.scope: anyio.CancelScope | None = None
         self.runs: list[Trace] = []
+        self._next: tuple[dict[str, Any], Continuation | None] | None = None
+        self._driving = False  # a loop (the cell's, or a task's after the cell) takes _next
+        self._task = None  # that task: the loop holds tasks only weakly
 
-    async def run(self, prompt: str, options: dict[str, Any], chat: Conversation | None):
+    async def run(
+        self, prompt: str, options: dict[str, Any], chat: Conversation | None
+    ) -> list[Trace]:
         from .widget import ThinkWidget  # ipywidgets only when a widget is shown
 
         self.prompt, self.options, self.chat = prompt, options, chat
@@ -105,11 +151,19 @@ class WidgetRunner:
         # below it is the fallback (see PAIRING_STYLE).
         view_only = {WIDGET_VIEW: self.view.root._repr_mimebundle_()[WIDGET_VIEW], "text/plain": ""}
         display(view_only, raw=True)
-        await self._stream(options)
+        self._next = (options, None)
+        return [await self._drive()]
 
     def stop(self) -> None:
         if self.scope is not None:
             self.scope.cancel()
+
+    def close(self) -> None:
+        """The cell runs again: stop what streams and close every widget of this output."""
+        self._next = None
+        self.stop()
+        if self.view is not None:
+            self.view.close()
 
     def _rerun(self, preset: str) -> None:
         """The dropdown changed: run the same prompt again in the same widget."""
@@ -120,17 +174,33 @@ class WidgetRunner:
         self._again({**self.options, "preset": trace.preset}, Continuation.of(trace, hint, number))
 
     def _again(self, options: dict[str, Any], continuation: Continuation | None = None) -> None:
-        if self.scope is not None:  # still running: stop first, then run again
-            self.scope.cancel()
+        self._next = (options, continuation)  # the newest ask wins
+        self.stop()  # a run still streaming ends first, as stopped
+        if self._driving:
+            return
         try:
             import asyncio
 
-            # Keep a reference: the loop holds tasks only weakly.
-            self._rerun_task = asyncio.get_running_loop().create_task(
-                self._stream(options, continuation)
-            )
+            self._task = asyncio.get_running_loop().create_task(self._drive())
         except RuntimeError:  # no loop in this thread (blocking mode): run to the end here
-            call_blocking(lambda: self._stream(options, continuation))
+            call_blocking(self._drive)
+
+    async def _drive(self) -> Trace:
+        """Stream what was asked, then whatever was asked meanwhile; the last run's trace."""
+        self._driving = True
+        try:
+            trace = None
+            while self._next is not None:
+                options, continuation = self._next
+                self._next = None
+                trace = await self._stream(options, continuation)
+            assert trace is not None
+            return trace
+        except BaseException:
+            self._next = None  # an interrupt also drops a re-run asked for meanwhile
+            raise
+        finally:
+            self._driving = False
 
     async def _stream(
         self, options: dict[str, Any], continuation: Continuation | None = None
@@ -142,7 +212,7 @@ class WidgetRunner:
         view.set_phase("connecting")
         error: BaseException | None = None
         try:
-            with anyio.CancelScope() as scope:
+            with anyio.CancelScope() as scope, interrupts.streaming(scope.cancel):
                 self.scope = scope
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._tick, 1.0 / max(1.0, self.magics.max_updates_per_second))

@@ -67,8 +67,9 @@ HEADER_CLASS, STATUS_CLASS, RUNS_CLASS, STEER_CLASS = (
     "reasoning-nb-runs",
     "reasoning-nb-steer",
 )
-STEERABLE = ("cancelled", "truncated", "error")
-"""The statuses of a run that Continue can pick up."""
+STEERABLE = ("cancelled", "truncated")
+"""The statuses of a run that Continue can pick up; also an error after text arrived (a dropped
+stream), never one before (a 404, a refused connection: asking again would fail the same way)."""
 _L = f".{LIVE_CLASS}"
 STYLE = "".join(
     f"{_L} {rule}"
@@ -445,7 +446,7 @@ class ThinkWidget:
         run = self._shown
         parts: list[W.Widget] = []
         if self._live is None and run is not None and run.finished:
-            if self.on_continue is not None and run.trace.status in STEERABLE:
+            if self.on_continue is not None and _steerable(run.trace):
                 parts += [self.continue_button, self.hint]
             if run.trace.reasoning:
                 parts.append(self.pin)
@@ -454,6 +455,11 @@ class ThinkWidget:
     def _pinnable(self) -> tuple[Trace, int] | None:
         run = self._shown
         return (run.trace, run.number) if run is not None and run.finished else None
+
+    def close(self) -> None:
+        """Close every widget model of this view, the runs not on screen included."""
+        roots = [self.root, self.continue_button, self.hint, self.pin]
+        close_tree(*roots, *(run.root for run in self._all))
 
     # -- user actions ----------------------------------------------------------------------------
 
@@ -489,3 +495,25 @@ class ThinkWidget:
         self._update_steer()
         self._render_status(now)
         self._note(now, mark)
+
+
+def _steerable(trace: Trace) -> bool:
+    arrived = bool(trace.reasoning or trace.answer)
+    return trace.status in STEERABLE or (trace.status == "error" and arrived)
+
+
+def close_tree(*roots: W.Widget) -> None:
+    """Close these widgets and every widget they reach (children, layout, style, ...): a closed
+    model leaves the kernel's registry and the front end."""
+    seen: set[int] = set()
+    todo = list(roots)
+    while todo:
+        widget = todo.pop()
+        if id(widget) in seen:
+            continue
+        seen.add(id(widget))
+        for name in widget.keys:
+            value = getattr(widget, name, None)
+            items = value if isinstance(value, (list, tuple)) else (value,)
+            todo.extend(v for v in items if isinstance(v, W.Widget))
+        widget.close()

@@ -1,0 +1,92 @@
+"""A kernel interrupt stops every run this kernel is streaming, in a cell or not.
+
+ipykernel 7.4 turns an interrupt during an async cell into a ``CancelledError`` in that cell and
+ignores SIGINT while no cell runs. Re-runs from the preset dropdown and Continue may stream from
+the kernel's event loop after their cell ended, out of an interrupt's reach. So every stream
+registers its stop here (:func:`streaming`), and both kinds of interrupt stop them all: one that
+ends a cell (any cell: IPython's ``post_run_cell`` event) and a SIGINT while the kernel is idle
+(a handler in place of ipykernel's ``SIG_IGN``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+_streams: dict[int, tuple[Callable[[], object], asyncio.AbstractEventLoop | None]] = {}
+
+
+@contextmanager
+def streaming(stop: Callable[[], object]) -> Iterator[None]:
+    """While the block runs, an interrupt calls ``stop`` (on the loop the block runs on)."""
+    try:
+        loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
+    key = id(stop)
+    _streams[key] = (stop, loop)
+    try:
+        yield
+    finally:
+        _streams.pop(key, None)
+
+
+def stop_all() -> int:
+    """Stop every registered stream; returns how many there were."""
+    live = list(_streams.values())
+    for stop, loop in live:
+        if loop is not None and loop.is_running():
+            loop.call_soon_threadsafe(stop)  # safe from a signal handler and from other threads
+        else:
+            stop()
+    return len(live)
+
+
+def interrupted(exc: BaseException | None) -> bool:
+    """Whether a cell ended by an interrupt (the exception its run left, if any)."""
+    from .runners import CellError
+
+    if isinstance(exc, CellError):
+        return exc.interrupt
+    return isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
+
+
+def install(shell: Any) -> None:
+    """Hook this IPython shell's interrupts (once per shell)."""
+    if getattr(shell, "_reasoning_nb_interrupts", False):
+        return
+    shell._reasoning_nb_interrupts = True
+    shell.events.register("post_run_cell", _after_cell)
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:  # a terminal: SIGINT raises KeyboardInterrupt as it always did
+        return
+    # ipykernel sets Python's default handler around each message it handles and puts back
+    # what it saved before; during a message (this one, %load_ext) the idle handler is the
+    # saved one.
+    current = signal.getsignal(signal.SIGINT)
+    if hasattr(kernel, "saved_sigint_handler") and current is signal.default_int_handler:
+        kernel.saved_sigint_handler = _chain(kernel.saved_sigint_handler)
+    else:
+        with contextlib.suppress(ValueError):  # not the main thread: the cell-end hook works
+            signal.signal(signal.SIGINT, _chain(current))
+
+
+def _after_cell(result: Any) -> None:
+    if interrupted(getattr(result, "error_in_exec", None)):
+        stop_all()
+
+
+def _chain(previous: Any) -> Callable[[int, Any], None]:
+    def on_sigint(signum: int, frame: Any) -> None:
+        stop_all()
+        if callable(previous):
+            previous(signum, frame)
+
+    return on_sigint
+
+
+__all__ = ["install", "interrupted", "stop_all", "streaming"]

@@ -1,0 +1,201 @@
+"""How a %%think cell ends, in a real IPython kernel: kernel interrupt, a re-run asked for while
+the cell streams, a failed run, and what a cell leaves behind when it runs again."""
+
+from __future__ import annotations
+
+import time
+
+import nbformat
+import pytest
+import wire_fixtures as wf
+from kernel_session import KernelSession
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+from wire_server import Reply
+
+CHAT = "/v1/chat/completions"
+pytestmark = pytest.mark.kernel
+
+
+@pytest.fixture
+def kernel():
+    session = KernelSession()
+    session.run("%load_ext reasoning_nb")
+    yield session
+    session.close()
+
+
+def stalled(reasoning: str = "thinking slowly " * 5) -> Reply:
+    """A stream that sends some reasoning, then waits 30 s: only a stop ends it sooner."""
+    return Reply.sse(wf.chat_sse(reasoning, "never finished", done=False), stall_after=8, stall=30)
+
+
+def started_thinking(msg) -> bool:
+    state = msg["content"].get("data", {}).get("state", {}) if msg["msg_type"] == "comm_msg" else {}
+    return any(isinstance(v, str) and "thinking slowly" in v for v in state.values())
+
+
+def saves(msgs) -> list[dict]:
+    """The traces saved by these messages, in order (the static output, then its updates)."""
+    return [
+        m["content"]["metadata"]["reasoning_nb"]
+        for m in msgs
+        if m["msg_type"] in ("display_data", "update_display_data")
+        and "reasoning_nb" in m["content"].get("metadata", {})
+    ]
+
+
+def errors(msgs) -> list[dict]:
+    return [m["content"] for m in msgs if m["msg_type"] == "error"]
+
+
+def wait_for(kernel: KernelSession, until, timeout: float = 20) -> dict:
+    """Read iopub (any cell's, widget traffic included) until ``until(msg)``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        msg = kernel.kc.get_iopub_msg(timeout=max(0.05, deadline - time.monotonic()))
+        kernel._track(msg)
+        if until(msg):
+            return msg
+    raise AssertionError("the kernel never sent what the test waits for")
+
+
+def cell(wire_server, flags: str = "") -> str:
+    return f"%%think --model llamacpp:m --base-url {wire_server.url} {flags}\nQ"
+
+
+# -- 12: kernel interrupt -------------------------------------------------------------------------
+
+
+def test_interrupt_leaves_one_line_and_no_traceback(kernel, wire_server):
+    wire_server.route("POST", CHAT, stalled())
+    msg_id = kernel.execute(cell(wire_server))
+    kernel.collect(msg_id, 30, until=started_thinking)
+    kernel.km.interrupt_kernel()
+    msgs = kernel.collect(msg_id, 20)  # well inside the 30 s stall: the interrupt ended it
+    [error] = errors(msgs)
+    assert error["traceback"] == ["stopped: kernel interrupt"]  # not ~60 lines of CancelledError
+    assert "CancelledError" not in str(error)
+    trace = saves(msgs)[-1]
+    assert trace["status"] == "cancelled" and trace["reasoning"].startswith("thinking slowly")
+    assert kernel.value("_think.status") == "'cancelled'"
+    assert kernel.value("1 + 1") == "2"  # the kernel goes on
+
+
+def test_interrupt_stops_a_rerun_that_streams_after_its_cell_ended(kernel, wire_server):
+    wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse("quick", "first")), stalled())
+    kernel.run(cell(wire_server, "--preset low"))
+    dropdown = kernel.find("DropdownModel")
+    kernel.set_state(dropdown, index=kernel.comms[dropdown]["_options_labels"].index("high"))
+    wait_for(kernel, started_thinking)  # the re-run streams; no cell is running
+    kernel.km.interrupt_kernel()
+    msg = wait_for(kernel, lambda m: m["msg_type"] == "update_display_data")
+    trace = msg["content"]["metadata"]["reasoning_nb"]
+    assert trace["preset"] == "high" and trace["status"] == "cancelled"
+    assert trace["reasoning"].startswith("thinking slowly")
+    assert kernel.value("(_think.preset, _think.status)") == "('high', 'cancelled')"
+
+
+def test_interrupt_during_another_cell_stops_a_detached_rerun(kernel, wire_server):
+    wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse("quick", "first")), stalled())
+    kernel.run(cell(wire_server, "--preset low"))
+    dropdown = kernel.find("DropdownModel")
+    kernel.set_state(dropdown, index=kernel.comms[dropdown]["_options_labels"].index("high"))
+    wait_for(kernel, started_thinking)
+    msg_id = kernel.execute("import time\nfor _ in range(300): time.sleep(0.1)")
+    kernel.collect(msg_id, 10, until=lambda m: m["msg_type"] == "execute_input")
+    kernel.km.interrupt_kernel()
+    kernel.collect(msg_id, 20)  # the sleeping cell ends with its KeyboardInterrupt...
+    msg = wait_for(kernel, lambda m: m["msg_type"] == "update_display_data")
+    assert msg["content"]["metadata"]["reasoning_nb"]["status"] == "cancelled"  # ...and the run
+
+
+# -- 13: a re-run asked for while the cell streams -----------------------------------------------
+
+
+def test_a_rerun_asked_for_mid_stream_runs_inside_the_cell(kernel, wire_server):
+    wire_server.route("POST", CHAT, stalled(), Reply.sse(wf.chat_sse("deeper", "second")))
+    msg_id = kernel.execute(cell(wire_server, "--preset low"))
+    kernel.collect(msg_id, 30, until=started_thinking)
+    dropdown = kernel.find("DropdownModel")
+    kernel.set_state(dropdown, index=kernel.comms[dropdown]["_options_labels"].index("high"))
+    msgs = kernel.collect(msg_id, 20)  # the cell is idle only once the re-run is done
+    assert [(t["preset"], t["status"]) for t in saves(msgs)] == [
+        ("low", "cancelled"),
+        ("high", "complete"),
+    ]
+    assert not errors(msgs)  # a stop for a re-run is no failure
+    assert [b.get("reasoning_effort") for b in wire_server.bodies(CHAT)] == ["low", "high"]
+    assert kernel.value("(_think.preset, _think.answer)") == "('high', 'second')"
+
+
+# -- 14: a failed run fails the cell ---------------------------------------------------------------
+
+
+def test_a_failed_run_fails_the_cell_with_one_line(kernel, wire_server):
+    wire_server.route("POST", CHAT, Reply.json({"error": {"message": "model 'm' not found"}}, 404))
+    msgs = kernel.run(cell(wire_server))
+    [error] = errors(msgs)
+    [line] = error["traceback"]
+    assert line.startswith("%%think failed: ") and "model 'm' not found" in line
+    trace = saves(msgs)[-1]
+    assert trace["status"] == "error" and "model 'm' not found" in trace["error"]
+    steer = kernel.find("HBoxModel", _dom_classes=["reasoning-nb-steer"])
+    assert kernel.comms[steer]["children"] == []  # no Continue after a 404: it would fail again
+
+
+def test_continue_is_offered_after_a_dropped_stream(kernel, wire_server):
+    frames = wf.chat_sse("step one, step two", "The answer is", done=False)
+    wire_server.route("POST", CHAT, Reply.sse(frames, drop_after=len("".join(frames[:-2]))))
+    msgs = kernel.run(cell(wire_server))
+    assert errors(msgs) and saves(msgs)[-1]["status"] == "error"
+    steer = kernel.find("HBoxModel", _dom_classes=["reasoning-nb-steer"])
+    button = kernel.find("ButtonModel", description="Continue")
+    assert f"IPY_MODEL_{button}" in kernel.comms[steer]["children"]
+
+
+def test_run_all_stops_at_a_failed_cell(wire_server):
+    wire_server.route("POST", CHAT, Reply.json({"error": {"message": "no such model"}}, 404))
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(s)
+        for s in ("%load_ext reasoning_nb", cell(wire_server), "print('ran on')")
+    ]
+    with pytest.raises(CellExecutionError, match="no such model"):
+        NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+    assert nb.cells[2].outputs == []  # Run All stopped at the failed cell
+    failed = nb.cells[1].outputs
+    assert [o.output_type for o in failed] == ["display_data", "display_data", "error"]
+    assert failed[1].metadata["reasoning_nb"]["status"] == "error"  # the trace is kept
+
+
+# -- 15: what a cell leaves behind ---------------------------------------------------------------
+
+COUNT = (
+    "import gc, ipywidgets.widgets.widget as _w\nfrom reasoning_nb import Trace\n"
+    "gc.collect(); print(len(_w._instances), sum(isinstance(o, Trace) for o in gc.get_objects()))"
+)
+
+
+def counts(kernel: KernelSession) -> tuple[int, int]:
+    msgs = kernel.run(COUNT)
+    text = "".join(m["content"]["text"] for m in msgs if m["msg_type"] == "stream")
+    widgets, traces = text.split()
+    return int(widgets), int(traces)
+
+
+def test_running_a_cell_again_closes_its_old_widgets_and_keeps_no_old_traces(kernel, wire_server):
+    wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse("some reasoning", "an answer")))
+    kernel.run(cell(wire_server), cell_id="cell-a")
+    first = counts(kernel)
+    closed = []
+    for _ in range(4):
+        msgs = kernel.run(cell(wire_server), cell_id="cell-a")
+        closed += [m for m in msgs if m["msg_type"] == "comm_close"]
+    assert counts(kernel) == first  # the same cell, run 5 times: what one run leaves
+    assert len(closed) >= 4 * 30  # the front end was told to drop the old models
+    kernel.run(cell(wire_server), cell_id="cell-b")  # another cell keeps its own
+    assert counts(kernel)[0] > first[0]
+    assert kernel.value("len(get_ipython().magics_manager.registry['ThinkMagics'].stats_rows)") == (
+        "6"
+    )  # %think --stats still counts every run
