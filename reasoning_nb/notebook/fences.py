@@ -6,7 +6,8 @@ without one is cut by force: at the last line end (a cut inside a fence closes i
 part and reopens it in the tail, see :func:`fence_mark`), or in one long line after the last
 sentence in its newer half, else at the last space. A forced cut lands at or after ``keep`` (the
 text the live tail already shows) where it can, so the frozen part never shows less than the
-tail did (see ``LiveText``).
+tail did (see ``LiveText``). A :class:`Scanner` finds block ends in a text that grows at its
+end, resuming at the last line end it saw, so a live tail is scanned once, not once per delta.
 """
 
 from __future__ import annotations
@@ -66,12 +67,18 @@ class _Scan(NamedTuple):
     last_end: int  # the last line end
     fence_at_last_end: str | None  # the fence open there
     open_fence: str | None  # the fence open at the end of the text
+    prev_blank: bool = True  # the last line was blank (or closed a fence)
 
 
-def _scan(text: str, fence: str | None) -> _Scan:
-    natural, pos, prev_blank = 0, 0, True
-    open_fence = fence
-    last_end, fence_at_last_end = 0, fence
+def _scan(text: str, fence: str | None, start: _Scan | None = None) -> _Scan:
+    """Block ends in ``text`` (``fence``: open at its start); from ``start``, a scan of a prefix
+    of ``text`` (the lines up to its ``last_end`` are not read again)."""
+    if start is None:
+        natural, pos, prev_blank, open_fence = 0, 0, True, fence
+    else:
+        natural, pos, prev_blank = start.natural, start.last_end, start.prev_blank
+        open_fence = start.open_fence
+    last_end, fence_at_last_end = pos, open_fence
     while (nl := text.find("\n", pos)) >= 0:
         line, end = text[pos:nl], nl + 1
         if open_fence is not None:
@@ -87,7 +94,30 @@ def _scan(text: str, fence: str | None) -> _Scan:
             prev_blank = True
         last_end, fence_at_last_end = end, open_fence
         pos = end
-    return _Scan(natural, last_end, fence_at_last_end, open_fence)
+    return _Scan(natural, last_end, fence_at_last_end, open_fence, prev_blank)
+
+
+class Scanner:
+    """Scans a text that grows at its end (the live tail and what arrived since) for block ends,
+    resuming at the last line end of the text before when the new text extends it."""
+
+    def __init__(self) -> None:
+        self._fence: str | None = None
+        self._text = ""  # the text scanned last
+        self._done = ""  # ...up to its last line end
+        self._scan: _Scan | None = None
+
+    def __call__(self, text: str, fence: str | None) -> _Scan:
+        start = self._scan
+        if start is not None and fence == self._fence and text is self._text:
+            return start
+        if start is not None and (fence != self._fence or not text.startswith(self._done)):
+            start = None
+        scan = _scan(text, fence, start)
+        self._fence, self._text, self._scan = fence, text, scan
+        if start is None or scan.last_end != start.last_end:
+            self._done = text[: scan.last_end]
+        return scan
 
 
 def find_cut(
@@ -96,17 +126,19 @@ def find_cut(
     *,
     tail_limit: int = TAIL_LIMIT,
     keep: int = 0,
+    scanner: Scanner | None = None,
 ) -> Cut:
     """Where the unfrozen ``text`` (starting at a line start) may be frozen.
 
     ``fence`` is the opener line of a code fence still open at the start of ``text`` (after a
     forced cut), else None. ``keep``: what the live tail shows already; a forced cut lands at or
     after it, else waits for more text (unless the tail was past ``tail_limit`` already).
+    ``scanner``: one that scanned a prefix of ``text`` before, to go on from there.
     """
-    scan = _scan(text, fence)
+    scan = _scan(text, fence) if scanner is None else scanner(text, fence)
     cut = Cut(scan.natural, None, False) if scan.natural else Cut(0, fence, False)
     if len(text) - cut.at > tail_limit:
-        ends = scan[1:]
+        ends = scan.last_end, scan.fence_at_last_end, scan.open_fence
         if forced := _forced(text, cut.at, max(cut.at, keep), *ends):
             return forced
         # None after what the tail shows: wait for one (the next words, the line end) unless the
@@ -117,12 +149,15 @@ def find_cut(
 
 
 def cut_at(text: str, fence: str | None, at: int) -> Cut | None:
-    """A forced cut exactly at ``at`` if the text allows one there: a line end, or a space
-    outside a code fence; None inside a word or a line of code."""
+    """A cut exactly at ``at`` if the text allows one there: the end of a block (then not
+    forced: only blank lines after the last one), else a line end, or a space outside a code
+    fence; None inside a word or a line of code."""
     if at <= 0:
         return None
     scan = _scan(text[:at], fence)
     if scan.last_end == at:
+        if scan.natural and scan.open_fence is None and not text[scan.natural : at].strip():
+            return Cut(at, None, False)
         return Cut(at, scan.fence_at_last_end, True)
     line = text[scan.last_end : at]
     if scan.open_fence is None and line.endswith(" ") and line.strip() and not has_fence(line):

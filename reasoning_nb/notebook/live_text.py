@@ -14,17 +14,23 @@ joined the same way. ``finalize`` joins what is left and checks the pieces again
 the whole text, resending from the first piece that differs when they do not add up, so the end
 result is always exactly ``markdown_html(text)``. ``debt`` tells the owner about how much the
 joins and the final render will send.
+
+The work per delta does not grow with the text, whatever its shape: block ends are looked for
+from where the last look stopped (:class:`.fences.Scanner`), a new block is checked against the
+first and the last block of the unit before it (not the whole loose list), a chain that a later
+block continued is joined once it has ended (not again as each item ends), and the sizes the
+owner asks for are running totals.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import ipywidgets as W
 from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ..render import markdown_html
-from .fences import TAIL_LIMIT, Cut, bare_opener, cut_at, fence_mark, find_cut, has_fence
+from .fences import TAIL_LIMIT, Cut, Scanner, bare_opener, cut_at, fence_mark, find_cut, has_fence
 from .pages import Pages
 from .throttle import Meter, state_bytes
 
@@ -43,6 +49,16 @@ class _Block:
     widget: W.HTML
     forced: bool  # the next block continues it (a forced cut, or they only render together)
     final: int  # about the state bytes this block's source takes in the final render
+    head: bool = True  # it begins a block (not a piece after a forced cut)
+
+
+@dataclass(eq=False)
+class _Chain:
+    """Blocks shown apart that render as one block, to be joined into its first."""
+
+    blocks: list[_Block] = field(default_factory=list)
+    join: int = 0  # about the state bytes the join sends (kept as blocks are added: no sums)
+    goes_on: bool = False  # a later block continued it once (a loose list): it may go on again
 
 
 class LiveText:
@@ -80,13 +96,17 @@ class LiveText:
         self._pending_newline = False
         self._pending_code = False  # a fence mark may be in the pending text
         self._stale: list[W.HTML] = []  # blocks dropped by ``clear``, closed at the next flush
-        self._waiting: list[list[_Block]] = []  # ended chains, not joined yet
+        self._waiting: list[_Chain] = []  # ended chains, not joined yet
         self._chars = 0
-        self._forced_run = 0  # how many of the last blocks the next one continues
+        self._run = _Chain()  # the last blocks, if the next one continues them
+        self._head = True  # the unfrozen text begins a block (the last cut was not forced)
         self._reset = self._settle = False
         self._inflation = 1.1  # update bytes per source char, as the last tail render cost
         self._cost_key: tuple[int, ...] | None = None  # byte_cost's last question and answer
         self._cost = 0
+        self._scanner = Scanner()  # block ends in the unfrozen text, found as it grows
+        self._free_key: tuple[str, str | None] | None = None  # _plan's cut where the tail ends
+        self._free: Cut | None = None
 
     # -- text ----------------------------------------------------------------------------------
 
@@ -105,8 +125,8 @@ class LiveText:
         """Forget the text; the widgets are emptied at the next ``flush``."""
         self._stale += [b.widget for b in self._blocks]
         self._blocks, self._open, self._fence, self._pending = [], "", None, []
-        self._pending_chars, self._chars, self._forced_run, self._reset = 0, 0, 0, True
-        self._pending_code = False
+        self._pending_chars, self._chars, self._reset = 0, 0, True
+        self._run, self._pending_code, self._head = _Chain(), False, True
         self._settle, self._waiting = False, []
 
     @property
@@ -119,7 +139,7 @@ class LiveText:
 
     def settle(self) -> None:
         """The text paused (the answer began): at the next merging flush, finish its last block."""
-        self._settle = bool(self._forced_run or self._waiting)
+        self._settle = bool(self._run.blocks or self._waiting)
 
     @property
     def dirty(self) -> bool:
@@ -137,11 +157,11 @@ class LiveText:
         """An upper bound of the ``update`` messages the next ``flush(merge=merge)`` sends."""
         cost, per_page = 0, self._pages.page_size
         if merge and self._settle:  # every chain joined (the last with the tail)
-            chains = [*self._waiting, self._chain()]
-            cost = sum(3 + len(c) // per_page for c in chains) + 1
+            cost = sum(3 + len(c.blocks) // per_page for c in [*self._waiting, self._run]) + 1
         elif merge and (self._waiting or (self.dirty and self._pending_newline)):
-            chain = self._waiting[0] if self._waiting else [*self._last_unit(), *self._chain()]
-            cost = 3 + len(chain) // per_page  # the value, pages (and the box) it leaves
+            chain = self._waiting[0].blocks if self._waiting else self._last_unit()
+            n = len(chain) + (0 if self._waiting else len(self._run.blocks))
+            cost = 3 + n // per_page  # the value, pages (and the box) it leaves
         if self.dirty:
             size = len(self._open) + self._pending_chars
             cost += 1 + self._reset + (self._pending_newline or size > self.tail_limit)
@@ -159,11 +179,9 @@ class LiveText:
         key = (self._chars, self.tail_limit, self.tight, len(self._open), len(self._blocks))
         if self._cost_key != key:  # a cut: see ``_plan``
             shown, text = len(self._open), self._open + "".join(self._pending)
-            cut, hold = self._plan(text, shown)
-            if not cut.at:
-                cost = round(size * self._inflation) + 40
-            elif hold:  # the tail shows up to the cut
-                cost = round(cut.at * self._inflation) + 40
+            cut, show = self._plan(text, shown)
+            if not cut.at:  # the tail shows the text up to ``show`` (all of it, or a cut)
+                cost = round(show * self._inflation) + 40
             else:  # the tail widget takes the block's HTML if it shows more than the tail did
                 # (a natural block's highlighting is in ``debt`` already), a fresh tail with the
                 # rest is opened after it (not an update)
@@ -177,7 +195,8 @@ class LiveText:
         join of an ended chain (0: none to join)."""
         if self._settle:
             return self.debt()
-        return self._join_bytes(self._next_join(hold_last))
+        chain = self._next_join(hold_last)
+        return chain.join if chain else 0
 
     def debt(self) -> int:
         """About how many state bytes the joins and the final render will still send: the
@@ -185,18 +204,17 @@ class LiveText:
         rest = self._estimate(self._open, self._fence, self._pending_chars) + 40
         if self._pending_code:  # hidden reasoning is all pending: assume it is all code
             rest = round((len(self._open) + self._pending_chars) * HIGHLIGHT_INFLATION) + 40
-        last = self._join_bytes(self._chain(), rest) if self._forced_run else rest
-        return last + sum(map(self._join_bytes, self._waiting))
+        return self._run.join + rest + sum(c.join for c in self._waiting)
 
-    def _next_join(self, hold_last: bool) -> list[_Block]:
-        """The ended chain a merging flush joins: the oldest; with ``hold_last`` not the last
-        block's, which the next block may still continue (a loose list...)."""
-        last = self._blocks[-1] if self._blocks and hold_last else None
-        return next((c for c in self._waiting if c[-1] is not last), [])
-
-    @staticmethod
-    def _join_bytes(chain: list[_Block], more: int = 0) -> int:
-        return sum(b.final for b in chain) + more + 50 * len(chain) if chain else 0
+    def _next_join(self, hold_last: bool) -> _Chain | None:
+        """The ended chain a merging flush joins: the oldest; not the last block's if the next
+        block may still continue it: with ``hold_last``, or once a block did (a loose list...:
+        joined each time an item ended, it would be resent whole for every item)."""
+        last = self._blocks[-1] if self._blocks else None
+        for chain in self._waiting:
+            if chain.blocks[-1] is not last or not (hold_last or chain.goes_on):
+                return chain
+        return None
 
     def _estimate(self, src: str, fence: str | None, more: int = 0) -> int:
         """About the state bytes of ``src`` (and ``more`` chars) rendered for good."""
@@ -221,25 +239,37 @@ class LiveText:
             sent += self._take()
         if merge and (chain := self._next_join(hold_last)):
             self._waiting.remove(chain)
-            sent += self._merge(chain, "")
+            sent += self._merge(chain.blocks, "")
         return sent
 
-    def _plan(self, text: str, shown: int) -> tuple[Cut, bool]:
+    def _plan(self, text: str, shown: int) -> tuple[Cut, int]:
         """The cut the next flush makes in the unfrozen ``text`` (the tail shows ``shown``
-        chars of it), and whether the flush only shows the text up to it, holding the rest back.
+        chars of it), and how much of the text the tail shows then (the rest is held back for
+        the next flush).
 
         The tail widget becomes the frozen block: a cut past what the tail shows resends the
-        block. While the byte budget binds, a forced cut lands exactly where the tail ends if
-        the text allows one there (and no block ends after it); else the tail is shown up to
-        the cut, which the next flush makes for free.
+        block. So while the byte budget binds, the tail is frozen where it ends if a block ends
+        there (or a forced cut may go there and no block ends later, or the tail is long
+        already), and shows the rest up to the cut; else nothing is frozen and the tail shows
+        the text up to the cut, which the next flush then makes for free. (Shown up to the cut
+        again and again while blocks keep ending past it, as the items of a loose list do, the
+        tail would grow without end.)
         """
-        cut = find_cut(text, self._fence, tail_limit=self.tail_limit, keep=shown)
+        fence, scanner, end = self._fence, self._scanner, len(text)
+        cut = find_cut(text, fence, tail_limit=self.tail_limit, keep=shown, scanner=scanner)
         if not self.tight or cut.at <= shown or not text[shown : cut.at].strip():
-            return cut, False  # (only blank space past the tail: the block shows the same)
-        natural = find_cut(text, self._fence, tail_limit=len(text)).at
-        if cut.forced and natural <= shown and (free := cut_at(text, self._fence, shown)):
-            return free, False
-        return cut, True
+            return cut, end  # (only blank space past the tail: the block shows the same)
+        if self._free_key != (key := (text[:shown], fence)):  # (the same until the tail moves)
+            self._free_key, self._free = key, cut_at(text, fence, shown)
+        free = self._free
+        if free is not None and not free.forced:
+            return free, cut.at
+        natural = find_cut(text, fence, tail_limit=end, scanner=scanner).at
+        if free is not None and natural <= shown:
+            return free, end
+        if free is not None and shown > self.tail_limit:  # (a tail held back before)
+            return free, cut.at
+        return Cut(0, fence, False), cut.at
 
     def _take(self) -> int:
         """Move the pending text into the tail, freezing what is finished; returns messages."""
@@ -247,51 +277,63 @@ class LiveText:
         text = self._open + "".join(self._pending)
         self._pending.clear()
         self._pending_chars, self._pending_newline, self._pending_code = 0, False, False
-        cut, hold = self._plan(text, shown)
-        if hold:  # show the tail up to the cut; the next flush freezes it there
-            self._open, rest = text[: cut.at], text[cut.at :]
-            if rest:
-                self._pending = [rest]
-                self._pending_chars, self._pending_newline = len(rest), "\n" in rest
-                self._pending_code = has_fence(text[max(0, cut.at - 2) :])
-            cut = Cut(0, None, False)
-        else:
-            self._open = text
+        cut, show = self._plan(text, shown)
+        self._open = text[:show]
+        if show < len(text):  # held back for the next flush, which freezes the tail at ``show``
+            rest = text[show:]
+            self._pending = [rest]
+            self._pending_chars, self._pending_newline = len(rest), "\n" in rest
+            self._pending_code = has_fence(text[max(0, show - 2) :])
         if not cut.at:
             tail = self._render(self._open, self._fence, None, highlight=False)
             return self._set(self.tail, tail, self._open)
-        src, chain, html = self._open[: cut.at], self._chain(), None
-        if not (chain or cut.forced):
+        src, chained, html = self._open[: cut.at], bool(self._run.blocks), None
+        if not (chained or cut.forced):
             html = self._render(src, self._fence, None)
             if not self._composes(src, html):  # the last block goes on (a loose list...)
-                chain, html = self._reopen(), None
+                self._reopen()
+                chained, html = True, None
+        elif (
+            not chained
+            and self._fence is None
+            and cut.fence is None
+            and not self._composes(src, self._render(src, None, None))
+        ):  # the first piece of a long block goes on the last unit (a long list item...)
+            self._reopen()
+            chained = True
         defer = False  # code highlighted: while the budget binds, a paced join does that
         if html is not None and self.tight and (self._fence is not None or has_fence(src)):
             defer = html != self._render(src, self._fence, None, highlight=False)
             html = None if defer else html
         rest = self._open[cut.at :]
         tail = self._render(rest, cut.fence, None, highlight=False)
-        sent = self._freeze(src, cut, plain=bool(chain) or defer, html=html, tail=tail)
-        if (chain and not cut.forced) or defer:  # a block that was cut (or chained) ended
-            self._waiting.append([*chain, self._blocks[-1]])
+        sent = self._freeze(src, cut, plain=chained or defer, html=html, tail=tail)
+        if not cut.forced:  # a block ended
+            if chained or defer:  # ...that was cut (or chained): its pieces wait for a join
+                self._waiting.append(self._run)
+            self._run = _Chain()
         self._open, self._fence = rest, cut.fence
         return sent
 
     def finalize(self, text: str) -> int:
         """Show exactly ``markdown_html(text)``, resending as little as possible.
 
-        The chains still apart are joined (the last one with the rest of the text); if the
-        blocks then do not add up to the full render (a link defined further down...), the text
-        goes out again as one block from the first block that differs.
+        The chains still apart are joined (the last one with the rest of the text, also one
+        that ended but may go on: the rest of a loose list); if the blocks then do not add up to
+        the full render (a link defined further down...), the text goes out again as one block
+        from the first block that differs.
         """
         sent = self._empty_widgets() if self._reset else 0
-        sent += sum(self._merge(chain, "") for chain in self._waiting)
+        if not self._run.blocks and (last := self._last_chain()) and last.goes_on:
+            self._waiting.remove(last)
+            self._run = last
+        sent += sum(self._merge(chain.blocks, "") for chain in self._waiting)
         self._waiting, self._settle = [], False
         self._pending.clear()
         self._pending_chars, self._chars, self._pending_code = 0, len(text), False
         full = self._render(text, None, None)
         frozen = "".join(b.src for b in self._blocks)
-        rest, chain = text[len(frozen) :], self._chain()
+        rest, chain = text[len(frozen) :], self._run.blocks
         if text.startswith(frozen) and chain:
             joined = self._render(self._joined(chain, rest), None, None)
             if "".join(b.html for b in self._blocks[: -len(chain)]) + joined == full:
@@ -304,7 +346,7 @@ class LiveText:
                 self._open, self._fence = rest, None
                 return sent + self._set(self.tail, tail)
         keep, at, shown = self._matching(text, full)
-        self._forced_run = 0
+        self._run = _Chain()
         sent += self._pages.remove([b.widget for b in self._blocks[keep:]])
         del self._blocks[keep:]
         self._open, self._fence = text[at:], None
@@ -315,7 +357,7 @@ class LiveText:
         (trying a few) whose sources and render start ``text`` and ``full``, and after which the
         rest renders as the rest of ``full``. Also the source length and the HTML they hold."""
         starts, at, shown = [(0, 0, "")], 0, ""
-        for i, block in enumerate(self._blocks[: len(self._blocks) - self._forced_run]):
+        for i, block in enumerate(self._blocks[: len(self._blocks) - len(self._run.blocks)]):
             at, shown = at + len(block.src), shown + block.html
             if not (text.startswith(block.src, at - len(block.src)) and full.startswith(shown)):
                 break
@@ -327,34 +369,48 @@ class LiveText:
 
     # -- widgets -------------------------------------------------------------------------------
 
-    def _chain(self) -> list[_Block]:
-        """The last blocks, if the next one continues them: one block, not yet ended."""
-        n = self._forced_run
-        return self._blocks[-n:] if n else []
+    def _last_chain(self) -> _Chain | None:
+        """The ended chain the last block ends, if it has not been joined yet."""
+        last = self._blocks[-1] if self._blocks else None
+        return next((c for c in reversed(self._waiting) if c.blocks[-1] is last), None)
 
     def _last_unit(self) -> list[_Block]:
         """The blocks that end with the last one and will show as one: an ended chain, or it."""
         if not self._blocks:
             return []
-        last = self._blocks[-1]
-        return next((c for c in self._waiting if c[-1] is last), [last])
+        chain = self._last_chain()
+        return chain.blocks if chain else self._blocks[-1:]
 
     def _composes(self, src: str, html: str) -> bool:
-        """Does the new block ``src`` (``html`` alone) render the same after the last unit?"""
+        """Does the new block ``src`` (``html`` alone) render the same after the last unit?
+
+        The unit stands in as its first block (which opens the list, the quote...) and its last
+        (where it stands now), each with all its pieces: rendering the whole unit for each block
+        that follows it would cost O(n²) over a loose list of n items.
+        """
         unit = self._last_unit()
         if not unit:
             return True
-        before = self._joined(unit, "")
+        first = 1  # the pieces of the first block, then those of the last
+        while first < len(unit) and not unit[first].head:
+            first += 1
+        last = len(unit) - 1
+        while last > first and not unit[last].head:
+            last -= 1
+        before = self._joined(unit[:first], "") + self._joined(unit[max(first, last) :], "")
         return self._render(before + src, None, None) == self._render(before, None, None) + html
 
-    def _reopen(self) -> list[_Block]:
-        """The last unit goes on: it becomes the chain the next block ends."""
-        unit = self._last_unit()
-        self._waiting = [c for c in self._waiting if c is not unit]
-        for block in unit:
-            block.forced = True
-        self._forced_run = len(unit)
-        return unit
+    def _reopen(self) -> None:
+        """The last unit goes on: it becomes the run the next block joins."""
+        chain = self._last_chain()
+        if chain is not None:
+            self._waiting.remove(chain)
+        else:
+            last = self._blocks[-1]
+            chain = _Chain([last], last.final + 50)
+        chain.goes_on = True
+        chain.blocks[-1].forced = True  # (the blocks before it in a chain are already)
+        self._run = chain
 
     @staticmethod
     def _joined(chain: list[_Block], more: str) -> str:
@@ -368,7 +424,7 @@ class LiveText:
         first.src, first.html, first.forced = src, html, False
         first.final = state_bytes({"value": html})
         if chain[-1] is self._blocks[-1]:
-            self._forced_run = 0
+            self._run = _Chain()
         sent = self._set(first.widget, html)
         if drop:
             gone = {id(b) for b in drop}
@@ -409,14 +465,17 @@ class LiveText:
         widget = self.tail
         sent = self._set(widget, html)
         self.tail = W.HTML(value=tail, layout=self._layout, style=self._style)
-        final_bytes = state_bytes({"value": final})
-        self._blocks.append(_Block(src, html, widget, cut.forced, final_bytes))
-        self._forced_run = self._forced_run + 1 if cut.forced else 0
+        block = _Block(src, html, widget, cut.forced, state_bytes({"value": final}), self._head)
+        self._head = not cut.forced
+        self._blocks.append(block)
+        self._run.blocks.append(block)  # (the owner ends the run if the block ended)
+        self._run.join += block.final + 50
         return sent + self._pages.freeze(self.tail)
 
     def _empty_widgets(self) -> int:
         """Drop every frozen block and empty the tail."""
         self._reset = False
         sent = self._pages.clear([*self._stale, *(b.widget for b in self._blocks)])
-        self._blocks, self._stale, self._forced_run, self._waiting = [], [], 0, []
+        self._blocks, self._stale, self._waiting, self._run = [], [], [], _Chain()
+        self._head = True
         return sent + self._set(self.tail, "")
