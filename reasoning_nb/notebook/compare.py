@@ -277,7 +277,9 @@ class CompareWidget:
 
     def tick(self) -> int:
         """One flush round under the shared budget: a waiting final render first, else the
-        columns in turn, text then status line."""
+        columns in turn, text then status line. The column whose turn it is waits for the
+        budget its flush needs; the next ones do not overtake it (each cheaper flush would
+        spend what it waits for: a column with a long tail to cut would never go out)."""
         now = self.clock()
         self._refill(now)
         if self._finals:
@@ -299,8 +301,10 @@ class CompareWidget:
             cost = view.max_cost(merge=False)
             status_due = now >= self._status_at[i] + 0.5
             need = cost + status_due
-            if not need or self._budget < min(need, self._burst):
-                continue  # (a flush dearer than the burst goes out once the bucket is full)
+            if not need:
+                continue
+            if self._budget < min(need, self._burst):
+                break  # (a flush dearer than the burst goes out once the bucket is full)
             got = view.flush(merge=False) if cost else 0
             if status_due:
                 got += self.meter.set(self.statuses[i], value=view.status_html(now))
