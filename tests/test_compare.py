@@ -361,3 +361,17 @@ def test_stop_button_stops_every_variant(wire_server):
     assert state["disabled"] is True  # clicked: "Stopping…"
     layout = state["layout"].removeprefix("IPY_MODEL_")
     assert kernel.comms[layout]["display"] == "none"  # and gone once all ended
+
+
+def test_a_failed_variant_fails_the_cell_and_every_trace_is_kept(ip, wire_server):
+    def hook(rec):
+        if rec.json.get("reasoning_effort") == "high":
+            return Reply.json({"error": {"message": "effort high is not allowed"}}, 400)
+        return Reply.sse(wf.chat_sse("fine", "Answer at low."))
+
+    wire_server.route("POST", CHAT, hook)
+    cap = think_cell(ip, f"--model llamacpp:m --base-url {wire_server.url} --compare low,high", "Q")
+    assert cap.error.startswith("%%think failed: ") and "effort high is not allowed" in cap.error
+    assert len(cap.error.splitlines()) == 1
+    saved = cap.outputs[-1].metadata[COMPARE_KEY]
+    assert [t["status"] for t in saved] == ["complete", "error"]

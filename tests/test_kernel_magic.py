@@ -119,7 +119,8 @@ def test_traffic_on_a_25000_chunk_stream(kernel, wire_server):
     )
     assert peak <= 30
     assert total_bytes <= 10 * text_bytes
-    assert first_visible - arrived[0] < 1.0
+    # (how soon the first text shows is printed, not asserted: a loaded machine moves it; the
+    # throttle's "first token at once" is proven with a fake clock in test_widget.py)
     assert kernel.value("_think.status") == "'complete'"
     assert kernel.value("len(_think.answer)") == str(len(answer))  # " a0 a1…": nothing lost
 
@@ -137,7 +138,8 @@ def saved_trace(msgs) -> dict:
 
 def slow_stream(wire_server) -> None:
     frames = wf.chat_sse("thinking slowly " * 5, "never finished", done=False)
-    wire_server.route("POST", CHAT, Reply.sse(frames, stall_after=8, stall=30))
+    # The stall outlasts every deadline below: a cell that ends in time was ended by the test.
+    wire_server.route("POST", CHAT, Reply.sse(frames, stall_after=8, stall=600))
 
 
 def started_thinking(msg) -> bool:
@@ -149,10 +151,8 @@ def test_kernel_interrupt_keeps_the_partial_trace(kernel, wire_server):
     slow_stream(wire_server)
     msg_id = kernel.kc.execute(f"%%think --model llamacpp:m --base-url {wire_server.url}\nQ")
     kernel.collect(msg_id, 30, until=started_thinking)
-    t0 = time.monotonic()
     kernel.km.interrupt_kernel()
     msgs = kernel.collect(msg_id, 30)
-    assert time.monotonic() - t0 < 5
     trace = saved_trace(msgs)
     assert trace["status"] == "cancelled" and "thinking slowly" in trace["reasoning"]
     assert kernel.value("_think.status") == "'cancelled'"
@@ -162,10 +162,8 @@ def test_stop_button_stops_the_stream(kernel, wire_server):
     slow_stream(wire_server)
     msg_id = kernel.kc.execute(f"%%think --model llamacpp:m --base-url {wire_server.url}\nQ")
     kernel.collect(msg_id, 30, until=started_thinking)
-    t0 = time.monotonic()
     kernel.click(kernel.find("ButtonModel", description="Stop"))
-    msgs = kernel.collect(msg_id, 30)
-    assert time.monotonic() - t0 < 5  # the stall lasts 30 s: only Stop ends it this soon
+    msgs = kernel.collect(msg_id, 30)  # the stall lasts 10 min: only Stop ends it this soon
     assert not [m for m in msgs if m["msg_type"] == "error"]
     assert saved_trace(msgs)["status"] == "cancelled"
     assert kernel.value("_think.status") == "'cancelled'"
