@@ -5,6 +5,10 @@ Drawn by hand (no plotting library); every label comes from a notebook, so all t
 and shortened. A filled point is the server's count, a hollow one an estimate from characters;
 the line joins each model's mean per preset from ``off`` to ``max`` (``auto`` is not a level,
 so its point stands alone).
+
+Text and grid take ``currentColor``, the colour of the text around the plot, so the plot reads in
+JupyterLab Light and Dark and on a white page; the series colours (Okabe-Ito, a mid grey last)
+show on either background.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ if TYPE_CHECKING:
 
 WIDTH, HEIGHT = 480, 240
 LEFT, RIGHT, TOP, BOTTOM = 46, 320, 26, 206  # the plot area; the legend sits right of it
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#8C6BC8", "#555555")
-FONT = 'font-family="sans-serif" font-size="11" fill="#444"'
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#8C6BC8", "#999999")
+FONT = 'font-family="sans-serif" font-size="11" fill="currentColor"'
+GRID = 'stroke="currentColor" stroke-opacity="0.2"'
+HOLLOW = 'style="fill:var(--jp-layout-color0,#fff)"'  # the page's background
 _TD = {"source": "white-space:nowrap", "model": "white-space:nowrap", "warnings": ""}
 _SMALL = "font-size:0.85em"
 
@@ -109,7 +115,7 @@ def svg(rows: list[dict[str, Any]]) -> str | None:
         value = top * i / 4
         out.append(
             f'<line x1="{LEFT}" x2="{RIGHT}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
-            f'stroke="#ddd"/><text x="{LEFT - 4}" y="{y(value) + 4:.1f}" {FONT} '
+            f'{GRID}/><text x="{LEFT - 4}" y="{y(value) + 4:.1f}" {FONT} '
             f'text-anchor="end">{_count(value)}</text>'
         )
     for preset in presets:  # x labels (presets are our own words)
@@ -130,11 +136,11 @@ def svg(rows: list[dict[str, Any]]) -> str | None:
             path = " ".join(f"{px:.1f},{py:.1f}" for px, py in means)
             out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"/>')
         for r in mine:
-            fill = "#fff" if r["reasoning_estimated"] else color
+            fill = HOLLOW if r["reasoning_estimated"] else f'fill="{color}"'
             tip = f"{one_line(model)} · {r['preset']} · {r['reasoning_tokens']:,} tokens"
             out.append(
                 f'<circle cx="{x(r["preset"]):.1f}" cy="{y(r["reasoning_tokens"]):.1f}" r="3.5" '
-                f'fill="{fill}" stroke="{color}" stroke-width="1.5">'
+                f'{fill} stroke="{color}" stroke-width="1.5">'
                 f"<title>{html.escape(tip)}</title></circle>"
             )
         ly = TOP + 6 + 16 * n

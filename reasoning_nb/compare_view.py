@@ -8,6 +8,10 @@ outputs read the same way.
 
 Model text is untrusted (see ``render``): escaped in HTML, ``md_escape``d in markdown labels and
 cells, and the diff goes to markdown through ``render.safe_markdown`` (a strict fence or HTML).
+
+Colours read in JupyterLab Light and Dark and on a white page: Lab's CSS variables with light
+fallbacks, always a background with its text colour; a diff line's green or red is translucent,
+so it tints whichever background it is on.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import TYPE_CHECKING
 from . import render
 from .analytics import cell_text, row
 from .markdown_safety import md_escape, one_line
+from .math_text import IGNORE
 
 if TYPE_CHECKING:
     from .core.trace import Trace
@@ -33,8 +38,17 @@ COLUMNS = (
 )
 LABEL_LIMIT = 120
 _TABLE = "border-collapse:collapse;font-size:0.9em;margin:0.5em 0"
-_CELL = "border:1px solid #d0d7de;padding:2px 8px;text-align:left"
-_DIFF = "font-size:0.85em;background:#f6f8fa;padding:0.5em 0.8em;overflow-x:auto"
+_CELL = "border:1px solid var(--jp-border-color1,#d0d7de);padding:2px 8px;text-align:left"
+_DIFF = (
+    "font-size:0.85em;background:var(--jp-layout-color2,#f6f8fa);"
+    "color:var(--jp-content-font-color1,#24292f);padding:0.5em 0.8em;overflow-x:auto"
+)
+_LINE = "display:block;white-space:pre"
+_MARKS = {  # a diff line's first character -> (class, tint)
+    "+": ("add", "background:rgba(46,160,67,0.22)"),
+    "-": ("del", "background:rgba(248,81,73,0.22)"),
+    "@": ("hunk", "font-style:italic"),
+}
 
 
 def label(trace: Trace) -> str:
@@ -96,13 +110,23 @@ def answer_diff(traces: list[Trace]) -> str:
     return "\n\n".join(parts)
 
 
+def _diff_line(line: str) -> str:
+    """One line of the diff: a block (its tint spans the width), added or removed tinted."""
+    kind, tint = _MARKS.get(line[:1], ("", ""))
+    if line.startswith(("+++ ", "--- ")):
+        kind, tint = "file", "font-weight:600"
+    cls = f' class="reasoning-nb-diff-{kind}"' if kind else ""
+    return f'<span{cls} style="{_LINE};{tint}">{html.escape(line) or " "}</span>'
+
+
 def diff_html(traces: list[Trace]) -> str:
     diff = answer_diff(traces)
     if not diff:
         return ""
+    lines = "".join(_diff_line(line) for line in diff.split("\n"))
     return (
         '<div class="reasoning-nb-compare-diff"><b>Answer diff</b>'
-        f'<pre style="{_DIFF}">{html.escape(diff)}</pre></div>'
+        f'<pre style="{_DIFF}">{lines}</pre></div>'
     )
 
 
@@ -124,7 +148,7 @@ def bundle(traces: list[Trace], mode: str = "collapsible") -> dict[str, str]:
         md_parts.append(f"**Answer diff**\n\n{fenced}")
         plain_parts.append(f"== answer diff ==\n{diff}")
     return {
-        "text/html": f'<div class="reasoning-nb-compare">{"".join(html_parts)}</div>',
+        "text/html": f'<div class="reasoning-nb-compare {IGNORE}">{"".join(html_parts)}</div>',
         "text/markdown": "\n\n".join(md_parts),
         "text/plain": "\n\n".join(plain_parts),
     }

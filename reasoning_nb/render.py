@@ -9,19 +9,26 @@ three modes. Shared by the notebook output (collapsible) and the exporters (any 
 
 Model text is untrusted: markdown is rendered with raw HTML disabled (so ``<script>`` arrives as
 text), links are kept only for http, https, mailto and in-page anchors, images become links
-(nothing loads by itself), and every other string is escaped.
+(nothing loads by itself), and every other string is escaped. Its TeX is kept whole and marked for
+MathJax (see ``math_text``).
+
+The views read in JupyterLab Light and Dark and on a white page: colours come from Lab's CSS
+variables with light fallbacks, and highlighted code carries classes (:data:`CODE_PREFIX`) that
+:data:`CODE_STYLE` colours for either theme (Pygments' inline colours are unreadable on Lab Dark).
 """
 
 from __future__ import annotations
 
 import html
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING
 
 from markdown_it import MarkdownIt
 
 from .core.tokens import reasoning_tokens
 from .markdown_safety import SAFE_LINK, html_block, is_inert, md_escape, one_line
+from .math_text import IGNORE, math_plugin
+from .math_text import to_markdown as math_markdown
 
 if TYPE_CHECKING:
     from .core.trace import Trace
@@ -43,26 +50,32 @@ def _image_as_link(renderer, tokens, idx, options, env) -> str:
     return f'<a href="{src}" rel="nofollow noopener noreferrer">image: {alt}</a>'
 
 
-@lru_cache(maxsize=4)
-def _md(breaks: bool, highlight: bool) -> MarkdownIt:
-    options = {"html": False, "breaks": breaks, "highlight": _highlight if highlight else None}
-    md = MarkdownIt("commonmark", options)
+@lru_cache(maxsize=8)
+def _md(breaks: bool, highlight: bool, code_classes: bool = False) -> MarkdownIt:
+    rule = partial(_highlight, code_classes) if highlight else None
+    md = MarkdownIt("commonmark", {"html": False, "breaks": breaks, "highlight": rule})
     md.enable(["table", "strikethrough"])
     md.validateLink = _safe_link
     md.add_render_rule("image", _image_as_link)
+    md.use(math_plugin)
     return md
 
 
-def markdown_html(text: str, *, breaks: bool = False, highlight: bool = True) -> str:
+def markdown_html(
+    text: str, *, breaks: bool = False, highlight: bool = True, code_classes: bool = False
+) -> str:
     """Render untrusted markdown to HTML with raw HTML off.
 
     ``highlight=False`` leaves code plain: for text re-sent on every live update, where inline
     highlighting styles would multiply the bytes (the final render highlights).
+    ``code_classes=True`` highlights with classes (:data:`CODE_PREFIX`), for a view that holds
+    :data:`CODE_STYLE`: readable in a dark theme too. Pygments' inline colours, the default
+    here, are what the live widget's byte budget is tuned to (``notebook.live_text``).
     """
-    return _md(breaks, highlight).render(text)
+    return _md(breaks, highlight, code_classes).render(text)
 
 
-def _highlight(code: str, lang: str, attrs: str) -> str:
+def _highlight(code_classes: bool, code: str, lang: str, attrs: str) -> str:
     try:
         from pygments import highlight
         from pygments.formatters import HtmlFormatter
@@ -74,8 +87,43 @@ def _highlight(code: str, lang: str, attrs: str) -> str:
         lexer = get_lexer_by_name(lang.strip() or "text")
     except ClassNotFound:
         return ""  # markdown-it escapes the code itself
-    # Inline styles: the output must look right with no stylesheet (GitHub, exports, Lab).
-    return highlight(code, lexer, HtmlFormatter(noclasses=True, nowrap=True))
+    if code_classes:
+        formatter = HtmlFormatter(nowrap=True, classprefix=CODE_PREFIX)
+    else:
+        formatter = HtmlFormatter(noclasses=True, nowrap=True)
+    return highlight(code, lexer, formatter)
+
+
+CODE_PREFIX = "rnb-hl-"
+"""Pygments' short token classes, prefixed: ``rnb-hl-k`` (keyword), ``rnb-hl-s2``..."""
+# (classes, light, dark): >= 4.5:1 on white and on Lab Dark's #111, even at 0.85 opacity.
+_CODE_COLOURS = (
+    ("[class^=$k],.$ow", "#a40e26", "#ff9492"),  # keywords
+    ("[class^=$s],.$dl", "#0a3069", "#a5d6ff"),  # strings
+    ("[class^=$c]", "#424a53", "#b1bac4"),  # comments
+    ("[class^=$m],.$il,.$gh,.$gu", "#044289", "#79c0ff"),  # numbers; diff headings
+    (".$nf,.$fm,.$nc,.$nd", "#5a32a3", "#d2a8ff"),  # functions, classes, decorators
+    (".$nb,.$bp", "#7c2e00", "#ffa657"),  # builtins
+    (".$gd", "#82071e", "#ffa198"),  # diff: removed
+    (".$gi", "#0f5323", "#7ee787"),  # diff: added
+)
+# JupyterLab marks a dark theme on <body>; VS Code's notebook outputs have .vscode-dark.
+_DARK = ('[data-jp-theme-light="false"]', ".vscode-dark")
+
+
+def _code_rules() -> str:
+    rules = []
+    for selector, light, dark in _CODE_COLOURS:
+        sel = selector.replace("$", CODE_PREFIX)
+        rules.append(f"{sel}{{color:{light}}}")
+        rules.append(",".join(f"{theme} :is({sel})" for theme in _DARK) + f"{{color:{dark}}}")
+    return "".join(rules)
+
+
+CODE_STYLE = f"<style>{_code_rules()}</style>"
+"""The colours of highlighted code, for a page or an output that shows it (a constant: no model
+text reaches it). JupyterLab drops ``<style>`` from untrusted outputs: code then shows in the
+text colour, still readable."""
 
 
 def tokens_label(
@@ -136,12 +184,15 @@ def footer(trace: Trace) -> str:
 
 MODES = ("collapsible", "inline", "strip")
 
+# A background always with its text colour: Lab Dark's text is white.
 _INLINE_BOX = (
-    "border:1px solid #d0d7de;border-left:4px solid #8c6bc8;background:#f6f8fa;"
+    "border:1px solid var(--jp-border-color2,#d0d7de);border-left:4px solid #8c6bc8;"
+    "background:var(--jp-layout-color2,#f6f8fa);color:var(--jp-content-font-color1,#24292f);"
     "padding:0.5em 0.9em 0.1em 0.9em;margin:0.3em 0 0.6em 0;border-radius:4px"
 )
-_INLINE_HEAD = "font-weight:600;font-size:0.85em;color:#57606a;margin-bottom:0.3em"
-_SUMMARY = "cursor:pointer;color:#57606a;font-size:0.95em"
+_MUTED = "color:var(--jp-content-font-color2,#57606a)"
+_INLINE_HEAD = f"font-weight:600;font-size:0.85em;{_MUTED};margin-bottom:0.3em"
+_SUMMARY = f"cursor:pointer;{_MUTED};font-size:0.95em"
 _FOLDED_BODY = "opacity:0.85;border-left:3px solid #ccc;padding-left:0.8em;margin:0.3em 0"
 _META = "font-size:0.85em;opacity:0.7"
 
@@ -179,11 +230,16 @@ def notes(trace: Trace) -> list[str]:
     return [one_line(n) for n in lines if one_line(n)]
 
 
+def code_style(fragment: str) -> str:
+    """:data:`CODE_STYLE` when ``fragment`` holds highlighted code, else nothing."""
+    return CODE_STYLE if f'class="{CODE_PREFIX}' in fragment else ""
+
+
 def to_html(trace: Trace, mode: str = "collapsible") -> str:
-    out = [f'<div class="{CSS_CLASS} {CSS_CLASS}-export {CSS_CLASS}-{mode}">']
+    out = [f'<div class="{CSS_CLASS} {CSS_CLASS}-export {CSS_CLASS}-{mode} {IGNORE}">']
     if trace.reasoning and mode != "strip":
         head = html.escape(summary(trace))
-        body = markdown_html(trace.reasoning, breaks=True)
+        body = markdown_html(trace.reasoning, breaks=True, code_classes=True)
         if mode == "inline":
             out.append(
                 f'<div class="{CSS_CLASS}-reasoning" style="{_INLINE_BOX}">'
@@ -195,17 +251,30 @@ def to_html(trace: Trace, mode: str = "collapsible") -> str:
                 f'<summary style="{_SUMMARY}">{head}</summary>'
                 f'<div style="{_FOLDED_BODY}">{body}</div></details>'
             )
-    out.append(f'<div class="{CSS_CLASS}-answer">{markdown_html(trace.answer)}</div>')
+    answer = markdown_html(trace.answer, code_classes=True)
+    out.append(f'<div class="{CSS_CLASS}-answer">{answer}</div>')
     meta = "<br>".join(html.escape(n) for n in notes(trace))
     out.append(f'<div class="{CSS_CLASS}-meta" style="{_META}">{meta}</div></div>')
+    out.insert(1, code_style("".join(out)))
     return "".join(out)
 
 
 def safe_markdown(text: str, *, breaks: bool = False, allow_fences: bool = True) -> str:
-    """Model text for a markdown file: itself when inert, else its safe HTML rendering."""
+    """Model text for a markdown file: itself when inert (its math delimited as markdown
+    renderers expect, see ``math_text.to_markdown``), else its safe HTML rendering.
+
+    In that HTML every ``$`` and backslash is a character reference: JupyterLab's markdown
+    lifts ``$…$`` and ``\\begin{…}`` out of the source before parsing it and escapes them
+    again, so an escaped ``&lt;`` would show as text. The browser reads the same characters.
+    Code is highlighted with classes and no stylesheet (markdown renderers drop ``<style>``):
+    plain, in the text colour, unless the page holds :data:`CODE_STYLE`.
+    """
+    text = math_markdown(_md(False, False), text)
     if is_inert(text, allow_fences=allow_fences):
         return text
-    return html_block(markdown_html(text, breaks=breaks), f"{CSS_CLASS}-md")
+    fragment = markdown_html(text, breaks=breaks, code_classes=True)
+    fragment = fragment.replace("$", "&#36;").replace("\\", "&#92;")
+    return html_block(fragment, f"{CSS_CLASS}-md {IGNORE}")
 
 
 def quote(block: str) -> str:

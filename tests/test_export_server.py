@@ -128,7 +128,7 @@ def test_menu_download_uses_the_server_config(server):
     status, mimetype, body = server.get("/nbconvert/reasoning_html/traced.ipynb?download=true")
     assert status == 200 and mimetype.startswith("text/html")
     page = body.decode()
-    assert 'class="reasoning-nb reasoning-nb-export reasoning-nb-inline"' in page  # mode=inline
+    assert 'class="reasoning-nb reasoning-nb-export reasoning-nb-inline ' in page  # mode=inline
     assert "Reasoning · 1.2 s · ≈" in page and REASONING in page
     assert "old saved html" not in page  # rebuilt from the trace, never the saved HTML
 
