@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 
 import httpx
 
@@ -62,6 +63,8 @@ def openai_sdk(base: str, framing: str) -> int:
 
 
 def litellm_client(base: str, framing: str) -> int:
+    # Its bundled price table, not a download at import (which retries for seconds offline).
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
     pieces = 0

@@ -148,11 +148,14 @@ class Run:
             try:
                 async with transport.open(request) as response:
                     parser = proto.Parser(ctx)
-                    frames = transport.frames(response, request.framing)
-                    async with aclosing(frames):
-                        async for frame in frames:
-                            for event in _read(parser.feed, frame.data, frame.event):
-                                yield event
+                    batches = transport.frames(response, request.framing)
+                    async with aclosing(batches):
+                        async for batch in batches:
+                            for data, name in batch:
+                                for event in _read(parser.feed, data, name):
+                                    yield event
+                                if parser.finished:
+                                    break
                             if parser.finished:
                                 break
                     for event in _read(parser.close):

@@ -10,6 +10,7 @@ is a ``ProviderError`` with ``.status = None`` naming the URL and what to start;
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import socket
 import time
@@ -776,14 +777,24 @@ def test_unicode_line_separators_inside_json_do_not_cut_frames(wire_server, prot
     assert (trace.reasoning, trace.answer) == (reasoning, answer)
 
 
-async def _split_lines(pieces: list[bytes]) -> list[str]:
-    from reasoning_nb.providers.transport import _lines
+@pytest.mark.parametrize("proto", ["chat", "ollama"])
+def test_a_compressed_stream_is_decompressed(wire_server, proto):
+    # Uncompressed bodies skip httpx's decoding layer; a gzip one must still go through it.
+    model, path, frames, reply = PROTOCOLS[proto]
+    body = gzip.compress("".join(frames()).encode())
+    wire_server.route(
+        "POST", path, reply([body], chunking="random", seed=5, headers={"Content-Encoding": "gzip"})
+    )
+    trace = think("Hi", model=model, base_url=wire_server.url)
+    assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
 
-    async def chunks():
-        for piece in pieces:
-            yield piece
 
-    return [line async for line in _lines(chunks())]
+def _split_lines(pieces: list[bytes]) -> list[str]:
+    from reasoning_nb.providers.transport import Framer
+
+    framer = Framer("ndjson")
+    lines = [line for piece in pieces for line in framer.lines(piece)]
+    return lines + framer.lines(b"", final=True)
 
 
 @given(
@@ -798,4 +809,31 @@ def test_the_same_bytes_split_anywhere_give_the_same_lines(parts, data):
     expected = whole.decode().replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if expected[-1] == "":
         expected.pop()  # a final line end makes no empty last line
-    assert anyio.run(_split_lines, pieces) == expected
+    assert _split_lines(pieces) == expected
+
+
+def _cut(whole: bytes, data) -> list[bytes]:
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(whole)), max_size=8)))
+    return [whole[i:j] for i, j in zip([0, *cuts], [*cuts, len(whole)], strict=True)]
+
+
+def _frames(framing: str, pieces: list[bytes]) -> list:
+    from reasoning_nb.providers.transport import Framer
+
+    framer = Framer(framing)
+    return [frame for piece in pieces for frame in framer.feed(piece)] + framer.close()
+
+
+def test_sse_frames_join_data_lines_and_keep_event_names():
+    body = b'event: delta\r\ndata: {"a":\r\ndata:1}\r\n\r\n: ping\n\nid: 7\ndata: [DONE]'
+    assert _frames("sse", [body]) == [('{"a":\n1}', "delta"), ("[DONE]", None)]
+
+
+SSE_LINES = ["data: {}", "data:x", "event: message_start", ": ping", "", "id: 3", "data: é😀\u2028"]
+
+
+@given(st.lists(st.sampled_from(SSE_LINES)), st.sampled_from(["\n", "\r\n", "\r"]), st.data())
+@settings(max_examples=300, deadline=None)
+def test_sse_frames_are_the_same_however_the_body_is_cut(lines, end, data):
+    whole = "".join(line + end for line in lines).encode()
+    assert _frames("sse", _cut(whole, data)) == _frames("sse", [whole])

@@ -154,6 +154,11 @@ class InlineSplitter:
         """True once any tag or marker has been recognised."""
         return self._saw
 
+    @property
+    def literal(self) -> bool:
+        """True once markers are plain text: from here on only answer text comes out."""
+        return self._literal
+
     def tags_end_with_answer(self) -> None:
         """From the first answer text on, markers are plain text. Set once a server sent its
         reasoning in a native field: then only an inline block at the very start of the content
@@ -167,7 +172,7 @@ class InlineSplitter:
         if not text:
             return []
         if self._literal:
-            return [TextDelta(text)]
+            return [_MAKE[False](text)]
         if (
             self._fast
             and self._c1 not in text

@@ -59,7 +59,8 @@ class _Text:
     """A text field that grows by appending pieces, joined only when read.
 
     ``trace.reasoning += delta`` copies the whole string each time: quadratic on a long trace
-    (100k deltas took ~10 s). The pieces are joined once, on read.
+    (100k deltas took ~10 s). The pieces live in ``_<name>_parts``, where the fold appends to
+    them, and are joined once, on read.
     """
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -76,15 +77,6 @@ class _Text:
     def __set__(self, obj: Any, value: str) -> None:
         obj.__dict__[self.key] = [value] if value else []
 
-    def append(self, obj: Any, text: str) -> None:
-        obj.__dict__[self.key].append(text)
-
-    def empty(self, obj: Any) -> bool:
-        return not obj.__dict__[self.key]
-
-
-_REASONING, _ANSWER = _Text(), _Text()
-
 
 @dataclass
 class Trace:
@@ -97,9 +89,9 @@ class Trace:
     preset: str = "auto"
     budget_tokens: int | None = None
     prompt: str = ""
-    reasoning: str = _REASONING  # type: ignore[assignment]
+    reasoning: str = _Text()  # type: ignore[assignment]
     """All reasoning text; separate blocks are joined with a blank line."""
-    answer: str = _ANSWER  # type: ignore[assignment]
+    answer: str = _Text()  # type: ignore[assignment]
     """The answer, with no reasoning tags left in it."""
     usage: dict[str, int | None] = field(default_factory=_empty_usage)
     timing: dict[str, float | None] = field(default_factory=_empty_timing)
@@ -159,38 +151,40 @@ class Trace:
         if text not in self.warnings:
             self.warnings.append(text)
 
-    def _stamp(self) -> float:
-        now = self.clock()
+    def _stamp(self, now: float) -> float:
+        """``now``, noted as the first token's time if it is the first."""
         if self._t0 is None:
             self._t0 = now
         if self.timing["first_token_ms"] is None:
             self.timing["first_token_ms"] = self._ms(now)
         return now
 
+    # The two below run once per delta: the clock is read only where a time is kept.
+
     def _on_reasoning(self, text: str) -> None:
         if not text:
             return
-        now = self._stamp()
-        if self._last_kind == "answer" and not _REASONING.empty(self):
-            _REASONING.append(self, "\n\n")  # a new block after some answer text
-        _REASONING.append(self, text)
+        parts = self._reasoning_parts
+        if self._last_kind == "answer" and parts:
+            parts.append("\n\n")  # a new block after some answer text
+        parts.append(text)
+        self._last_reasoning = now = self.clock()
         if self._first_reasoning is None:
-            self._first_reasoning = now
-        self._last_reasoning = now
+            self._first_reasoning = self._stamp(now)
         self._last_kind = "reasoning"
 
     def _on_answer(self, text: str) -> None:
         if not text:
             return
         self._last_kind = "answer"
-        if _ANSWER.empty(self):
+        parts = self._answer_parts
+        if not parts:
             text, self._held = answer_start(self._held, text)
             if not text:
                 return
-        now = self._stamp()
-        _ANSWER.append(self, text)
+        parts.append(text)
         if self._first_answer is None:
-            self._first_answer = now
+            self._first_answer = self._stamp(self.clock())
 
     def _reclassify(self) -> None:
         moved = self.answer

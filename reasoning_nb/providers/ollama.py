@@ -11,7 +11,6 @@ from typing import Any
 
 from ..core.events import Event, Finish, Usage
 from ..core.presets import merge
-from ..core.tags import InlineSplitter
 from ..errors import ProviderError
 from .base import ReasoningSource, RequestContext, decode_json
 from .transport import HttpRequest
@@ -68,8 +67,7 @@ class Parser:
 
     def __init__(self, ctx: RequestContext):
         self.finished = False
-        self._tags = InlineSplitter()
-        self._reasoning = ReasoningSource(self._tags)
+        self._reasoning = ReasoningSource()
 
     def feed(self, data: str, event: str | None = None) -> list[Event]:
         chunk = decode_json(
@@ -81,15 +79,15 @@ class Parser:
         out: list[Event] = self._reasoning.native(message.get("thinking"))
         content = message.get("content")
         if content:
-            out.extend(self._reasoning.inline(self._tags.feed(content)))
+            out += self._reasoning.content(content)
         if chunk.get("done"):
             self.finished = True
-            out.extend(self._reasoning.inline(self._tags.close()))
-            out.extend(_final(chunk))
+            out += self._reasoning.close()
+            out += _final(chunk)
         return out
 
     def close(self) -> list[Event]:
-        return [] if self.finished else self._reasoning.inline(self._tags.close())
+        return [] if self.finished else self._reasoning.close()
 
 
 def _final(chunk: dict[str, Any]) -> list[Event]:

@@ -21,7 +21,6 @@ from typing import Any
 
 from ..core.events import Event, Finish, Notice, ProviderState, Usage
 from ..core.presets import merge
-from ..core.tags import InlineSplitter
 from ..errors import ProviderError
 from . import openai_responses as openai
 from .base import ReasoningSource, RequestContext, decode_json
@@ -95,17 +94,17 @@ def explain(error: ProviderError, ctx: RequestContext) -> str | None:
 class Parser:
     def __init__(self, ctx: RequestContext):
         self.finished = False
-        # Not ``preopened`` even for templates that pre-open <think>: servers with a reasoning
-        # parser send the answer as plain content, and a lone </think> is reclassified anyway.
-        self._tags = InlineSplitter()
-        self._reasoning = ReasoningSource(self._tags)
+        # Its splitter is not ``preopened`` even for templates that pre-open <think>: servers
+        # with a reasoning parser send the answer as plain content, and a lone </think> is
+        # reclassified anyway.
+        self._reasoning = ReasoningSource()
         self._usage_seen = False
         self._hosted = HostedStream(ctx)
 
     def feed(self, data: str, event: str | None = None) -> list[Event]:
         if data[:1] != "{" and data.strip() == "[DONE]":
             self.finished = True
-            return self._reasoning.inline(self._tags.close()) + self._hosted.end()
+            return self._reasoning.close() + self._hosted.end()
         chunk = decode_json(
             data, hint="check that the base URL points at an OpenAI-compatible /v1 endpoint"
         )
@@ -118,16 +117,25 @@ class Parser:
             delta = choice.get("delta") or {}
             # Whichever of the two names is non-empty; servers differ by version.
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            out.extend(self._reasoning.native(self._hosted.reasoning(delta, reasoning)))
+            if "reasoning_details" in delta:
+                reasoning = self._hosted.reasoning(delta, reasoning)
+            if reasoning:
+                out += self._reasoning.native(reasoning)
             content = delta.get("content")
             if isinstance(content, list):  # Mistral: thinking and text parts
-                out.extend(self._parts(content))
+                out += self._parts(content)
             elif content:
-                out.extend(self._reasoning.inline(self._tags.feed(content)))
+                out += self._reasoning.content(content)
             reason = choice.get("finish_reason")
             if reason:
                 self._hosted.finish(str(reason))
                 out.append(Finish(str(reason)))
+        if "usage" in chunk or "timings" in chunk:  # the last chunks only
+            out += self._usage(chunk)
+        return out
+
+    def _usage(self, chunk: dict[str, Any]) -> list[Event]:
+        out: list[Event] = []
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self._usage_seen = True
@@ -150,7 +158,7 @@ class Parser:
     def close(self) -> list[Event]:
         if self.finished:
             return []
-        return self._reasoning.inline(self._tags.close()) + self._hosted.end()
+        return self._reasoning.close() + self._hosted.end()
 
     def _parts(self, parts: list[Any]) -> list[Event]:
         """``[{"type": "thinking", "thinking": [{"type": "text", "text": …}]}, {"type": "text",
@@ -161,7 +169,7 @@ class Parser:
             if kind == "thinking":
                 out.extend(self._reasoning.native(_text_of(part.get("thinking"))))
             elif kind == "text" and isinstance(part.get("text"), str):
-                out.extend(self._reasoning.inline(self._tags.feed(part["text"])))
+                out.extend(self._reasoning.content(part["text"]))
         return out
 
 

@@ -6,6 +6,7 @@ duplicate text the user already saw.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import email.utils
 import functools
@@ -46,12 +47,9 @@ class HttpRequest:
     """``sse`` or ``ndjson``."""
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """One framed payload: an SSE event's data (with its ``event:`` name) or one NDJSON line."""
-
-    data: str
-    event: str | None = None
+Frame = tuple[str, str | None]
+"""One framed payload, ``(data, event)``: an SSE event's data with its ``event:`` name, or one
+NDJSON line with ``None``. A plain tuple, as one is made per token."""
 
 
 @dataclass
@@ -152,18 +150,23 @@ class Transport:
                 text = text.replace(form, "[redacted]")
         return text
 
-    async def frames(self, response: httpx.Response, framing: str) -> AsyncIterator[Frame]:
-        """Yield framed payloads; network failures mid-stream become ProviderError."""
+    async def frames(self, response: httpx.Response, framing: str) -> AsyncIterator[list[Frame]]:
+        """Yield the frames of each network read, as a list; network failures mid-stream become
+        ProviderError. The framing is the ``Framer``'s, sync and in one pass per read; a read
+        that holds many frames (a fast server, a buffering proxy) costs one async step."""
         url = str(response.request.url)
+        framer = Framer(framing)
+        # A body sent as is (streams usually are) skips httpx's decoding layer: one async step
+        # less per read.
+        encoded = "content-encoding" in response.headers
         try:
-            lines = _lines(response.aiter_bytes())
-            if framing == "ndjson":
-                async for line in lines:
-                    if line.strip():
-                        yield Frame(line)
-            else:
-                async for frame in _sse(lines):
-                    yield frame
+            async for chunk in response.aiter_bytes() if encoded else response.aiter_raw():
+                frames = framer.feed(chunk)
+                if frames:
+                    yield frames
+            frames = framer.close()
+            if frames:
+                yield frames
         except httpx.TimeoutException:
             raise ProviderError(self._timed_out(url)) from None
         except httpx.HTTPError as exc:
@@ -175,47 +178,69 @@ class Transport:
             ) from None
 
 
-async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
-    """Lines split on ``\n``, ``\r\n`` and ``\r`` only, from bytes, then decoded.
+class Framer:
+    """A response body's bytes in, its frames out: ``feed()`` each read, ``close()`` at the end.
 
-    ``aiter_lines()`` also splits on U+2028, U+2029 and U+0085, which JSON allows raw inside
-    strings (llama.cpp and vLLM send them so): a frame cut there is no longer JSON. Splitting the
-    bytes first also keeps a multi-byte character that the network cut in two whole; a trailing
-    ``\r`` waits, as the next chunk may start with its ``\n``. (JSON escapes ``\r`` in strings,
-    so a raw one only ends a line.)"""
-    rest = b""
-    async for chunk in chunks:
-        buf = rest + chunk if rest else chunk
-        if b"\r" in buf:
-            held = buf.endswith(b"\r")
-            buf = (buf[:-1] if held else buf).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-            buf += b"\r" if held else b""
-        *complete, rest = buf.split(b"\n")
-        for line in complete:
-            yield line.decode("utf-8", "replace")
-    if rest:  # the last line; a held \r ended it (maybe an empty one)
-        yield rest.removesuffix(b"\r").decode("utf-8", "replace")
+    Lines end at ``\n``, ``\r\n`` and ``\r`` only: ``aiter_lines()`` also splits on U+2028,
+    U+2029 and U+0085, which JSON allows raw inside strings (llama.cpp and vLLM send them so),
+    and a frame cut there is no longer JSON. The bytes go through an incremental decoder, so a
+    multi-byte character that the network cut in two waits for its end; a trailing ``\r`` waits
+    too, as the next read may start with its ``\n``. (JSON escapes ``\r`` in strings, so a raw
+    one only ends a line.)
 
+    SSE: ``data:`` lines are joined until a blank line; ``:`` lines are comments.
+    """
 
-async def _sse(lines: AsyncIterator[str]) -> AsyncIterator[Frame]:
-    """Server-sent events: ``data:`` lines joined until a blank line; ``:`` lines are comments."""
-    data: list[str] = []
-    event: str | None = None
-    async for line in lines:
-        if line.startswith("data: "):  # the common case first: this runs once per token
-            data.append(line[6:])
-        elif not line:
-            if data:
-                yield Frame(data[0] if len(data) == 1 else "\n".join(data), event)
-            data, event = [], None
-        elif line.startswith("data:"):
-            data.append(line[5:])
-        elif line.startswith("event:"):
-            event = line[6:].strip()
-        elif line.startswith(":"):
-            continue  # keep-alive comment (llama.cpp ping, OpenRouter PROCESSING)
-    if data:  # a last event without its blank line
-        yield Frame("\n".join(data), event)
+    def __init__(self, framing: str) -> None:
+        self._sse = framing == "sse"
+        self._decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+        self._rest = ""  # an unfinished line
+        self._data: list[str] = []  # SSE: the data lines of the event being read
+        self._event: str | None = None
+
+    def feed(self, chunk: bytes) -> list[Frame]:
+        return self._frames(self.lines(chunk))
+
+    def close(self) -> list[Frame]:
+        """The frames left at the end of the body: a last line without its line end, a last
+        event without its blank line."""
+        lines = self.lines(b"", final=True)
+        return self._frames([*lines, ""] if self._sse else lines)
+
+    def lines(self, chunk: bytes, *, final: bool = False) -> list[str]:
+        """The lines that ``chunk`` completes; the unfinished one waits for the next read, or
+        is the last line if the body ends here (``final``)."""
+        text = self._rest + self._decode(chunk, final)
+        if "\r" in text:
+            held = "\r" if text.endswith("\r") and not final else ""
+            text = text.removesuffix(held).replace("\r\n", "\n").replace("\r", "\n") + held
+        lines = text.split("\n")
+        self._rest = lines.pop()  # "" after a line end
+        if final and self._rest:
+            lines.append(self._rest)
+            self._rest = ""
+        return lines
+
+    def _frames(self, lines: list[str]) -> list[Frame]:
+        if not self._sse:
+            return [(line, None) for line in lines if line.strip()]
+        frames: list[Frame] = []
+        data = self._data
+        for line in lines:
+            if line.startswith("data: "):  # the common case first: this runs once per token
+                data.append(line[6:])
+            elif not line:
+                if data:
+                    frames.append((data[0] if len(data) == 1 else "\n".join(data), self._event))
+                    data.clear()
+                self._event = None
+            elif line.startswith("data:"):
+                data.append(line[5:])
+            elif line.startswith("event:"):
+                self._event = line[6:].strip()
+            # anything else: a ":" keep-alive comment (llama.cpp ping, OpenRouter PROCESSING),
+            # or a field this client does not use (id:, retry:)
+        return frames
 
 
 async def _read_bounded(response: httpx.Response, limit: int = 64 * 1024) -> bytes:
