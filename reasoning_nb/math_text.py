@@ -15,14 +15,16 @@ before it and no digit after it; TeX may hold ``\$``. Display math has no blank 
 Code spans and code blocks are code: their ``$`` and backslashes are never touched.
 
 For markdown files, :func:`to_markdown` rewrites ``\(…\)`` as ``$…$`` and ``\[…\]`` as ``$$…$$``
-(JupyterLab's markdown, like CommonMark, drops those backslashes), and a ``$`` that is not math
-as ``\$`` (JupyterLab's markdown would pair ``$5 and $10`` into math). Positions come from the
+(JupyterLab's markdown, like CommonMark, drops those backslashes). A ``$`` that is not math has
+no markdown spelling that JupyterLab leaves alone (it typesets ``\$5 and \$10`` once the
+backslashes are gone), so such a text is not written as markdown at all. Positions come from the
 same parse, so markdown and HTML agree on what is math.
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable
 
 from markdown_it import MarkdownIt
@@ -95,7 +97,7 @@ def _inline(state: StateInline, silent: bool) -> bool:
         if not silent:  # a dollar of prose: for a markdown file, escaped
             state.pending += "$"
             if edits is not None:
-                edits.append(("$", "\\$"))
+                edits.append(("$", None))
         state.pos += 1
         return True
     end, tex, display = found
@@ -173,7 +175,7 @@ def _recording(rule: Callable) -> Callable:
         edits = state.env.get(_EDITS)
         if ok and not silent and edits is not None:
             raw = state.src[start : state.pos]
-            edits.append((raw, raw))
+            edits.append((raw, None if raw == "\\$" else raw))  # "\$": a dollar of prose too
         return ok
 
     return wrapped
@@ -219,11 +221,13 @@ def _apply(region: str, edits: list[tuple[str, str]]) -> str:
     return "".join(out)
 
 
-def to_markdown(md: MarkdownIt, text: str) -> str:
-    r"""``text`` for a markdown file: ``\(…\)`` → ``$…$``, ``\[…\]`` → ``$$…$$``, a dollar of
-    prose → ``\$``; code, and everything else, as it was. ``md`` has :func:`math_plugin`."""
+def to_markdown(md: MarkdownIt, text: str) -> str | None:
+    r"""``text`` for a markdown file: ``\(…\)`` → ``$…$``, ``\[…\]`` → ``$$…$$``; code, and
+    everything else, as it was. None when it holds a dollar of prose (see the module doc).
+    ``md`` has :func:`math_plugin`."""
     if "$" not in text and "\\" not in text:
         return text
+    text = re.sub(r"\r\n?", "\n", text)  # as markdown-it reads it: its line numbers
     env: dict = {_EDITS: []}
     tokens = md.parse(text, env)
     lines = text.split("\n")
@@ -240,6 +244,8 @@ def to_markdown(md: MarkdownIt, text: str) -> str:
         if not isinstance(item, tuple):
             first, stop = item.map or (-1, -1)
             mine = regions.setdefault(first, (stop, []))[1]  # a table row: one region
+        elif item[1] is None:
+            return None
         elif first >= 0:
             mine.append(item)
     changed = {

@@ -269,9 +269,9 @@ def safe_markdown(text: str, *, breaks: bool = False, allow_fences: bool = True)
     Code is highlighted with classes and no stylesheet (markdown renderers drop ``<style>``):
     plain, in the text colour, unless the page holds :data:`CODE_STYLE`.
     """
-    text = math_markdown(_md(False, False), text)
-    if is_inert(text, allow_fences=allow_fences):
-        return text
+    written = math_markdown(_md(False, False), text)
+    if written is not None and is_inert(written, allow_fences=allow_fences):
+        return written
     fragment = markdown_html(text, breaks=breaks, code_classes=True)
     fragment = fragment.replace("$", "&#36;").replace("\\", "&#92;")
     return html_block(fragment, f"{CSS_CLASS}-md {IGNORE}")

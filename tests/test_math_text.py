@@ -134,16 +134,26 @@ def test_a_lone_backslash_delimiter_is_text():
 
 
 def test_markdown_files_get_dollar_delimiters():
-    text = "Let \\( x \\) be real and\n\\[\nx^2 \\ge 0\n\\]\nso $y$ costs $5 and $10.\n\n> \\(z\\)"
+    text = "Let \\( x \\) be real and\n\\[\nx^2 \\ge 0\n\\]\nso $y$ holds.\n\n> \\(z\\)"
     got = render.safe_markdown(text)
-    assert got == ("Let $x$ be real and\n$$\nx^2 \\ge 0\n$$\nso $y$ costs \\$5 and \\$10.\n\n> $z$")
+    assert got == "Let $x$ be real and\n$$\nx^2 \\ge 0\n$$\nso $y$ holds.\n\n> $z$"
     assert render.safe_markdown(got) == got  # stable
 
 
 def test_markdown_files_keep_tex_in_tables_and_lists():
-    text = "| a | b |\n| - | - |\n| \\(x\\) | $ 5 |\n\n- item \\[y\\]\n- $5"
+    text = "| a | b |\n| - | - |\n| \\(x\\) | `$` |\n\n- item \\[y\\]\n- $$z$$"
     got = render.safe_markdown(text)
-    assert got == "| a | b |\n| - | - |\n| $x$ | \\$ 5 |\n\n- item $$y$$\n- \\$5"
+    assert got == "| a | b |\n| - | - |\n| $x$ | `$` |\n\n- item $$y$$\n- $$z$$"
+
+
+def test_a_dollar_of_prose_goes_to_markdown_as_html():
+    """JupyterLab's markdown typesets ``$5 and $10`` (and ``\\$5 and \\$10``: the backslashes
+    go before MathJax looks), so such text goes as HTML, where the dollars are ignored."""
+    for text in ("It costs $5 and $10 for $x$.", "It costs \\$5 and \\$10."):
+        got = render.safe_markdown(text)
+        assert got.startswith(f'<div class="reasoning-nb-md {IGNORE}">') and "$" not in got
+        assert "It costs $5 and $10" in html.unescape(got)
+        assert math_in(got) == (["x"] if "$x$" in text else [])
 
 
 def test_markdown_tex_with_html_characters_goes_as_html_lab_can_read():
