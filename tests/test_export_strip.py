@@ -215,3 +215,14 @@ def test_a_think_cells_streamed_text_is_replaced_by_a_marker_line(exported):
     assert streams == [{"output_type": "stream", "name": "stdout", "text": REMOVED + "\n"}]
     [traced] = [o for o in cell["outputs"] if "reasoning_nb" in o.get("metadata", {})]
     assert "".join(traced["data"]["text/plain"]).startswith(TEXT_VIEW[1])
+
+
+def test_reasoning_is_recognised_as_the_static_view_shows_it():
+    """The static view highlights code with classes, the live pane with inline colours: strip
+    looks for both."""
+    from reasoning_nb.export.preprocessor import _rendered
+
+    trace = _first_trace()
+    trace.reasoning = "Plan:\n\n```python\nx = 1  # LEAK-H\n```"
+    static = render.to_html(trace, "inline")
+    assert any(form in static for form in _rendered(trace.reasoning) if "LEAK-H" in form)

@@ -345,6 +345,7 @@ def _rendered(text: str) -> set[str]:
         repr(text)[1:-1],
         render.markdown_html(text, breaks=True).strip(),
         render.markdown_html(text, breaks=True, highlight=False).strip(),
+        render.markdown_html(text, breaks=True, code_classes=True).strip(),  # the static view's
         quoted,
         render.quote(quoted),
     }
