@@ -107,7 +107,9 @@ def _inline(state: StateInline, silent: bool) -> bool:
         if edits is not None:
             raw = src[pos:end]
             new = f"$${tex}$$" if display else f"${tex}$"
-            edits.append((raw, new if "$" not in tex.replace("\\$", "") else raw))
+            if "$" in tex.replace("\\$", "") or (not display and src[end : end + 1].isdigit()):
+                new = None  # no "$" spelling reads back as this math: the text goes as HTML
+            edits.append((raw, new))
     state.pos = end
     return True
 

@@ -146,6 +146,12 @@ def test_markdown_files_keep_tex_in_tables_and_lists():
     assert got == "| a | b |\n| - | - |\n| $x$ | `$` |\n\n- item $$y$$\n- $$z$$"
 
 
+def test_math_with_no_dollar_spelling_goes_to_markdown_as_html():
+    for text, tex in ((r"\(n\)5 times", "n"), (r"\(\text{a$b}\) here", r"\text{a$b}")):
+        got = render.safe_markdown(text)
+        assert got.startswith('<div class="reasoning-nb-md ') and math_in(got) == [tex]
+
+
 def test_a_dollar_of_prose_goes_to_markdown_as_html():
     """JupyterLab's markdown typesets ``$5 and $10`` (and ``\\$5 and \\$10``: the backslashes
     go before MathJax looks), so such text goes as HTML, where the dollars are ignored."""
