@@ -103,8 +103,8 @@ def test_interrupt_during_another_cell_stops_a_detached_rerun(kernel, wire_serve
     dropdown = kernel.find("DropdownModel")
     kernel.set_state(dropdown, index=kernel.comms[dropdown]["_options_labels"].index("high"))
     wait_for(kernel, started_thinking)
-    msg_id = kernel.execute("import time\nfor _ in range(300): time.sleep(0.1)")
-    kernel.collect(msg_id, 10, until=lambda m: m["msg_type"] == "execute_input")
+    msg_id = kernel.execute("import time\nprint('sleeping', flush=True)\ntime.sleep(600)")
+    kernel.collect(msg_id, 10, until=lambda m: m["msg_type"] == "stream")  # it runs: interrupt
     kernel.km.interrupt_kernel()
     kernel.collect(msg_id, 20)  # the sleeping cell ends with its KeyboardInterrupt...
     msg = wait_for(kernel, lambda m: m["msg_type"] == "update_display_data")

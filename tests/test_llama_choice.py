@@ -218,7 +218,8 @@ def test_a_cell_that_needs_a_build_says_so_in_one_line(fake_wheel, tmp_path):
         assert len(lines) == 1, shown
         assert "The prebuilt llama-server cannot run on this CPU" in lines[0]
         assert f"`{llama_build.BUILD_COMMAND}`" in lines[0]
-        assert not [m for m in messages if m["msg_type"] == "error"]  # no traceback
+        [error] = [m["content"] for m in messages if m["msg_type"] == "error"]  # the cell fails
+        assert error["traceback"] == [f"%%think failed: {lines[0].removeprefix('✖ ')}"]
     finally:
         kernel.close()
 
