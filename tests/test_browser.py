@@ -107,6 +107,7 @@ window.__rn = {
       title: p.head ? p.head.textContent.trim() : null,
       answer: p.answer ? p.answer.textContent.trim() : '',
       runs: p.selector ? [...p.selector.querySelectorAll('button')].map(b => b.textContent) : [],
+      math: p.root.querySelectorAll('mjx-container').length,
     };
   },
   // Record the widget state of cell i until `until` (a JS expression over the state `s`)
@@ -121,7 +122,7 @@ window.__rn = {
       const look = () => {
         const s = this.state(i);
         if (!s) return false;
-        const key = JSON.stringify([s.reasoning, s.answer, s.paneOpen, s.status]);
+        const key = JSON.stringify([s.reasoning, s.answer, s.paneOpen, s.status, s.math]);
         if (!seen.length || seen[seen.length - 1].key !== key)
           seen.push({t: Math.round(performance.now() - t0), key, ...s});
         return done(s);
@@ -1002,6 +1003,125 @@ def test_answer_links_images_and_indentation_as_users_see_them(page, lab, wire):
     try:
         set_theme(page, "JupyterLab Dark")
         shot(page, "12-links-images-dark", cell(page))
+    finally:
+        set_theme(page, "JupyterLab Light")
+    assert not page.errors, page.errors
+
+
+# -- the front end renders the markdown ------------------------------------------------------------
+
+MATH_REASONING = (
+    "Start with Rayleigh: the intensity goes as $I \\propto \\lambda^{-4}$, so blue wins.\n\n"
+    "In the other notation, \\(E = h\\nu\\) for each photon, and $n_{air} - 1 < 10^{-3}$.\n\n"
+    "$$\\frac{I_{blue}}{I_{red}} = \\left(\\frac{700}{450}\\right)^4$$\n\n"
+    "\\[\n\\int_0^\\infty e^{-x^2}\\,dx = \\frac{\\sqrt{\\pi}}{2}\n\\]\n\n"
+    "So the ratio is about $5.9$."
+)
+MATH_ANSWER = (
+    "The ratio $\\left(700/450\\right)^4 \\approx 5.9$ explains it; with \\(\\theta\\) the "
+    "angle,\n\n$$I(\\theta) \\propto 1 + \\cos^2\\theta$$\n\n"
+    "```python\nprice = '$5 and $10'  # dollars in code are not math\n```\n\n"
+    "| symbol | meaning |\n|---|---|\n| $\\lambda$ | wavelength |\n| \\(\\nu\\) | frequency |\n"
+)
+MATH_SPANS = 11  # 6 in the reasoning, 5 in the answer (the kernel side checks their TeX)
+TYPESET = """(root) => {
+  const count = (css, sel) => [...root.querySelectorAll(css)].reduce(
+    (n, e) => n + e.querySelectorAll(sel).length, 0);
+  const text = [...root.querySelectorAll('.jp-RenderedMarkdown')]
+    .map((e) => { const c = e.cloneNode(true);
+                  c.querySelectorAll('pre, mjx-container').forEach((x) => x.remove());
+                  return c.textContent; }).join(' ');
+  return {
+    reasoning: count('.reasoning-nb-thoughts', 'mjx-container'),
+    answer: count('.reasoning-nb-answer', 'mjx-container'),
+    raw: text.match(/[$]|\\\\[a-z([]+/g),
+    em: root.querySelectorAll('.jp-RenderedMarkdown em').length,
+    subscripts: root.querySelectorAll('mjx-msub, mjx-msubsup').length,
+  };
+}"""
+CONTRAST = """(root) => {
+  const parse = (c) => {
+    const m = c.match(/rgba?\\(([^)]+)\\)/);
+    if (!m) return null;
+    const p = m[1].split(',').map(Number);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  };
+  const over = (top, low) => [0, 1, 2].map((k) => top[k] * top[3] + low[k] * (1 - top[3])).concat([1]);
+  const back = (el) => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    let color = [255, 255, 255, 1];
+    for (const layer of layers.reverse()) color = over(layer, color);
+    return color;
+  };
+  const lum = (c) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+  };
+  const ratio = (a, b) => {
+    const [x, y] = [lum(a), lum(b)];
+    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+  };
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  let worst = {ratio: 99}, count = 0;
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (!n.data.trim() || !el.getClientRects().length) continue;  // hidden, or blank
+    const style = getComputedStyle(el);
+    if (style.visibility === 'hidden' || el.closest('option')) continue;
+    let opacity = 1;
+    for (let e = el; e; e = e.parentElement) opacity *= Number(getComputedStyle(e).opacity);
+    const bg = back(el), fg = parse(style.color);
+    const q = ratio(over([fg[0], fg[1], fg[2], fg[3] * opacity], bg), bg);
+    count++;
+    if (q < worst.ratio) worst = {ratio: q, text: n.data.slice(0, 40), color: style.color,
+                                  background: bg.slice(0, 3), where: el.tagName + '.' + el.className};
+  }
+  worst.count = count;
+  return worst;
+}"""
+
+
+@pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
+def test_math_code_and_tables_render_as_jupyter_renders_them(page, lab, wire, theme):
+    """Streamed math is typeset while it streams and after, each span once, none left as TeX
+    text (``\\(…\\)`` and ``\\[…\\]`` too, which Lab's markdown would have mangled), no ``_``
+    taken for emphasis; a dollar in code stays text; code and tables take Lab's styles; every
+    text in the widget, code tokens included, reads at 4.5:1 or better in the theme."""
+    wire.route("POST", CHAT, stream(MATH_REASONING, MATH_ANSWER, pause=0.01))
+    think_notebook(lab, wire, f"math-{theme.split()[-1].lower()}.ipynb")
+    try:
+        set_theme(page, theme)
+        open_notebook(page, f"math-{theme.split()[-1].lower()}.ipynb")
+        start_recording(page)
+        run_all(page)
+        seen = recorded(page)
+        live_math = [s["math"] for s in seen if not s["status"].startswith("done")]
+        assert max(live_math) >= 4, live_math  # typeset as it streamed, not only at the end
+        wait_cell_done(page)
+        widget = live(page)
+        widget.locator(".reasoning-nb-pane .jupyter-widget-Collapse-header").click()
+        wait_state(page, "s.paneOpen")
+        page.wait_for_function(f"() => window.__rn.state(1).math >= {MATH_SPANS}", timeout=LONG)
+        page.wait_for_timeout(500)  # (a stray late typeset would show up here)
+        typeset = widget.evaluate(TYPESET)
+        assert typeset["reasoning"] == 6 and typeset["answer"] == 5, typeset
+        assert not typeset["raw"], typeset  # no TeX left as text: every span became math
+        assert typeset["em"] == 0, typeset  # no _ in TeX taken for emphasis
+        assert typeset["subscripts"] >= 4, typeset
+        assert "'$5 and $10'" in widget.locator(".reasoning-nb-answer pre").inner_text()
+        assert widget.locator(".reasoning-nb-answer table td").count() == 4
+        worst = widget.evaluate(CONTRAST)
+        name = theme.split()[-1].lower()
+        shot(page, f"13-math-{name}", cell(page))
+        print(
+            f"\n[browser] {theme}: {state(page)['math']} of {MATH_SPANS} math spans typeset; "
+            f"lowest text contrast {worst['ratio']:.2f}:1 over {worst['count']} texts ({worst})"
+        )
+        assert worst["ratio"] >= 4.5, worst
     finally:
         set_theme(page, "JupyterLab Light")
     assert not page.errors, page.errors
