@@ -1046,7 +1046,8 @@ CONTRAST = """(root) => {
     const p = m[1].split(',').map(Number);
     return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
   };
-  const over = (top, low) => [0, 1, 2].map((k) => top[k] * top[3] + low[k] * (1 - top[3])).concat([1]);
+  const over = (top, low) =>
+    [0, 1, 2].map((k) => top[k] * top[3] + low[k] * (1 - top[3])).concat([1]);
   const back = (el) => {
     const layers = [];
     for (let e = el; e; e = e.parentElement) {
@@ -1077,8 +1078,9 @@ CONTRAST = """(root) => {
     const bg = back(el), fg = parse(style.color);
     const q = ratio(over([fg[0], fg[1], fg[2], fg[3] * opacity], bg), bg);
     count++;
-    if (q < worst.ratio) worst = {ratio: q, text: n.data.slice(0, 40), color: style.color,
-                                  background: bg.slice(0, 3), where: el.tagName + '.' + el.className};
+    if (q < worst.ratio)
+      worst = {ratio: q, text: n.data.slice(0, 40), color: style.color,
+               background: bg.slice(0, 3), where: el.tagName + '.' + el.className};
   }
   worst.count = count;
   return worst;
