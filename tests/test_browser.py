@@ -693,19 +693,48 @@ def test_saved_notebook_reopens_readable(page, lab, wire):
     shot(page, "08-untrusted-static", cell(page))
 
 
+WATCH_LIVE_NODES = """(i) => {
+  // Every element that could run script or load something, added anywhere in the cell's
+  // outputs while the stream lasts (the live tails included), and every such attribute.
+  window.__bad = [];
+  const risky = 'img, script, svg, iframe, object, embed, video, audio, link, style:not(:empty)'
+    + ', a[href^="javascript:" i], [onerror], [onload], [onclick], [src]';
+  const look = (node) => {
+    if (node.nodeType !== 1) return;
+    for (const e of [node, ...node.querySelectorAll('*')]) {
+      if (e.matches(risky) && e.closest('.jp-OutputArea') && !e.closest('mjx-container')
+          && !(e.tagName === 'svg' && e.closest('[data-icon]'))  // (Lab's own icons)
+          && !(e.tagName === 'STYLE' && e.closest('.reasoning-nb-header, .reasoning-nb-static')))
+        window.__bad.push(e.outerHTML.slice(0, 120));
+    }
+  };
+  new MutationObserver((records) => records.forEach((r) => r.addedNodes.forEach(look)))
+    .observe(window.__rn.cellNode(i), {subtree: true, childList: true});
+}"""
+
+
 def test_model_output_cannot_run_script(page, lab, wire):
+    """The live view's Outputs render their markdown as trusted: every payload arrives as text,
+    while it streams and after; no image loads (the wire server sees no request for one)."""
+    pixel = f"{wire.url}/pixel.png?q=SECRET"
     evil = (
         "<script>window.__pwned=1</script> and "
         '<img src=x onerror="window.__pwned=2"> and '
-        "[click](javascript:window.__pwned=3)"
+        "[click](javascript:window.__pwned=3) and "
+        f"![pixel]({pixel}) and "
+        '$<img src=x onerror="window.__pwned=4">$ and '
+        '<svg onload="window.__pwned=5"></svg> <a href="javascript:window.__pwned=6">a</a>'
     )
+    listed = '1. Run:\n   ```html\n   <img src=x onerror="window.__pwned=7">\n   ```\n2. Done.'
     wire.route(
         "POST",
         CHAT,
-        stream(f"Reasoning with {evil}\n\nmore.", f"Answer with {evil}", pause=0.005),
+        stream(f"Reasoning with {evil}\n\nmore.", f"Answer with {evil}\n\n{listed}", pause=0.005),
     )
     think_notebook(lab, wire, "evil.ipynb")
     open_notebook(page, "evil.ipynb")
+    page.wait_for_function("() => window.__rn.cellNode(1)")
+    page.evaluate(WATCH_LIVE_NODES, 1)
     run_all(page)
     wait_cell_done(page)
     final = wait_state(page, "s.status.startsWith('done')")
@@ -714,14 +743,18 @@ def test_model_output_cannot_run_script(page, lab, wire):
     live(page).get_by_text("Reasoning with").wait_for(state="visible")
 
     assert page.evaluate("() => window.__pwned") is None
-    assert out.locator("img[onerror]").count() == 0
+    assert page.evaluate("() => window.__bad") == []  # not even for a moment, live
     assert out.locator("img").count() == 0
     assert out.locator('a[href^="javascript:"]').count() == 0
     assert out.locator("script").count() == 0
+    assert wire.requests_to("/pixel.png") == []  # nothing loaded by itself
     for text in (final["reasoning"], final["answer"]):
         assert "<script>window.__pwned=1</script>" in text
         assert '<img src=x onerror="window.__pwned=2">' in text
         assert "javascript:window.__pwned=3" in text
+        assert '<svg onload="window.__pwned=5">' in text
+    assert live(page).get_by_role("link", name="image: pixel").count() == 2  # a link instead
+    assert '<img src=x onerror="window.__pwned=7">' in final["answer"]  # the code, as code
     shot(page, "09-untrusted-model-output", cell(page))
     assert page.evaluate("() => window.__pwned") is None
     assert not page.errors, page.errors
