@@ -1160,3 +1160,96 @@ def test_math_code_and_tables_render_as_jupyter_renders_them(page, lab, wire, th
     finally:
         set_theme(page, "JupyterLab Light")
     assert not page.errors, page.errors
+
+
+SCROLL_BOX = """(i) => {
+  const box = window.__rn.parts(i).root.querySelector('.reasoning-nb-scroll');
+  const ps = [...box.querySelectorAll('.jp-RenderedMarkdown p')];
+  const line = parseFloat(getComputedStyle(ps[0]).lineHeight);
+  const top = box.getBoundingClientRect().top, bottom = box.getBoundingClientRect().bottom;
+  const first = ps.find((p) => p.getBoundingClientRect().bottom > top + 2);
+  const last = ps[ps.length - 1].getBoundingClientRect();
+  return {lines: box.clientHeight / line, overflow: box.scrollHeight - box.clientHeight,
+          scrollTop: box.scrollTop, lastVisible: last.bottom <= bottom + 1 && last.top >= top,
+          first: first ? first.textContent.slice(0, 30) : null,
+          firstTop: first ? first.getBoundingClientRect().top - top : null,
+          steps: ps.length};
+}"""
+
+
+def test_reasoning_pane_is_capped_and_follows_until_scrolled_up(page, lab, wire):
+    """While the model thinks, the reasoning is a box of about 15 to 20 lines that shows the
+    newest text; scrolled up, it stays where the reader put it as text arrives; once done it is
+    the whole reasoning again (when opened)."""
+    reasoning = "\n\n".join(f"Step {i}: the model weighs one more small case." for i in range(90))
+    wire.route("POST", CHAT, stream(reasoning, "Done.", pause=0.02))
+    think_notebook(lab, wire, "follow.ipynb")
+    open_notebook(page, "follow.ipynb")
+    run_all(page)
+    wait_state(page, "s.reasoning.includes('Step 40:')")
+    box = page.evaluate(SCROLL_BOX, 1)
+    assert 15 <= box["lines"] <= 21 and box["overflow"] > 0, box
+    assert box["lastVisible"], box  # it follows the newest text
+    shot(page, "14-reasoning-follows", cell(page))
+    page.evaluate(
+        "(i) => window.__rn.parts(i).root.querySelector('.reasoning-nb-scroll').scrollBy(0, -200)",
+        1,
+    )
+    page.wait_for_timeout(100)
+    before = page.evaluate(SCROLL_BOX, 1)
+    assert not before["lastVisible"], before
+    wait_state(page, "s.reasoning.includes('Step 60:')")
+    after = page.evaluate(SCROLL_BOX, 1)
+    assert after["steps"] > before["steps"] + 10
+    assert after["first"] == before["first"], (before, after)  # the reader's place is kept
+    assert abs(after["firstTop"] - before["firstTop"]) <= 2, (before, after)
+    wait_cell_done(page)
+    widget = live(page)
+    widget.locator(".reasoning-nb-pane .jupyter-widget-Collapse-header").click()
+    wait_state(page, "s.paneOpen")
+    done = page.evaluate(SCROLL_BOX, 1)
+    assert done["overflow"] <= 1 and done["steps"] == 90, done  # all of it, no box
+    assert not page.errors, page.errors
+
+
+PIECES = """(i) => {
+  // The pieces of a block cut by force (Outputs with reasoning-nb-cont after the first):
+  // for each, how far its first line box is below the last line box of the piece before.
+  const answer = window.__rn.parts(i).answer;
+  const outs = [...answer.querySelectorAll('.widget-output')];
+  const gaps = [];
+  outs.forEach((out, k) => {
+    if (!k || !out.classList.contains('reasoning-nb-cont')) return;
+    const before = outs[k - 1].querySelector('.jp-RenderedMarkdown > :last-child');
+    const first = out.querySelector('.jp-RenderedMarkdown > :first-child');
+    if (!before || !first) return;
+    const a = [...before.getClientRects()].pop(), b = first.getClientRects()[0];
+    const room = answer.getBoundingClientRect().right - a.right;  // left on the line before
+    gaps.push({tag: first.tagName, gap: Math.round(b.top - a.bottom), sameLine: b.top < a.bottom,
+               room: Math.round(room)});
+  });
+  return gaps;
+}"""
+
+
+def test_a_block_cut_by_force_reads_as_one(page, lab, wire):
+    """A long paragraph (or code block) streamed slowly is cut into several Outputs so each
+    update stays short; on screen the pieces run on as one paragraph (one code box)."""
+    words = " ".join(f"word{i}" for i in range(150))
+    code = "".join(f"x{i} = {i}\n" for i in range(60))
+    answer = f"First short paragraph.\n\n{words}\n\n```python\n{code}```\n\nLast."
+    wire.route("POST", CHAT, stream("Think a bit.", answer, pause=0.03))
+    think_notebook(lab, wire, "pieces.ipynb")
+    open_notebook(page, "pieces.ipynb")
+    run_all(page)
+    wait_state(page, "s.answer.includes('x50 =')")
+    gaps = page.evaluate(PIECES, 1)
+    shot(page, "15-pieces-run-on", cell(page))
+    assert [g["tag"] for g in gaps].count("P") >= 2 and "PRE" in {g["tag"] for g in gaps}, gaps
+    paragraph = [g for g in gaps if g["tag"] == "P"]  # it goes on on the same line, if it fits
+    assert all(g["sameLine"] or g["room"] < 80 for g in paragraph), gaps
+    assert all(-1 <= g["gap"] <= 1 for g in gaps if g["tag"] == "PRE"), gaps  # one code box
+    wait_cell_done(page)
+    assert page.evaluate(PIECES, 1) == []  # joined at the end
+    assert live(page).locator(".reasoning-nb-answer p", has_text="word0 word1").count() == 1
+    assert not page.errors, page.errors

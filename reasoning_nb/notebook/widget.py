@@ -81,6 +81,11 @@ STEERABLE = ("cancelled", "truncated")
 """The statuses of a run that Continue can pick up; also an error after text arrived (a dropped
 stream), never one before (a 404, a refused connection: asking again would fail the same way)."""
 _L = f".{LIVE_CLASS}"
+_BEFORE_CONT = (
+    f".{TEXT_CLASS} :is(.widget-output:has(+.{CONT_CLASS}),"
+    f".widget-box:has(+.widget-box>.{CONT_CLASS}:first-child)>.widget-output:last-child)"
+)
+"""The Output before one that goes on with it, in the same page or at the end of the last."""
 STYLE = "".join(
     f"{_L} {rule}"
     for rule in (
@@ -117,9 +122,22 @@ STYLE = "".join(
         f".{TEXT_CLASS} .jp-OutputArea-output{{padding:0;overflow:visible}}",
         f".{TEXT_CLASS} .jp-RenderedMarkdown{{padding-right:0}}",
         f".{TEXT_CLASS} .widget-output:not(:has(.jp-OutputArea-child)){{display:none}}",
-        # a paragraph cut by force reads as one: the piece before and the piece after run on
-        f".{TEXT_CLASS} .widget-output:has(+.{CONT_CLASS}) .jp-RenderedMarkdown>:last-child,"
-        f".{TEXT_CLASS} .{CONT_CLASS} .jp-RenderedMarkdown>:first-child{{margin-block:0}}",
+        # blocks spaced as paragraphs are, within an Output and between two
+        f".{TEXT_CLASS} .jp-RenderedMarkdown>:first-child{{margin-top:0}}",
+        f".{TEXT_CLASS} .jp-RenderedMarkdown>:last-child{{margin-bottom:.5em}}",
+        # a block cut by force reads as one: the pages and the pieces' Outputs step aside, so
+        # a paragraph cut runs on inline and a code box cut goes on closed up
+        f".{TEXT_CLASS}.widget-box{{display:block}}",
+        f".{TEXT_CLASS}>.widget-box{{display:contents}}",
+        f"{_BEFORE_CONT},.{TEXT_CLASS} .{CONT_CLASS}{{display:contents}}",
+        f":is({_BEFORE_CONT},.{TEXT_CLASS} .{CONT_CLASS}) "
+        ":is(.jp-OutputArea,.jp-OutputArea-child,.jp-RenderedMarkdown){display:contents}",
+        f"{_BEFORE_CONT} .jp-RenderedMarkdown>p:last-child,"
+        f".{TEXT_CLASS} .{CONT_CLASS} .jp-RenderedMarkdown>p:first-child{{display:inline}}",
+        f"{_BEFORE_CONT} .jp-RenderedMarkdown>:last-child"
+        "{margin-bottom:0;border-bottom-left-radius:0;border-bottom-right-radius:0}",
+        f".{TEXT_CLASS} .{CONT_CLASS} .jp-RenderedMarkdown>:first-child"
+        "{margin-top:0;border-top-left-radius:0;border-top-right-radius:0}",
         # the reasoning: quieter than the answer, a hairline on its left
         f".{THOUGHTS_CLASS}{{border-left:2px solid var(--jp-border-color2,#e0e0e0);"
         "padding-left:.9em}",
@@ -127,6 +145,7 @@ STYLE = "".join(
         # ...while it runs, a box of ~20 lines that follows the newest text (unless scrolled up)
         f".{RUNNING_CLASS} .{SCROLL_CLASS}{{max-height:30em;overflow-y:auto;"
         "flex-direction:column-reverse}",
+        f".{SCROLL_CLASS}>.widget-box{{flex:none;overflow:visible}}",
         # its pane: a light one-line title, no grey bar, no box, no deep indent
         f".{PANE_CLASS}{{margin:.3em 0 .35em}}",
         f".{PANE_CLASS} .jupyter-widget-Collapse-header{{background:none;border:none;"
