@@ -461,6 +461,12 @@ def looks(locator) -> dict[str, Any]:
     )
 
 
+def pane_title(widget):
+    """The button that opens and closes the reasoning pane (the Accordion's own header stands
+    in for it where no kernel answers)."""
+    return widget.locator(".reasoning-nb-pane-toggle")
+
+
 def disconnected_marks(page, index: int = 1) -> int:
     """How many red "disconnected" marks the widget of cell ``index`` shows."""
     return page.evaluate(
@@ -517,8 +523,10 @@ def test_live_stream_then_fold_and_expand(page, lab, wire):
     assert looks(code.locator("xpath=.."))["background"] not in ("rgba(0, 0, 0, 0)", "transparent")
     shot(page, "02-final-folded", cell(page))
 
-    # Clicking the one-line summary opens the pane again; the reasoning reads quieter.
-    widget.locator(".reasoning-nb-pane .jupyter-widget-Collapse-header").click()
+    # The one-line summary is a button: Enter opens the pane again (Tab reaches it); the
+    # reasoning reads quieter.
+    pane_title(widget).focus()
+    page.keyboard.press("Enter")
     reasoning_text.wait_for(state="visible")
     assert state(page)["paneOpen"]
     quiet = looks(widget.locator(".reasoning-nb-pane p"))
@@ -689,6 +697,16 @@ def test_saved_notebook_reopens_readable(page, lab, wire):
     widget = live(page)
     widget.locator(".reasoning-nb-answer em", has_text="Rayleigh scattering").wait_for()
     expect(static(page)).to_be_hidden()
+    # No kernel answers: no control that needs one looks usable; the pane still opens.
+    select = widget.locator(".reasoning-nb-header select")
+    expect(select).to_be_visible()  # (it says the preset)
+    assert select.evaluate(
+        "(e) => [getComputedStyle(e).pointerEvents, Number(getComputedStyle(e).opacity)]"
+    ) == ["none", 0.5]
+    expect(widget.locator(".reasoning-nb-steer")).to_be_hidden()  # Pin (Continue, the hint)
+    expect(widget.locator(".jupyter-button", has_text="Pin")).to_be_hidden()
+    expect(widget.locator(".jupyter-button", has_text="Stop")).to_be_hidden()
+    expect(pane_title(widget)).to_be_hidden()
     widget.locator(".reasoning-nb-pane .jupyter-widget-Collapse-header").click()
     widget.get_by_text("Nitrogen and oxygen molecules").wait_for(state="visible")
     assert widget.locator("pre code", has_text="ratio = (700 / 450) ** 4").is_visible()
@@ -765,7 +783,7 @@ def test_model_output_cannot_run_script(page, lab, wire):
     wait_cell_done(page)
     final = wait_state(page, "s.status.startsWith('done')")
     out = cell(page).locator(".jp-OutputArea")  # both outputs: the widget and its twin
-    live(page).locator(".jupyter-widget-Collapse-header").click()  # the reasoning visibly too
+    pane_title(live(page)).click()  # the reasoning visibly too
     live(page).get_by_text("Reasoning with").wait_for(state="visible")
 
     assert page.evaluate("() => window.__pwned") is None
@@ -826,6 +844,16 @@ def test_continue_after_stop_keeps_the_reasoning_and_the_hint(page, lab, wire):
     open_notebook(page, "continue.ipynb")
     run_all(page)
     wait_state(page, "s.reasoning.includes('Thinking slowly')")
+    # The stream stalls (no text, no message): the clock still counts, in the page.
+    clock = live(page).locator(".reasoning-nb-clock")
+    read = (
+        "(e) => { const c = getComputedStyle(e); return Number(c.getPropertyValue('--rn-s'))"
+        " + Number(c.getPropertyValue('--rn-d')) / 10; }"
+    )  # (the seconds and tenths its ::after shows)
+    first = clock.evaluate(read)
+    page.wait_for_timeout(1300)
+    later = clock.evaluate(read)
+    assert first > 0 and 1.0 <= later - first <= 2.5, (first, later)
     widget = live(page)
     steer = widget.locator(".reasoning-nb-steer")
     expect(steer).to_be_hidden()  # nothing to steer while the run streams
@@ -836,7 +864,7 @@ def test_continue_after_stop_keeps_the_reasoning_and_the_hint(page, lab, wire):
     expect(steer).to_be_visible()
     steer.locator("input").fill("think about the ocean")
     shot(page, "07-stopped-with-hint", cell(page))
-    steer.locator("button", has_text="Continue").click()
+    steer.locator("input").press("Enter")  # as the Continue button does
     final = wait_state(page, "s.runs.length === 2 && s.status.startsWith('done')")
     assert final["answer"] == "It is blue."
     assert "Run 2 · low" in final["runs"][1] and "continues run 1" in final["runs"][1]
@@ -900,7 +928,7 @@ def test_pin_puts_the_selected_reasoning_in_a_markdown_cell_below(page, lab, wir
     run_all(page)
     wait_cell_done(page)
     widget = live(page)
-    widget.locator(".reasoning-nb-pane .jupyter-widget-Collapse-header").click()
+    pane_title(widget).click()
     wait_state(page, "s.paneOpen")
 
     drag_select(page, 1, "Blue light at 450 nm", "five times more than red")
@@ -1164,7 +1192,7 @@ def test_math_code_and_tables_render_as_jupyter_renders_them(page, lab, wire, th
         assert max(live_math) >= 4, live_math  # typeset as it streamed, not only at the end
         wait_cell_done(page)
         widget = live(page)
-        widget.locator(".reasoning-nb-pane .jupyter-widget-Collapse-header").click()
+        pane_title(widget).click()
         wait_state(page, "s.paneOpen")
         page.wait_for_function(f"() => window.__rn.state(1).math >= {MATH_SPANS}", timeout=LONG)
         page.wait_for_timeout(500)  # (a stray late typeset would show up here)
@@ -1231,7 +1259,7 @@ def test_reasoning_pane_is_capped_and_follows_until_scrolled_up(page, lab, wire)
     assert abs(after["firstTop"] - before["firstTop"]) <= 2, (before, after)
     wait_cell_done(page)
     widget = live(page)
-    widget.locator(".reasoning-nb-pane .jupyter-widget-Collapse-header").click()
+    pane_title(widget).click()
     wait_state(page, "s.paneOpen")
     done = page.evaluate(SCROLL_BOX, 1)
     assert done["overflow"] <= 1 and done["steps"] == 90, done  # all of it, no box
@@ -1278,4 +1306,25 @@ def test_a_block_cut_by_force_reads_as_one(page, lab, wire):
     wait_cell_done(page)
     assert page.evaluate(PIECES, 1) == []  # joined at the end
     assert live(page).locator(".reasoning-nb-answer p", has_text="word0 word1").count() == 1
+    assert not page.errors, page.errors
+
+
+def test_a_failed_run_shows_its_error_as_jupyter_does(page, lab, wire):
+    """A stream that drops mid-way: what arrived stays, and the error has a line of its own
+    on Jupyter's error background (the status line just says ``error``)."""
+    frames = wf.chat_sse("Thinking about the sky " * 6, "The answer is", done=False)
+    wire.route("POST", CHAT, Reply.sse(frames, drop_after=len("".join(frames[:-2]))))
+    think_notebook(lab, wire, "error.ipynb")
+    open_notebook(page, "error.ipynb")
+    run_all(page)
+    wait_cell_done(page)
+    final = wait_state(page, "s.status.startsWith('error')")
+    error = live(page).locator(".reasoning-nb-error")
+    expect(error).to_be_visible()
+    expect(error).to_contain_text("✖")
+    expect(error).to_contain_text("dropped mid-stream")
+    assert "dropped" not in final["status"]  # not in the small grey line
+    look = looks(error.locator(".widget-html-content"))
+    assert look["background"] not in ("rgba(0, 0, 0, 0)", "transparent"), look
+    shot(page, "16-error", cell(page))
     assert not page.errors, page.errors

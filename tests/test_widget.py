@@ -250,7 +250,8 @@ def test_big_stream_traffic(wire):
     feed(w, trace, events[n_r : n_r + 3], wire.clock, 0.0004)
     idle(w, wire.clock)
     assert run.pane.selected_index is None
-    assert run.pane.titles[0].startswith("Thought for ") and "tokens" in run.pane.titles[0]
+    assert re.fullmatch(r"Thought for \d+\.\d s", run.pane.titles[0])  # (tokens at the end)
+    folded = run.pane.titles[0]
     assert wire.state(run.pane)["selected_index"] is None
     assert tuple(wire.state(run.pane)["titles"]) == run.pane.titles
     feed(w, trace, events[n_r + 3 :], wire.clock, 0.0004, tick_every=100)
@@ -264,7 +265,7 @@ def test_big_stream_traffic(wire):
     assert trace.reasoning == reasoning and trace.answer == answer
     assert wire.shown(run.reasoning.box) == live_markdown(reasoning, breaks=True)
     assert wire.shown(run.answer.box) == live_markdown(answer)
-    assert run.pane.titles[0].startswith("Thought for ") and run.pane.selected_index is None
+    assert run.pane.titles[0].startswith(f"{folded} · ≈") and run.pane.selected_index is None
 
     # (a) rate, (b) bytes, (f) the tails at about 10 a second, each a single output
     ups = wire.updates(start)
@@ -594,16 +595,18 @@ def test_no_reasoning_no_pane(wire):
 
 def test_header_status_and_warnings_are_escaped(wire):
     w = make_widget(wire, model="<b>m</b>")
-    trace = new_trace(wire)
+    trace = Trace(model="<b>m</b>", preset="low", clock=wire.clock).start()
     w.start_run(trace)
     feed(w, trace, [Notice("<img src=x onerror=alert(1)> clamped"), ReasoningDelta("hm")])
     wire.clock.t += 1
     w.tick()
-    assert "&lt;b&gt;m&lt;/b&gt;" in w.model_label.value
+    assert "&lt;b&gt;m&lt;/b&gt;" in w.model_label.value and "<b>" not in w.model_label.value
     assert "⚠ &lt;img" in w.status.value and "thinking" in w.status.value
     trace.finish("error", error="<script>x</script> boom")
     w.finish(trace)
-    assert "error: &lt;script&gt;" in w.status.value
+    assert w.status.value.startswith("error · ")  # the error itself has a line of its own
+    assert wire.state(w.view.error)["value"] == "✖ &lt;script&gt;x&lt;/script&gt; boom"
+    assert f"IPY_MODEL_{w.view.error.model_id}" in wire.state(w.view.root)["children"]
     for _, _, data in wire.updates():
         assert not any(UNSAFE.search(v) for v in _strings(data))
 
@@ -654,9 +657,9 @@ def test_status_line_once_done_and_stop_only_while_running(wire):
     w.finish(fast)
     assert w.view.pane.titles[0].startswith("Thought for <0.1 s · ")
     assert w.selector.options[1][0] == "Run 2 · low · <0.1 s"
-    label = w.model_label.model_id
-    assert not [cid for _, cid, _ in wire.updates() if cid == label]  # sent once, with the open
-    assert "<style>" in wire.state(w.model_label)["value"]
+    sheet = w.stylesheet.model_id
+    assert not [cid for _, cid, _ in wire.updates() if cid == sheet]  # sent once, with the open
+    assert "<style>" in wire.state(w.stylesheet)["value"]
 
 
 def test_history_selector_after_two_runs(wire):
@@ -702,6 +705,64 @@ def test_rerun_before_finish_keeps_both_runs(wire):
     second.finish()
     w.finish(second)
     assert [t.status for t in w.runs] == ["cancelled", "complete"]
+
+
+def test_the_widget_names_the_model_that_answered(wire):
+    """A cell without --model shows "(default model)" only until the run resolved it."""
+    w = make_widget(wire, model="(default model)")
+    trace = Trace(model="", preset="low", clock=wire.clock).start()
+    w.start_run(trace)
+    assert "(default model)" in w.model_label.value
+    trace.model = "ollama:qwen3:8b"  # (Run resolves the default before the first event)
+    feed(w, trace, [ReasoningDelta("hm")])
+    assert (
+        wire.state(w.model_label)["value"]
+        == '<span class="reasoning-nb-model">ollama:qwen3:8b</span>'
+    )
+    trace.finish()
+    w.finish(trace)
+    other = Trace(model="llamacpp:m", preset="high", clock=wire.clock).start()
+    w.start_run(other)
+    feed(w, other, [TextDelta("ok")])
+    other.finish()
+    w.finish(other)
+    assert "llamacpp:m" in wire.state(w.model_label)["value"]
+    w.selector.value = 0  # the first run on screen: its model
+    assert "ollama:qwen3:8b" in wire.state(w.model_label)["value"]
+
+
+def test_enter_in_the_hint_continues(wire):
+    calls = []
+    w = make_widget(wire, on_continue=lambda *a: calls.append(a))
+    trace = new_trace(wire)
+    w.start_run(trace)
+    feed(w, trace, [ReasoningDelta("thinking")])
+    trace.finish("cancelled")
+    w.finish(trace)
+    w.hint.value = "try the ocean"
+    w.hint._handle_custom_msg({"event": "submit"}, [])  # what the page sends on Enter
+    assert calls == [(trace, "try the ocean", 1)] and w.hint.value == ""
+
+
+def test_the_pane_title_is_a_button(wire):
+    """The title button opens and closes the pane (a button: the keyboard reaches it) and
+    follows the pane's title; the Accordion keeps the same state for a page with no kernel."""
+    w = make_widget(wire)
+    trace = new_trace(wire)
+    w.start_run(trace)
+    feed(w, trace, [ReasoningDelta("step one"), TextDelta("The answer.")], wire.clock, 1.0)
+    idle(w, wire.clock)
+    run = w.view
+    toggle = wire.state(run.toggle)
+    assert toggle["description"] == run.pane.titles[0] and toggle["value"] is False
+    assert f"IPY_MODEL_{run.toggle.model_id}" in wire.state(run.root)["children"]
+    run.toggle.set_state({"value": True})  # the reader presses it
+    assert (
+        wire.state(run.pane)["selected_index"] == 0
+        and wire.state(run.toggle)["icon"] == "caret-down"
+    )
+    run.toggle.set_state({"value": False})
+    assert wire.state(run.pane)["selected_index"] is None
 
 
 # -- block splitting ---------------------------------------------------------------------------

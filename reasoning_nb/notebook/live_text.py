@@ -134,8 +134,8 @@ class LiveText:
         if not self.dirty:
             return 0
         cut, _ = self._plan(self._take())
-        # the tail shows the block, its page (or the box) takes a fresh tail, which shows the rest
-        return 2 * self._reset + (3 if cut.at else 1)
+        # the tail shows the block, its page (or the box) takes a fresh tail showing the rest
+        return 2 * self._reset + (2 if cut.at else 1)
 
     def join_cost(self) -> int:
         """About the bytes ``flush(join=True)`` adds: one chain of pieces joined (0: none)."""
@@ -169,9 +169,9 @@ class LiveText:
         if cut.at:
             if cut.at != self._shown:  # the tail shows the block (it only grows: see _plan)
                 sent += self._show(self.tail, text[: cut.at], self._fence, cut.fence)
-            sent += self._freeze(text[: cut.at], cut)
+            sent += self._freeze(text[: cut.at], cut, text[cut.at : show])
             text, show = text[cut.at :], show - cut.at
-            self._fence, self._shown = cut.fence, 0
+            self._fence, self._shown = cut.fence, show
         self._open = text
         if show != self._shown:
             sent += self._show(self.tail, text[:show], self._fence)
@@ -245,13 +245,19 @@ class LiveText:
     def _show(self, out: W.Output, src: str, fence: str | None, fence_out: str | None = None):
         return self.meter.set(out, outputs=markdown_output(self._markdown(src, fence, fence_out)))
 
-    def _freeze(self, src: str, cut: Cut) -> int:
-        """The tail (showing ``src``) becomes a block; a fresh, empty tail goes after it."""
+    def _freeze(self, src: str, cut: Cut, rest: str) -> int:
+        """The tail (showing ``src``) becomes a block; a fresh tail goes after it, made
+        showing ``rest`` (so it appears with it: one message, the append)."""
         self._blocks.append(_Block(src, self.tail, self._fence, cut.forced))
         if not cut.forced and len(self._blocks) > 1 and self._blocks[-2].forced:
             self._ended.append(self._blocks[self._chain_start(len(self._blocks) - 1) :])
-        classes = (CONT_CLASS,) if cut.forced else ()
-        self.tail = W.Output(layout=self._layout, _dom_classes=classes)
+        markdown = self._markdown(rest, cut.fence)
+        self.tail = W.Output(
+            layout=self._layout,
+            outputs=markdown_output(markdown),
+            _dom_classes=(CONT_CLASS,) if cut.forced else (),
+        )
+        self.meter.opened(self.tail, markdown)
         self._scanner = Scanner()
         return self._pages.freeze(self.tail)
 

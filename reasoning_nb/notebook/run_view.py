@@ -21,15 +21,20 @@ from .throttle import Meter
 PANE_CLASS, ANSWER_CLASS = "reasoning-nb-pane", "reasoning-nb-answer"
 THOUGHTS_CLASS, TEXT_CLASS = "reasoning-nb-thoughts", "reasoning-nb-text"
 """CSS classes of the reasoning pane, the answer, the reasoning text, and both texts."""
-SCROLL_CLASS, RUNNING_CLASS = "reasoning-nb-scroll", "reasoning-nb-running"
-"""The reasoning's scroll box (capped, following the newest text while the run is live), and
-the class of a run's root while it is live."""
+SCROLL_CLASS = "reasoning-nb-scroll"
+"""The reasoning's scroll box: capped, following the newest text, while a run is live (its
+status line's clock counts: see ``widget.STYLE``)."""
+TOGGLE_CLASS, ERROR_CLASS = "reasoning-nb-pane-toggle", "reasoning-nb-error"
+"""The pane's title as a button (it opens and closes the pane, from the keyboard too; the
+Accordion's own header, a plain div, takes over where no kernel answers: see
+``widget.STYLE``), and a failed run's error line."""
 CLOCK_CLASS = "reasoning-nb-clock"
 """The elapsed time in the status line while a run is live: the page counts on by itself (see
 ``widget.CLOCK_STYLE``), so the clock never waits for a message."""
 LIVE_TITLE = "Thinking…"
 HIDDEN_TITLE = "Reasoning (hidden while the model runs)"
 _LIVE_LABEL = {"connecting": "connecting…", "thinking": "thinking…", "answering": "answering…"}
+_CARET = {True: "caret-down", False: "caret-right"}
 
 
 class RunView:
@@ -60,8 +65,15 @@ class RunView:
             selected_index=0 if self._open else None,
             _dom_classes=(PANE_CLASS,),
         )
+        self.toggle = W.ToggleButton(
+            value=self._open, description=self._title, icon=_CARET[self._open],
+            tooltip="Show or hide the reasoning", _dom_classes=(TOGGLE_CLASS,),
+        )  # fmt: skip
+        self._quiet = False  # True while we set the toggle ourselves
+        self.toggle.observe(self._on_toggle, "value")
+        self.error = W.HTML(_dom_classes=(ERROR_CLASS,))
         # the pane joins when reasoning arrives
-        self.root = W.VBox([self.answer.box], _dom_classes=(RUNNING_CLASS,))
+        self.root = W.VBox([self.answer.box])
         self.phase, self.detail = "connecting", ""
         self.warnings = list(trace.warnings)
         self.usage = dict(trace.usage)
@@ -105,8 +117,10 @@ class RunView:
             self.phase = "answering"
             self.reasoning.settle()  # it paused: hold nothing of it back
             if self.reasoning.chars:  # the pane's title sums it up (folded, unless told not to)
+                # Tokens only if the server counted them: an estimate now would change at the
+                # end, when the server's output total is split (render.trace_tokens_label).
                 rt = self.usage.get("reasoning_tokens")
-                tokens = tokens_label(rt, self.reasoning.chars)
+                tokens = tokens_label(rt, self.reasoning.chars) if rt is not None else ""
                 summary = thought_label(self.reasoning_ms(now), tokens)
                 self._set_pane(summary, self._open and not fold)
 
@@ -163,7 +177,7 @@ class RunView:
         """An upper bound of the update messages the next ``flush`` sends."""
         cost = sum(t.max_cost() for t in self._texts())
         if self._pane_dirty and self.reasoning.chars:
-            cost += 1 + (self.pane not in self.root.children)
+            cost += 2 + (self.pane not in self.root.children)
         return cost
 
     def byte_cost(self) -> int:
@@ -191,13 +205,17 @@ class RunView:
         sent = self.reasoning.finalize(trace.reasoning) + self.answer.finalize(trace.answer)
         if trace.reasoning:
             self._set_pane(reasoning_summary(trace), not self.hide and not (fold and trace.answer))
-        elif self.pane in self.root.children:
-            sent += self.meter.set(self.root, children=(self.answer.box,))
-        sent += self.meter.set(self.root, _dom_classes=())  # no longer live
-        return sent + self._flush_pane()
+        sent += self._flush_pane()
+        if trace.error:  # as the static view says it, on a line of its own that looks it
+            sent += self.meter.set(self.error, value=html.escape(f"✖ {trace.error}"))
+        kids = self._panes() + (self.answer.box,) + ((self.error,) if trace.error else ())
+        return sent + self.meter.set(self.root, children=kids)
 
     def _set_pane(self, title: str, open_: bool) -> None:
         self._title, self._open, self._pane_dirty = title, open_, True
+
+    def _panes(self) -> tuple[W.Widget, ...]:
+        return (self.toggle, self.pane) if self.reasoning.chars else ()
 
     def _flush_pane(self) -> int:
         if not self._pane_dirty or not self.reasoning.chars:
@@ -205,9 +223,27 @@ class RunView:
         self._pane_dirty = False
         sent = 0
         if self.pane not in self.root.children:
-            sent += self.meter.set(self.root, children=(self.pane, self.answer.box))
+            sent += self.meter.set(self.root, children=(*self._panes(), self.answer.box))
         index = 0 if self._open else None
-        return sent + self.meter.set(self.pane, titles=(self._title,), selected_index=index)
+        sent += self.meter.set(self.pane, titles=(self._title,), selected_index=index)
+        return sent + self._set_toggle()
+
+    def _set_toggle(self) -> int:
+        self._quiet = True
+        try:
+            return self.meter.set(
+                self.toggle, value=self._open, description=self._title, icon=_CARET[self._open]
+            )
+        finally:
+            self._quiet = False
+
+    def _on_toggle(self, change) -> None:
+        """The reader opened or closed the pane with its title button."""
+        if self._quiet or change["new"] == self._open:
+            return
+        self._open = change["new"]
+        self.meter.set(self.pane, selected_index=0 if self._open else None)
+        self._set_toggle()
 
     # -- numbers ---------------------------------------------------------------------------------
 

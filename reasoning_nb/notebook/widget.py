@@ -28,11 +28,12 @@ from .live_text import CONT_CLASS
 from .pin import PinButton
 from .run_view import (
     CLOCK_CLASS,
+    ERROR_CLASS,
     PANE_CLASS,
-    RUNNING_CLASS,
     SCROLL_CLASS,
     TEXT_CLASS,
     THOUGHTS_CLASS,
+    TOGGLE_CLASS,
     RunView,
 )
 from .runners import LIVE_CLASS
@@ -142,23 +143,43 @@ STYLE = "".join(
         f".{THOUGHTS_CLASS}{{border-left:2px solid var(--jp-border-color2,#e0e0e0);"
         "padding-left:.9em}",
         f".{THOUGHTS_CLASS} .jp-RenderedMarkdown{{color:var(--jp-content-font-color2,#616161)}}",
-        # ...while it runs, a box of ~20 lines that follows the newest text (unless scrolled up)
-        f".{RUNNING_CLASS} .{SCROLL_CLASS}{{max-height:30em;overflow-y:auto;"
-        "flex-direction:column-reverse}",
         f".{SCROLL_CLASS}>.widget-box{{flex:none;overflow:visible}}",
-        # its pane: a light one-line title, no grey bar, no box, no deep indent
-        f".{PANE_CLASS}{{margin:.3em 0 .35em}}",
-        f".{PANE_CLASS} .jupyter-widget-Collapse-header{{background:none;border:none;"
-        "padding:2px 0;font-weight:normal;color:var(--jp-ui-font-color2,#757575)}",
-        f".{PANE_CLASS} .jupyter-widget-Collapse-header:hover"
-        "{color:var(--jp-ui-font-color0,#000)}",
+        # its pane: a light one-line title, no grey bar, no box, no deep indent; the title is a
+        # button (it opens the pane from the keyboard too), the Accordion's own header hidden
+        f".{PANE_CLASS}{{margin:0 0 .35em}}",
+        f":is(.{TOGGLE_CLASS},.{PANE_CLASS} .jupyter-widget-Collapse-header){{background:none;"
+        "border:none;box-shadow:none;padding:2px 0;font-weight:normal;"
+        "color:var(--jp-ui-font-color2,#757575)}",
+        f":is(.{TOGGLE_CLASS},.{PANE_CLASS} .jupyter-widget-Collapse-header):is(:hover,"
+        ":focus-visible){color:var(--jp-ui-font-color0,#000)}",
+        f".{TOGGLE_CLASS}{{width:auto;height:auto;margin:.3em 0 0;text-align:left;"
+        "font-size:var(--jp-ui-font-size1,13px)}",
+        f".{TOGGLE_CLASS}.mod-active{{background:none;box-shadow:none}}",
+        f".{PANE_CLASS} .jupyter-widget-Collapse-header{{display:none}}",
         f".{PANE_CLASS} .jupyter-widget-Collapse-contents{{background:none;border:none;"
         "padding:.2em 0 .3em 2px}",
+        # a failed run: its error as Jupyter shows one, not in the small grey status line
+        f".{ERROR_CLASS} .widget-html-content{{background:var(--jp-rendermime-error-background,"
+        "#fdd);color:var(--jp-content-font-color1,#212121);padding:.3em .7em;line-height:1.4;"
+        "white-space:pre-wrap;font-family:var(--jp-code-font-family,monospace);"
+        "font-size:var(--jp-code-font-size,13px)}",
         # restored without a kernel: one "disconnected" mark (on the root), not one per part
         ".jupyter-widgets-disconnected::before{display:none}",
     )
 ) + (  # ...in the root's corner, not on a line of its own
+    # the reasoning, while its run is live (its clock counts), is a box of ~17 lines that
+    # follows the newest text unless scrolled up
+    f"{_L}:has(.{CLOCK_CLASS}) .{SCROLL_CLASS}{{max-height:30em;overflow-y:auto;"
+    "flex-direction:column-reverse}"
     f"{_L}.jupyter-widgets-disconnected{{position:relative}}"
+    # ...and no control that needs the kernel looks usable: the preset and run pickers are
+    # greyed out, Stop and steering go; the pane opens with the Accordion's header (in the page)
+    f"{_L}.jupyter-widgets-disconnected :is(.{HEADER_CLASS} select,.{RUNS_CLASS} button)"
+    "{pointer-events:none;opacity:.5}"
+    f"{_L}.jupyter-widgets-disconnected :is(.{STEER_CLASS},.{HEADER_CLASS} .jupyter-button,"
+    f".{TOGGLE_CLASS}){{display:none}}"
+    f"{_L}.jupyter-widgets-disconnected .{PANE_CLASS} .jupyter-widget-Collapse-header"
+    "{display:flex}"
     f"{_L}.jupyter-widgets-disconnected::before{{position:absolute;top:0;right:0}}"
 )
 CLOCK_STYLE = (
@@ -224,9 +245,10 @@ class ThinkWidget:
         self._quiet = False  # True while we set widget values ourselves
 
         options = list(presets) + ([preset] if preset not in presets else [])
-        self.model_label = W.HTML(
-            f'<style>{STYLE}</style><span class="reasoning-nb-model">{html.escape(model)}</span>'
-        )  # never updated: the stylesheet goes out once
+        self.stylesheet = W.HTML(f"<style>{STYLE}</style>", layout=W.Layout(display="none"))
+        """Never updated: the stylesheet goes out once."""
+        self.model_label = W.HTML(_model_html(model))
+        """The model that answers the run on screen, once the run knows it."""
         self.dropdown = W.Dropdown(
             options=options, value=preset, tooltip="Reasoning preset", layout=W.Layout(width="8em")
         )
@@ -244,9 +266,9 @@ class ThinkWidget:
         )  # fmt: skip
         self.body = W.VBox()
         # Steering, under a stopped run: ask again with its reasoning kept and a hint.
-        self.hint = W.Text(
+        self.hint = W.Text(  # (continuous: the page sends Enter before the text typed last)
             placeholder="Hint for the model (optional)",
-            continuous_update=False,
+            continuous_update=True,
             layout=W.Layout(width="24em"),
         )
         self.continue_button = W.Button(
@@ -260,7 +282,7 @@ class ThinkWidget:
             layout=W.Layout(align_items="center"), _dom_classes=(STEER_CLASS,)
         )  # its parts join under a run that ended (see _update_steer); empty, it is not shown
         header = W.HBox(
-            [self.model_label, self.dropdown, self.stop_button, self.status],
+            [self.stylesheet, self.model_label, self.dropdown, self.stop_button, self.status],
             layout=W.Layout(align_items="center"),
             _dom_classes=(HEADER_CLASS,),
         )
@@ -270,6 +292,7 @@ class ThinkWidget:
         self.dropdown.observe(self._on_preset, "value")
         self.stop_button.on_click(self._on_stop)
         self.continue_button.on_click(self._on_continue)
+        self.hint.on_msg(self._on_hint_msg)  # Enter in the hint: Continue
         self.selector.observe(self._on_pick, "value")
 
     # -- the contract with the magic ------------------------------------------------------------
@@ -304,6 +327,7 @@ class ThinkWidget:
         self._show(run)
         self._meter.set(self.stop_button, disabled=False, description="Stop")
         self._follow_preset(run)
+        self._follow_model(run)
         self._update_selector()
         self._update_steer()
         self._render_status(now)
@@ -317,6 +341,10 @@ class ThinkWidget:
             run = self._live
             assert run is not None
         now = self.clock()
+        if run.trace.model and self.model_label.value != _model_html(run.trace.model):
+            mark = self._mark()
+            self._follow_model(run)
+            self._note(now, mark)
         if isinstance(event, (ReasoningDelta, TextDelta)):
             self._throttle.earn(len(event.text.encode("utf-8", "replace")), now)
             self._arrivals.append((now, len(event.text)))
@@ -348,6 +376,7 @@ class ThinkWidget:
             assert run is not None
         now, mark = self.clock(), self._mark()
         self._close(run, trace, now)
+        self._follow_model(run)
         self._update_selector()
         self._update_steer()
         self._render_status(now)
@@ -359,7 +388,7 @@ class ThinkWidget:
             run.phase, run.detail = "stopped", ""
         else:
             run.phase = _PHASE_OF_STATUS.get(trace.status, "error")
-            run.detail = trace.error or ("truncated" if trace.status == "truncated" else "")
+            run.detail = "truncated" if trace.status == "truncated" else ""  # (errors: own line)
         run.warnings += [w for w in trace.warnings if w not in run.warnings]
         run.finalize(fold=self.fold_on_answer)
         if run is self._live:
@@ -469,6 +498,13 @@ class ThinkWidget:
         self._shown = run
         return self._meter.set(self.body, children=(run.root,))
 
+    def _follow_model(self, run: RunView) -> int:
+        """The model label names the model of the run on screen, once it is known (a default
+        model is resolved when the run starts)."""
+        if run is not self._shown or not run.trace.model:
+            return 0
+        return self._meter.set(self.model_label, value=_model_html(run.trace.model))
+
     def _follow_preset(self, run: RunView) -> int:
         """The dropdown shows the preset of the run on screen (no re-run)."""
         preset = run.trace.preset
@@ -539,15 +575,24 @@ class ThinkWidget:
         self._note(now, mark)
         self.on_continue(run.trace, hint, run.number)
 
+    def _on_hint_msg(self, _widget, content, _buffers) -> None:
+        if isinstance(content, dict) and content.get("event") == "submit":
+            self._on_continue(None)
+
     def _on_pick(self, change) -> None:
         if self._quiet or change["new"] is None:
             return
         now, mark = self.clock(), self._mark()
         self._show(self._all[change["new"]])
         self._follow_preset(self._all[change["new"]])
+        self._follow_model(self._all[change["new"]])
         self._update_steer()
         self._render_status(now)
         self._note(now, mark)
+
+
+def _model_html(model: str) -> str:
+    return f'<span class="reasoning-nb-model">{html.escape(model)}</span>'
 
 
 def _steerable(trace: Trace) -> bool:
