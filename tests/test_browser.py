@@ -980,6 +980,8 @@ def by_effort(rec) -> Reply:
     effort = rec.json.get("reasoning_effort", "auto")
     steps = {"low": 2, "high": 6}.get(effort, 4)
     answer = f"Blue, at {effort}.\n\n<img src=x onerror=\"document.title='pwned'\">"
+    answer += f"\n\nSee https://example.org/{'a-very-long-path-segment-' * 8}end and "
+    answer += "scattering " * 40 + "\n\n```python\nx = '" + "wide code line " * 12 + "'\n```"
     return stream(f"Step at {effort}. " * steps * 10, answer, pause=0.01)
 
 
@@ -1000,12 +1002,27 @@ def test_compare_side_by_side_then_stats(page, lab, wire):
     expect(widget).to_be_visible()
     columns = widget.locator(".reasoning-nb-answer")
     expect(columns).to_have_count(2)
-    expect(columns.nth(0)).to_have_text(
+    expect(columns.nth(0)).to_contain_text(
         "Blue, at low. <img src=x onerror=\"document.title='pwned'\">"
     )
     expect(columns.nth(1)).to_contain_text("Blue, at high.")
     # The two columns sit side by side, not one under the other.
     left, right = (columns.nth(i).bounding_box() for i in (0, 1))
+    # Each column wraps its text (a long link too) inside itself, and its code: nothing runs
+    # under the next column or is cut off.
+    spill = columns.nth(0).evaluate(
+        """(col) => { const edge = col.getBoundingClientRect().right + 1;
+          return [...col.querySelectorAll('p, pre')]
+            .filter((e) => e.getBoundingClientRect().right > edge
+                           || (e.tagName === 'P' && e.scrollWidth > e.clientWidth + 1))
+            .map((e) => e.tagName + ': ' + e.textContent.slice(0, 40)); }"""
+    )
+    assert spill == [], spill
+    wide = columns.nth(0).locator("pre")  # wraps, as in a markdown cell, or else scrolls
+    assert wide.evaluate(
+        "(e) => e.scrollWidth <= e.clientWidth + 1 || getComputedStyle(e).overflowX === 'auto'"
+    )
+    shot(page, "10-compare-columns", widget)
     assert right["x"] > left["x"] + left["width"] * 0.5 and abs(right["y"] - left["y"]) < 40
     rows = widget.locator(".reasoning-nb-compare-table tbody tr")
     expect(rows).to_have_count(2)
