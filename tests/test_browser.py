@@ -1345,3 +1345,41 @@ def test_a_failed_run_shows_its_error_as_jupyter_does(page, lab, wire):
     assert look["background"] not in ("rgba(0, 0, 0, 0)", "transparent"), look
     shot(page, "16-error", cell(page))
     assert not page.errors, page.errors
+
+
+def test_saved_notebook_size(page, lab, wire):
+    """What Lab saves for a %%think cell (saveState on): the static output, and the widget's
+    models: every text Output shares one Layout, and no model of a joined piece is left."""
+    import random
+
+    from test_widget import paragraphs
+
+    reasoning = paragraphs(random.Random(3), 8_000, lines=True)
+    answer = "## Result\n\n" + paragraphs(random.Random(4), 4_000, code=True)
+    wire.route("POST", CHAT, stream(reasoning, answer, pause=0.001))
+    path = think_notebook(lab, wire, "size.ipynb")
+    open_notebook(page, "size.ipynb")
+    run_all(page)
+    wait_cell_done(page)
+    wait_state(page, "s.status.startsWith('done')")
+    save(page)
+    saved = nbformat.read(path, as_version=4)
+    text = len((reasoning + answer).encode())
+    full = len(path.read_bytes())
+    state = saved.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    outputs = [m for m in state.values() if m["model_name"] == "OutputModel"]
+    layouts = {m["state"]["layout"] for m in outputs}
+    widget_bytes = len(json.dumps(saved.metadata["widgets"]).encode())
+    saved.metadata.pop("widgets")
+    bare = len(nbformat.writes(saved).encode())
+    print(
+        f"\n[browser] saved: text {text:,} B; .ipynb {full:,} B with widget state "
+        f"({full / text:.1f}x; {len(state)} models, {len(outputs)} Outputs, widget state "
+        f"{widget_bytes:,} B), {bare:,} B without ({bare / text:.1f}x)"
+    )
+    assert len(layouts) == 1
+    shown = "".join(
+        o["data"]["text/markdown"] for m in outputs for o in m["state"]["outputs"]
+    )  # every Output saved holds text that is shown: none of a piece joined and closed
+    assert len(shown) <= 1.2 * text
+    assert widget_bytes <= 4 * text
