@@ -8,7 +8,7 @@ without one is cut by force: at the last line end (a cut inside a fence closes i
 part and reopens it in the tail, see :func:`fence_mark`), or in one long line after the last
 sentence in its newer half, else at the last space. A forced cut lands at or after ``keep`` (the
 text the live tail already shows) where it can, so the frozen part never shows less than the
-tail did (see ``LiveText``). A :class:`Scanner` finds block ends in a text that grows at its
+tail did (see :mod:`.live_text`). A :class:`Scanner` finds block ends in a text that grows at its
 end, resuming at the last line end it saw, so a live tail is scanned once, not once per delta.
 """
 
@@ -33,11 +33,6 @@ def fence_mark(opener: str) -> str:
     return stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
 
 
-def bare_opener(opener: str) -> str:
-    """``opener`` without its info string: the same fence, code left unstyled."""
-    return opener[: len(opener) - len(opener.lstrip(" "))] + fence_mark(opener)
-
-
 def _opens(line: str) -> str | None:
     """The opener line if ``line`` opens a code fence (CommonMark: no backtick in the info)."""
     m = _FENCE_OPEN.fullmatch(line)
@@ -52,7 +47,7 @@ def _closes(line: str, opener: str) -> bool:
     return m is not None and m.group(1)[0] == mark[0] and len(m.group(1)) >= len(mark)
 
 
-def has_fence(src: str) -> bool:
+def _has_fence(src: str) -> bool:
     """Might ``src`` hold (part of) a code fence? Cheap and generous."""
     return "```" in src or "~~~" in src
 
@@ -71,7 +66,7 @@ def _listy(line: str) -> bool:
     return line[:1] in (" ", "\t") or _LIST_ITEM.match(line) is not None
 
 
-def goes_on(line: str) -> bool | None:
+def _goes_on(line: str) -> bool | None:
     """Does the line after a blank line go on with a list (indented, or a list item)? None:
     too little of it arrived to tell."""
     if not line.strip(" \t"):
@@ -112,7 +107,7 @@ def _scan(text: str, fence: str | None, start: _Scan | None = None) -> _Scan:
     while (nl := text.find("\n", pos)) >= 0:
         line, end = text[pos:nl], nl + 1
         if candidate and line.strip():
-            if goes_on(line):
+            if _goes_on(line):
                 listy = True  # the list goes on across the blank line
             else:
                 natural, listy = candidate, False
@@ -141,7 +136,7 @@ def _scan(text: str, fence: str | None, start: _Scan | None = None) -> _Scan:
             prev_blank = True
         last_end, fence_at_last_end = end, open_fence
         pos = end
-    if candidate and goes_on(text[last_end:]) is False:  # the new line says: the list ended
+    if candidate and _goes_on(text[last_end:]) is False:  # the new line says: the list ended
         natural, candidate = candidate, 0
     return _Scan(
         natural, last_end, fence_at_last_end, open_fence, prev_blank, display, listy, candidate
@@ -211,7 +206,7 @@ def cut_at(text: str, fence: str | None, at: int) -> Cut | None:
             return Cut(at, None, False)
         return Cut(at, scan.fence_at_last_end, True)
     line = text[scan.last_end : at]
-    if scan.open_fence is None and line.endswith(" ") and line.strip() and not has_fence(line):
+    if scan.open_fence is None and line.endswith(" ") and line.strip() and not _has_fence(line):
         return Cut(at, None, True)
     return None
 
