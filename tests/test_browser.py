@@ -107,6 +107,7 @@ window.__rn = {
       title: p.head ? p.head.textContent.trim() : null,
       answer: p.answer ? p.answer.textContent.trim() : '',
       runs: p.selector ? [...p.selector.querySelectorAll('button')].map(b => b.textContent) : [],
+      math: p.root.querySelectorAll('mjx-container').length,
     };
   },
   // Record the widget state of cell i until `until` (a JS expression over the state `s`)
@@ -121,7 +122,7 @@ window.__rn = {
       const look = () => {
         const s = this.state(i);
         if (!s) return false;
-        const key = JSON.stringify([s.reasoning, s.answer, s.paneOpen, s.status]);
+        const key = JSON.stringify([s.reasoning, s.answer, s.paneOpen, s.status, s.math]);
         if (!seen.length || seen[seen.length - 1].key !== key)
           seen.push({t: Math.round(performance.now() - t0), key, ...s});
         return done(s);
@@ -139,6 +140,27 @@ window.__rn = {
                        {subtree: true, childList: true, characterData: true, attributes: true});
       timer = setTimeout(finish, timeout);
       if (look()) finish();
+    });
+  },
+  // Record the widget state of cell i at every painted frame (requestAnimationFrame runs just
+  // before the browser paints) until `until` holds or `timeout` ms pass.
+  recordFrames(i, timeout, until) {
+    const done = new Function('s', 'return (' + until + ');');
+    const t0 = performance.now();
+    const seen = [];
+    return new Promise(resolve => {
+      const frame = () => {
+        const s = this.state(i);
+        if (s) {
+          const key = JSON.stringify([s.reasoning, s.answer, s.paneOpen, s.status]);
+          if (!seen.length || seen[seen.length - 1].key !== key)
+            seen.push({t: Math.round(performance.now() - t0), key, ...s});
+        }
+        if ((s && done(s)) || performance.now() - t0 > timeout)
+          resolve(seen.map(({key, ...rest}) => rest));
+        else requestAnimationFrame(frame);
+      };
+      requestAnimationFrame(frame);
     });
   },
   cellDone(i) {  // the cell has its execution count and the kernel is idle
@@ -439,6 +461,12 @@ def looks(locator) -> dict[str, Any]:
     )
 
 
+def pane_title(widget):
+    """The button that opens and closes the reasoning pane (the Accordion's own header stands
+    in for it where no kernel answers)."""
+    return widget.locator(".reasoning-nb-pane-toggle")
+
+
 def disconnected_marks(page, index: int = 1) -> int:
     """How many red "disconnected" marks the widget of cell ``index`` shows."""
     return page.evaluate(
@@ -495,8 +523,10 @@ def test_live_stream_then_fold_and_expand(page, lab, wire):
     assert looks(code.locator("xpath=.."))["background"] not in ("rgba(0, 0, 0, 0)", "transparent")
     shot(page, "02-final-folded", cell(page))
 
-    # Clicking the one-line summary opens the pane again; the reasoning reads quieter.
-    widget.locator(".reasoning-nb-pane .jupyter-widget-Collapse-header").click()
+    # The one-line summary is a button: Enter opens the pane again (Tab reaches it); the
+    # reasoning reads quieter.
+    pane_title(widget).focus()
+    page.keyboard.press("Enter")
     reasoning_text.wait_for(state="visible")
     assert state(page)["paneOpen"]
     quiet = looks(widget.locator(".reasoning-nb-pane p"))
@@ -534,16 +564,21 @@ def test_readme_picture(page, lab, wire):
 
 
 def test_live_text_grows_without_flashing(page, lab, wire):
-    """Every state seen in the DOM is a prefix of the final text, and never shorter than the
-    state before: no paragraph flashes twice or disappears while the stream is live (a block
-    freezes in place: the tail widget becomes it, then a fresh tail is appended)."""
+    """Every frame painted is a prefix of the final text, and never shorter than the frame
+    before: no paragraph flashes twice or disappears while the stream is live (a block freezes
+    in place: the tail Output becomes it, then a fresh tail is appended). Frames, not every DOM
+    state: the front end replaces an Output's content by clearing it and rendering the new
+    markdown, within one task (so no frame shows the cleared tail)."""
     words = "about light, air and the colour of the sky"
     reasoning = "\n\n".join(f"Reasoning step {i} {words}." for i in range(10))
     answer = "\n\n".join(f"Answer part {i} {words}." for i in range(6))
     wire.route("POST", CHAT, stream(reasoning, answer, pause=0.01))
     think_notebook(lab, wire, "flash.ipynb")
     open_notebook(page, "flash.ipynb")
-    start_recording(page)  # every DOM state, painted or not: the check is deterministic
+    page.evaluate(
+        "() => { window.__seen = window.__rn.recordFrames(1, 45000, "
+        "\"s.status.startsWith('done')\"); }"
+    )
     run_all(page)
     seen = recorded(page)
     assert seen and seen[-1]["status"].startswith("done"), seen[-1:]
@@ -662,6 +697,16 @@ def test_saved_notebook_reopens_readable(page, lab, wire):
     widget = live(page)
     widget.locator(".reasoning-nb-answer em", has_text="Rayleigh scattering").wait_for()
     expect(static(page)).to_be_hidden()
+    # No kernel answers: no control that needs one looks usable; the pane still opens.
+    select = widget.locator(".reasoning-nb-header select")
+    expect(select).to_be_visible()  # (it says the preset)
+    assert select.evaluate(
+        "(e) => [getComputedStyle(e).pointerEvents, Number(getComputedStyle(e).opacity)]"
+    ) == ["none", 0.5]
+    expect(widget.locator(".reasoning-nb-steer")).to_be_hidden()  # Pin (Continue, the hint)
+    expect(widget.locator(".jupyter-button", has_text="Pin")).to_be_hidden()
+    expect(widget.locator(".jupyter-button", has_text="Stop")).to_be_hidden()
+    expect(pane_title(widget)).to_be_hidden()
     widget.locator(".reasoning-nb-pane .jupyter-widget-Collapse-header").click()
     widget.get_by_text("Nitrogen and oxygen molecules").wait_for(state="visible")
     assert widget.locator("pre code", has_text="ratio = (700 / 450) ** 4").is_visible()
@@ -692,35 +737,68 @@ def test_saved_notebook_reopens_readable(page, lab, wire):
     shot(page, "08-untrusted-static", cell(page))
 
 
+WATCH_LIVE_NODES = """(i) => {
+  // Every element that could run script or load something, added anywhere in the cell's
+  // outputs while the stream lasts (the live tails included), and every such attribute.
+  window.__bad = [];
+  const risky = 'img, script, svg, iframe, object, embed, video, audio, link, style:not(:empty)'
+    + ', a[href^="javascript:" i], [onerror], [onload], [onclick], [src]';
+  const look = (node) => {
+    if (node.nodeType !== 1) return;
+    for (const e of [node, ...node.querySelectorAll('*')]) {
+      if (e.matches(risky) && e.closest('.jp-OutputArea') && !e.closest('mjx-container')
+          && !(e.tagName === 'svg' && e.closest('[data-icon]'))  // (Lab's own icons)
+          && !(e.tagName === 'STYLE' && e.closest('.reasoning-nb-header, .reasoning-nb-static')))
+        window.__bad.push(e.outerHTML.slice(0, 120));
+    }
+  };
+  new MutationObserver((records) => records.forEach((r) => r.addedNodes.forEach(look)))
+    .observe(window.__rn.cellNode(i), {subtree: true, childList: true});
+}"""
+
+
 def test_model_output_cannot_run_script(page, lab, wire):
+    """The live view's Outputs render their markdown as trusted: every payload arrives as text,
+    while it streams and after; no image loads (the wire server sees no request for one)."""
+    pixel = f"{wire.url}/pixel.png?q=SECRET"
     evil = (
         "<script>window.__pwned=1</script> and "
         '<img src=x onerror="window.__pwned=2"> and '
-        "[click](javascript:window.__pwned=3)"
+        "[click](javascript:window.__pwned=3) and "
+        f"![pixel]({pixel}) and "
+        '$<img src=x onerror="window.__pwned=4">$ and '
+        '<svg onload="window.__pwned=5"></svg> <a href="javascript:window.__pwned=6">a</a>'
     )
+    listed = '1. Run:\n   ```html\n   <img src=x onerror="window.__pwned=7">\n   ```\n2. Done.'
     wire.route(
         "POST",
         CHAT,
-        stream(f"Reasoning with {evil}\n\nmore.", f"Answer with {evil}", pause=0.005),
+        stream(f"Reasoning with {evil}\n\nmore.", f"Answer with {evil}\n\n{listed}", pause=0.005),
     )
     think_notebook(lab, wire, "evil.ipynb")
     open_notebook(page, "evil.ipynb")
+    page.wait_for_function("() => window.__rn.cellNode(1)")
+    page.evaluate(WATCH_LIVE_NODES, 1)
     run_all(page)
     wait_cell_done(page)
     final = wait_state(page, "s.status.startsWith('done')")
     out = cell(page).locator(".jp-OutputArea")  # both outputs: the widget and its twin
-    live(page).locator(".jupyter-widget-Collapse-header").click()  # the reasoning visibly too
+    pane_title(live(page)).click()  # the reasoning visibly too
     live(page).get_by_text("Reasoning with").wait_for(state="visible")
 
     assert page.evaluate("() => window.__pwned") is None
-    assert out.locator("img[onerror]").count() == 0
+    assert page.evaluate("() => window.__bad") == []  # not even for a moment, live
     assert out.locator("img").count() == 0
     assert out.locator('a[href^="javascript:"]').count() == 0
     assert out.locator("script").count() == 0
+    assert wire.requests_to("/pixel.png") == []  # nothing loaded by itself
     for text in (final["reasoning"], final["answer"]):
         assert "<script>window.__pwned=1</script>" in text
         assert '<img src=x onerror="window.__pwned=2">' in text
         assert "javascript:window.__pwned=3" in text
+        assert '<svg onload="window.__pwned=5">' in text
+    assert live(page).get_by_role("link", name="image: pixel").count() == 2  # a link instead
+    assert '<img src=x onerror="window.__pwned=7">' in final["answer"]  # the code, as code
     shot(page, "09-untrusted-model-output", cell(page))
     assert page.evaluate("() => window.__pwned") is None
     assert not page.errors, page.errors
@@ -766,6 +844,16 @@ def test_continue_after_stop_keeps_the_reasoning_and_the_hint(page, lab, wire):
     open_notebook(page, "continue.ipynb")
     run_all(page)
     wait_state(page, "s.reasoning.includes('Thinking slowly')")
+    # The stream stalls (no text, no message): the clock still counts, in the page.
+    clock = live(page).locator(".reasoning-nb-clock")
+    read = (
+        "(e) => { const c = getComputedStyle(e); return Number(c.getPropertyValue('--rn-s'))"
+        " + Number(c.getPropertyValue('--rn-d')) / 10; }"
+    )  # (the seconds and tenths its ::after shows)
+    first = clock.evaluate(read)
+    page.wait_for_timeout(1300)
+    later = clock.evaluate(read)
+    assert first > 0 and 1.0 <= later - first <= 2.5, (first, later)
     widget = live(page)
     steer = widget.locator(".reasoning-nb-steer")
     expect(steer).to_be_hidden()  # nothing to steer while the run streams
@@ -776,7 +864,7 @@ def test_continue_after_stop_keeps_the_reasoning_and_the_hint(page, lab, wire):
     expect(steer).to_be_visible()
     steer.locator("input").fill("think about the ocean")
     shot(page, "07-stopped-with-hint", cell(page))
-    steer.locator("button", has_text="Continue").click()
+    steer.locator("input").press("Enter")  # as the Continue button does
     final = wait_state(page, "s.runs.length === 2 && s.status.startsWith('done')")
     assert final["answer"] == "It is blue."
     assert "Run 2 · low" in final["runs"][1] and "continues run 1" in final["runs"][1]
@@ -840,7 +928,7 @@ def test_pin_puts_the_selected_reasoning_in_a_markdown_cell_below(page, lab, wir
     run_all(page)
     wait_cell_done(page)
     widget = live(page)
-    widget.locator(".reasoning-nb-pane .jupyter-widget-Collapse-header").click()
+    pane_title(widget).click()
     wait_state(page, "s.paneOpen")
 
     drag_select(page, 1, "Blue light at 450 nm", "five times more than red")
@@ -892,6 +980,8 @@ def by_effort(rec) -> Reply:
     effort = rec.json.get("reasoning_effort", "auto")
     steps = {"low": 2, "high": 6}.get(effort, 4)
     answer = f"Blue, at {effort}.\n\n<img src=x onerror=\"document.title='pwned'\">"
+    answer += f"\n\nSee https://example.org/{'a-very-long-path-segment-' * 8}end and "
+    answer += "scattering " * 40 + "\n\n```python\nx = '" + "wide code line " * 12 + "'\n```"
     return stream(f"Step at {effort}. " * steps * 10, answer, pause=0.01)
 
 
@@ -912,12 +1002,27 @@ def test_compare_side_by_side_then_stats(page, lab, wire):
     expect(widget).to_be_visible()
     columns = widget.locator(".reasoning-nb-answer")
     expect(columns).to_have_count(2)
-    expect(columns.nth(0)).to_have_text(
+    expect(columns.nth(0)).to_contain_text(
         "Blue, at low. <img src=x onerror=\"document.title='pwned'\">"
     )
     expect(columns.nth(1)).to_contain_text("Blue, at high.")
     # The two columns sit side by side, not one under the other.
     left, right = (columns.nth(i).bounding_box() for i in (0, 1))
+    # Each column wraps its text (a long link too) inside itself, and its code: nothing runs
+    # under the next column or is cut off.
+    spill = columns.nth(0).evaluate(
+        """(col) => { const edge = col.getBoundingClientRect().right + 1;
+          return [...col.querySelectorAll('p, pre')]
+            .filter((e) => e.getBoundingClientRect().right > edge
+                           || (e.tagName === 'P' && e.scrollWidth > e.clientWidth + 1))
+            .map((e) => e.tagName + ': ' + e.textContent.slice(0, 40)); }"""
+    )
+    assert spill == [], spill
+    wide = columns.nth(0).locator("pre")  # wraps, as in a markdown cell, or else scrolls
+    assert wide.evaluate(
+        "(e) => e.scrollWidth <= e.clientWidth + 1 || getComputedStyle(e).overflowX === 'auto'"
+    )
+    shot(page, "10-compare-columns", widget)
     assert right["x"] > left["x"] + left["width"] * 0.5 and abs(right["y"] - left["y"]) < 40
     rows = widget.locator(".reasoning-nb-compare-table tbody tr")
     expect(rows).to_have_count(2)
@@ -1005,3 +1110,276 @@ def test_answer_links_images_and_indentation_as_users_see_them(page, lab, wire):
     finally:
         set_theme(page, "JupyterLab Light")
     assert not page.errors, page.errors
+
+
+# -- the front end renders the markdown ------------------------------------------------------------
+
+MATH_REASONING = (
+    "Start with Rayleigh: the intensity goes as $I \\propto \\lambda^{-4}$, so blue wins.\n\n"
+    "In the other notation, \\(E = h\\nu\\) for each photon, and $n_{air} - 1 < 10^{-3}$.\n\n"
+    "$$\\frac{I_{blue}}{I_{red}} = \\left(\\frac{700}{450}\\right)^4$$\n\n"
+    "\\[\n\\int_0^\\infty e^{-x^2}\\,dx = \\frac{\\sqrt{\\pi}}{2}\n\\]\n\n"
+    "So the ratio is about $5.9$."
+)
+MATH_ANSWER = (
+    "The ratio $\\left(700/450\\right)^4 \\approx 5.9$ explains it; with \\(\\theta\\) the "
+    "angle,\n\n$$I(\\theta) \\propto 1 + \\cos^2\\theta$$\n\n"
+    "```python\nprice = '$5 and $10'  # dollars in code are not math\n```\n\n"
+    "| symbol | meaning |\n|---|---|\n| $\\lambda$ | wavelength |\n| \\(\\nu\\) | frequency |\n"
+)
+MATH_SPANS = 11  # 6 in the reasoning, 5 in the answer (the kernel side checks their TeX)
+TYPESET = """(root) => {
+  const count = (css, sel) => [...root.querySelectorAll(css)].reduce(
+    (n, e) => n + e.querySelectorAll(sel).length, 0);
+  const text = [...root.querySelectorAll('.jp-RenderedMarkdown')]
+    .map((e) => { const c = e.cloneNode(true);
+                  c.querySelectorAll('pre, mjx-container').forEach((x) => x.remove());
+                  return c.textContent; }).join(' ');
+  return {
+    reasoning: count('.reasoning-nb-thoughts', 'mjx-container'),
+    answer: count('.reasoning-nb-answer', 'mjx-container'),
+    raw: text.match(/[$]|\\\\[a-z([]+/g),
+    em: root.querySelectorAll('.jp-RenderedMarkdown em').length,
+    subscripts: root.querySelectorAll('mjx-msub, mjx-msubsup').length,
+  };
+}"""
+CONTRAST = """(root) => {
+  const parse = (c) => {
+    const m = c.match(/rgba?\\(([^)]+)\\)/);
+    if (!m) return null;
+    const p = m[1].split(',').map(Number);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  };
+  const over = (top, low) =>
+    [0, 1, 2].map((k) => top[k] * top[3] + low[k] * (1 - top[3])).concat([1]);
+  const back = (el) => {
+    const layers = [];
+    for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    let color = [255, 255, 255, 1];
+    for (const layer of layers.reverse()) color = over(layer, color);
+    return color;
+  };
+  const lum = (c) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]);
+  };
+  const ratio = (a, b) => {
+    const [x, y] = [lum(a), lum(b)];
+    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+  };
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  let worst = {ratio: 99}, count = 0;
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (!n.data.trim() || !el.getClientRects().length) continue;  // hidden, or blank
+    const style = getComputedStyle(el);
+    if (style.visibility === 'hidden' || el.closest('option')) continue;
+    let opacity = 1;
+    for (let e = el; e; e = e.parentElement) opacity *= Number(getComputedStyle(e).opacity);
+    const bg = back(el), fg = parse(style.color);
+    const q = ratio(over([fg[0], fg[1], fg[2], fg[3] * opacity], bg), bg);
+    count++;
+    if (q < worst.ratio)
+      worst = {ratio: q, text: n.data.slice(0, 40), color: style.color,
+               background: bg.slice(0, 3), where: el.tagName + '.' + el.className};
+  }
+  worst.count = count;
+  return worst;
+}"""
+
+
+@pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
+def test_math_code_and_tables_render_as_jupyter_renders_them(page, lab, wire, theme):
+    """Streamed math is typeset while it streams and after, each span once, none left as TeX
+    text (``\\(…\\)`` and ``\\[…\\]`` too, which Lab's markdown would have mangled), no ``_``
+    taken for emphasis; a dollar in code stays text; code and tables take Lab's styles; every
+    text in the widget, code tokens included, reads at 4.5:1 or better in the theme."""
+    wire.route("POST", CHAT, stream(MATH_REASONING, MATH_ANSWER, pause=0.01))
+    think_notebook(lab, wire, f"math-{theme.split()[-1].lower()}.ipynb")
+    try:
+        set_theme(page, theme)
+        open_notebook(page, f"math-{theme.split()[-1].lower()}.ipynb")
+        start_recording(page)
+        run_all(page)
+        seen = recorded(page)
+        live_math = [s["math"] for s in seen if not s["status"].startswith("done")]
+        assert max(live_math) >= 4, live_math  # typeset as it streamed, not only at the end
+        wait_cell_done(page)
+        widget = live(page)
+        pane_title(widget).click()
+        wait_state(page, "s.paneOpen")
+        page.wait_for_function(f"() => window.__rn.state(1).math >= {MATH_SPANS}", timeout=LONG)
+        page.wait_for_timeout(500)  # (a stray late typeset would show up here)
+        typeset = widget.evaluate(TYPESET)
+        assert typeset["reasoning"] == 6 and typeset["answer"] == 5, typeset
+        assert not typeset["raw"], typeset  # no TeX left as text: every span became math
+        assert typeset["em"] == 0, typeset  # no _ in TeX taken for emphasis
+        assert typeset["subscripts"] >= 4, typeset
+        assert "'$5 and $10'" in widget.locator(".reasoning-nb-answer pre").inner_text()
+        assert widget.locator(".reasoning-nb-answer table td").count() == 4
+        worst = widget.evaluate(CONTRAST)
+        name = theme.split()[-1].lower()
+        shot(page, f"13-math-{name}", cell(page))
+        print(
+            f"\n[browser] {theme}: {state(page)['math']} of {MATH_SPANS} math spans typeset; "
+            f"lowest text contrast {worst['ratio']:.2f}:1 over {worst['count']} texts ({worst})"
+        )
+        assert worst["ratio"] >= 4.5, worst
+    finally:
+        set_theme(page, "JupyterLab Light")
+    assert not page.errors, page.errors
+
+
+SCROLL_BOX = """(i) => {
+  const box = window.__rn.parts(i).root.querySelector('.reasoning-nb-scroll');
+  const ps = [...box.querySelectorAll('.jp-RenderedMarkdown p')];
+  const line = parseFloat(getComputedStyle(ps[0]).lineHeight);
+  const top = box.getBoundingClientRect().top, bottom = box.getBoundingClientRect().bottom;
+  const first = ps.find((p) => p.getBoundingClientRect().bottom > top + 2);
+  const last = ps[ps.length - 1].getBoundingClientRect();
+  return {lines: box.clientHeight / line, overflow: box.scrollHeight - box.clientHeight,
+          scrollTop: box.scrollTop, lastVisible: last.bottom <= bottom + 1 && last.top >= top,
+          first: first ? first.textContent.slice(0, 30) : null,
+          firstTop: first ? first.getBoundingClientRect().top - top : null,
+          steps: ps.length};
+}"""
+
+
+def test_reasoning_pane_is_capped_and_follows_until_scrolled_up(page, lab, wire):
+    """While the model thinks, the reasoning is a box of about 15 to 20 lines that shows the
+    newest text; scrolled up, it stays where the reader put it as text arrives; once done it is
+    the whole reasoning again (when opened)."""
+    reasoning = "\n\n".join(f"Step {i}: the model weighs one more small case." for i in range(90))
+    wire.route("POST", CHAT, stream(reasoning, "Done.", pause=0.02))
+    think_notebook(lab, wire, "follow.ipynb")
+    open_notebook(page, "follow.ipynb")
+    run_all(page)
+    wait_state(page, "s.reasoning.includes('Step 40:')")
+    box = page.evaluate(SCROLL_BOX, 1)
+    assert 15 <= box["lines"] <= 21 and box["overflow"] > 0, box
+    assert box["lastVisible"], box  # it follows the newest text
+    shot(page, "14-reasoning-follows", cell(page))
+    page.evaluate(
+        "(i) => window.__rn.parts(i).root.querySelector('.reasoning-nb-scroll').scrollBy(0, -200)",
+        1,
+    )
+    page.wait_for_timeout(100)
+    before = page.evaluate(SCROLL_BOX, 1)
+    assert not before["lastVisible"], before
+    wait_state(page, "s.reasoning.includes('Step 60:')")
+    after = page.evaluate(SCROLL_BOX, 1)
+    assert after["steps"] > before["steps"] + 10
+    assert after["first"] == before["first"], (before, after)  # the reader's place is kept
+    assert abs(after["firstTop"] - before["firstTop"]) <= 2, (before, after)
+    wait_cell_done(page)
+    widget = live(page)
+    pane_title(widget).click()
+    wait_state(page, "s.paneOpen")
+    done = page.evaluate(SCROLL_BOX, 1)
+    assert done["overflow"] <= 1 and done["steps"] == 90, done  # all of it, no box
+    assert not page.errors, page.errors
+
+
+PIECES = """(i) => {
+  // The pieces of a block cut by force (Outputs with reasoning-nb-cont after the first):
+  // for each, how far its first line box is below the last line box of the piece before.
+  const answer = window.__rn.parts(i).answer;
+  const outs = [...answer.querySelectorAll('.widget-output')];
+  const gaps = [];
+  outs.forEach((out, k) => {
+    if (!k || !out.classList.contains('reasoning-nb-cont')) return;
+    const before = outs[k - 1].querySelector('.jp-RenderedMarkdown > :last-child');
+    const first = out.querySelector('.jp-RenderedMarkdown > :first-child');
+    if (!before || !first) return;
+    const a = [...before.getClientRects()].pop(), b = first.getClientRects()[0];
+    const room = answer.getBoundingClientRect().right - a.right;  // left on the line before
+    gaps.push({tag: first.tagName, gap: Math.round(b.top - a.bottom), sameLine: b.top < a.bottom,
+               room: Math.round(room)});
+  });
+  return gaps;
+}"""
+
+
+def test_a_block_cut_by_force_reads_as_one(page, lab, wire):
+    """A long paragraph (or code block) streamed slowly is cut into several Outputs so each
+    update stays short; on screen the pieces run on as one paragraph (one code box)."""
+    words = " ".join(f"word{i}" for i in range(150))
+    code = "".join(f"x{i} = {i}\n" for i in range(60))
+    answer = f"First short paragraph.\n\n{words}\n\n```python\n{code}```\n\nLast."
+    wire.route("POST", CHAT, stream("Think a bit.", answer, pause=0.03))
+    think_notebook(lab, wire, "pieces.ipynb")
+    open_notebook(page, "pieces.ipynb")
+    run_all(page)
+    wait_state(page, "s.answer.includes('x50 =')")
+    gaps = page.evaluate(PIECES, 1)
+    shot(page, "15-pieces-run-on", cell(page))
+    assert [g["tag"] for g in gaps].count("P") >= 2 and "PRE" in {g["tag"] for g in gaps}, gaps
+    paragraph = [g for g in gaps if g["tag"] == "P"]  # it goes on on the same line, if it fits
+    assert all(g["sameLine"] or g["room"] < 80 for g in paragraph), gaps
+    assert all(-1 <= g["gap"] <= 1 for g in gaps if g["tag"] == "PRE"), gaps  # one code box
+    wait_cell_done(page)
+    assert page.evaluate(PIECES, 1) == []  # joined at the end
+    assert live(page).locator(".reasoning-nb-answer p", has_text="word0 word1").count() == 1
+    assert not page.errors, page.errors
+
+
+def test_a_failed_run_shows_its_error_as_jupyter_does(page, lab, wire):
+    """A stream that drops mid-way: what arrived stays, and the error has a line of its own
+    on Jupyter's error background (the status line just says ``error``)."""
+    frames = wf.chat_sse("Thinking about the sky " * 6, "The answer is", done=False)
+    wire.route("POST", CHAT, Reply.sse(frames, drop_after=len("".join(frames[:-2]))))
+    think_notebook(lab, wire, "error.ipynb")
+    open_notebook(page, "error.ipynb")
+    run_all(page)
+    wait_cell_done(page)
+    final = wait_state(page, "s.status.startsWith('error')")
+    error = live(page).locator(".reasoning-nb-error")
+    expect(error).to_be_visible()
+    expect(error).to_contain_text("✖")
+    expect(error).to_contain_text("dropped mid-stream")
+    assert "dropped" not in final["status"]  # not in the small grey line
+    look = looks(error.locator(".widget-html-content"))
+    assert look["background"] not in ("rgba(0, 0, 0, 0)", "transparent"), look
+    shot(page, "16-error", cell(page))
+    assert not page.errors, page.errors
+
+
+def test_saved_notebook_size(page, lab, wire):
+    """What Lab saves for a %%think cell (saveState on): the static output, and the widget's
+    models: every text Output shares one Layout, and no model of a joined piece is left."""
+    import random
+
+    from test_widget import paragraphs
+
+    reasoning = paragraphs(random.Random(3), 8_000, lines=True)
+    answer = "## Result\n\n" + paragraphs(random.Random(4), 4_000, code=True)
+    wire.route("POST", CHAT, stream(reasoning, answer, pause=0.001))
+    path = think_notebook(lab, wire, "size.ipynb")
+    open_notebook(page, "size.ipynb")
+    run_all(page)
+    wait_cell_done(page)
+    wait_state(page, "s.status.startsWith('done')")
+    save(page)
+    saved = nbformat.read(path, as_version=4)
+    text = len((reasoning + answer).encode())
+    full = len(path.read_bytes())
+    state = saved.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    outputs = [m for m in state.values() if m["model_name"] == "OutputModel"]
+    layouts = {m["state"]["layout"] for m in outputs}
+    widget_bytes = len(json.dumps(saved.metadata["widgets"]).encode())
+    saved.metadata.pop("widgets")
+    bare = len(nbformat.writes(saved).encode())
+    print(
+        f"\n[browser] saved: text {text:,} B; .ipynb {full:,} B with widget state "
+        f"({full / text:.1f}x; {len(state)} models, {len(outputs)} Outputs, widget state "
+        f"{widget_bytes:,} B), {bare:,} B without ({bare / text:.1f}x)"
+    )
+    assert len(layouts) == 1
+    shown = "".join(
+        o["data"]["text/markdown"] for m in outputs for o in m["state"]["outputs"]
+    )  # every Output saved holds text that is shown: none of a piece joined and closed
+    assert len(shown) <= 1.2 * text
+    assert widget_bytes <= 4 * text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import subprocess
 import sys
 import threading
@@ -15,7 +16,7 @@ from IPython import get_ipython
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 from test_export_safety import live_html, live_markdown
-from test_widget import FakeClock, Wire, max_per_window
+from test_widget import FakeClock, Wire, markdown_of, max_per_window
 from wire_server import Reply
 
 from reasoning_nb import Trace
@@ -24,7 +25,7 @@ from reasoning_nb.core.events import ReasoningDelta, TextDelta
 from reasoning_nb.errors import ConfigError
 from reasoning_nb.export.schema import COMPARE_KEY, METADATA_KEY
 from reasoning_nb.notebook.compare import CompareWidget, parse_variants
-from reasoning_nb.render import markdown_html
+from reasoning_nb.notebook.live_markdown import live_markdown as inert_markdown
 
 CHAT = "/v1/chat/completions"
 
@@ -205,13 +206,13 @@ def test_columns_share_one_budget_finals_included(wire):
     for i, trace in enumerate(traces):
         mine = (f"r{i}.", f"a{i}.")  # the words of this column's text
         moved = [
-            t for t, _, s in ups if t < ended[i] and any(w in str(s.get("value")) for w in mine)
+            t for t, _, s in ups if t < ended[i] and any(w in str(markdown_of(s)) for w in mine)
         ]
         waits = [b - a for a, b in itertools.pairwise([0.0, *moved, ended[i]])]
         assert max(waits) <= 1.5, (labels[i], moved)  # every column moves while it streams
         column = view.views[i]
-        assert wire.shown_html(column.answer.box) == markdown_html(trace.answer)
-        assert wire.shown_html(column.reasoning.box) == markdown_html(trace.reasoning, breaks=True)
+        assert wire.shown(column.answer.box) == inert_markdown(trace.answer)
+        assert wire.shown(column.reasoning.box) == inert_markdown(trace.reasoning, breaks=True)
 
 
 def test_static_bundle_escapes_labels_and_diff():
@@ -305,7 +306,7 @@ def test_widget_traffic_is_bounded_across_four_columns_finals_included(wire_serv
     summary = next(
         i for i, m in enumerate(ups) if "reasoning-nb-compare-table" in str(m["content"]["data"])
     )
-    live = [m for m in ups[:summary] if "<p>" in str(m["content"]["data"]["state"].get("value"))]
+    live = [m for m in ups[:summary] if m["content"]["data"]["state"].get("outputs")]
     sent = sorted(m["header"]["date"].timestamp() for m in ups)
     print(f"4 columns: {len(ups)} updates, {len(live)} of text before the summary, "
           f"peak {max_per_window(sent)}/s by the kernel's clock (rate {rate:g}/s)")  # fmt: skip
@@ -331,7 +332,7 @@ def test_stop_button_stops_every_variant(wire_server):
     def both_thinking(msg) -> bool:
         if msg["msg_type"] == "comm_msg":
             state = msg["content"]["data"].get("state", {})
-            if any(isinstance(v, str) and "thinking slowly" in v for v in state.values()):
+            if "thinking slowly" in json.dumps(state):
                 thinking.add(msg["content"]["comm_id"])
         return len(thinking) >= 2  # a text widget of each column
 

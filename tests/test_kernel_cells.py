@@ -3,6 +3,7 @@ the cell streams, a failed run, and what a cell leaves behind when it runs again
 
 from __future__ import annotations
 
+import json
 import time
 
 import nbformat
@@ -33,7 +34,7 @@ def stalled(reasoning: str = "thinking slowly " * 5) -> Reply:
 
 def started_thinking(msg) -> bool:
     state = msg["content"].get("data", {}).get("state", {}) if msg["msg_type"] == "comm_msg" else {}
-    return any(isinstance(v, str) and "thinking slowly" in v for v in state.values())
+    return "thinking slowly" in json.dumps(state)
 
 
 def saves(msgs) -> list[dict]:

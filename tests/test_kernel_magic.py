@@ -104,12 +104,7 @@ def test_traffic_on_a_25000_chunk_stream(kernel, wire_server):
     total_bytes = sum(len(json.dumps(m["content"]["data"]["state"])) for m in ups)
     text_bytes = len((reasoning + answer).encode())
     first_visible = next(
-        m["header"]["date"].timestamp()
-        for m in ups
-        if any(
-            isinstance(v, str) and len(v) > 0 and "<p>" in v
-            for v in m["content"]["data"]["state"].values()
-        )
+        m["header"]["date"].timestamp() for m in ups if m["content"]["data"]["state"].get("outputs")
     )
     peak = max_per_window(sent)
     print(
@@ -118,7 +113,7 @@ def test_traffic_on_a_25000_chunk_stream(kernel, wire_server):
         f"{(first_visible - arrived[0]) * 1000:.0f} ms after the request arrived"
     )
     assert peak <= 30
-    assert total_bytes <= 10 * text_bytes
+    assert total_bytes <= 5 * text_bytes
     # (how soon the first text shows is printed, not asserted: a loaded machine moves it; the
     # throttle's "first token at once" is proven with a fake clock in test_widget.py)
     assert kernel.value("_think.status") == "'complete'"
@@ -144,7 +139,7 @@ def slow_stream(wire_server) -> None:
 
 def started_thinking(msg) -> bool:
     state = msg["content"].get("data", {}).get("state", {}) if msg["msg_type"] == "comm_msg" else {}
-    return any(isinstance(v, str) and "thinking slowly" in v for v in state.values())
+    return "thinking slowly" in json.dumps(state)
 
 
 def test_kernel_interrupt_keeps_the_partial_trace(kernel, wire_server):

@@ -1,4 +1,4 @@
-"""The coalescer alone, on a fake clock: leading edge, pacing, window cap, trailing flush."""
+"""The coalescer alone, on a fake clock: leading edge, pacing, window cap, byte budget."""
 
 from __future__ import annotations
 
@@ -52,27 +52,9 @@ def test_quiet_spell_makes_the_next_change_leading_again():
     clock = FakeClock()
     th = Throttle(10, clock)
     th.sent(1)
+    assert not th.ready()
     clock.t = 5.0
-    th.want()
-    assert th.due()
-
-
-def test_trailing_change_waits_for_tick():
-    clock = FakeClock()
-    th = Throttle(25, clock)
-    th.sent(1)
-    clock.t = 0.01
-    th.want()  # a change inside the interval is held back...
-    assert th.pending and not th.due()
-    clock.t = 0.05  # ...and a later tick finds it due
-    assert th.due()
-    th.sent(1)
-    assert not th.pending and not th.due()
-
-
-def test_nothing_pending_is_never_due():
-    th = Throttle(25, FakeClock())
-    assert th.ready() and not th.due()
+    assert th.ready()
 
 
 def test_sending_nothing_does_not_delay():
@@ -157,3 +139,16 @@ def test_left_and_earned():
     th.sent(1, nbytes=300)
     assert th.earned == 40 and th.left() == 500 + 400 - 300
     assert Throttle(25, FakeClock()).left() == float("inf")  # no byte budget
+
+
+def test_a_slow_stream_earns_bytes_by_the_second_too():
+    """Each update wraps its text in ~100 bytes: a per-second allowance, from the first text on,
+    lets a slow stream update every second or so."""
+    clock = FakeClock(50.0)
+    th = Throttle(25, clock, byte_ratio=4, byte_slack=0, byte_rate=100)
+    clock.t = 60.0  # no text yet: time earns nothing
+    assert th.left() == 0
+    th.earn(10)
+    assert th.left() == 40
+    clock.t = 62.5
+    assert th.left() == 40 + 250 and th.ready(nbytes=290) and not th.ready(nbytes=291)

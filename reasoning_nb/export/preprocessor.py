@@ -47,6 +47,7 @@ from traitlets import Enum, Int
 
 from .. import compare_view, render
 from ..core.trace import DISPLAY_KEY, Trace
+from ..notebook.live_markdown import live_markdown
 from . import widgets
 from .schema import COMPARE_KEY, HISTORY_KEY, METADATA_KEY, PIN_KEY, read_trace, stripped
 
@@ -339,8 +340,10 @@ class _Redactor:
 
 def _rendered(text: str) -> set[str]:
     """``text`` as the package writes it: repr-escaped (a trace's ``repr``), as HTML (the
-    reasoning pane, the static output) and as quoted markdown (``_think``'s markdown view)."""
+    static output), as quoted markdown (``_think``'s markdown view), and as the live view's
+    inert markdown, line by line (each block of it is an Output in the saved widget state)."""
     quoted = render.safe_markdown(text, breaks=True, allow_fences=False)
+    inert = live_markdown(text, breaks=True)
     return {
         repr(text)[1:-1],
         render.markdown_html(text, breaks=True).strip(),
@@ -348,6 +351,7 @@ def _rendered(text: str) -> set[str]:
         render.markdown_html(text, breaks=True, code_classes=True).strip(),  # the static view's
         quoted,
         render.quote(quoted),
+        *(line.strip() for line in inert.splitlines()),
     }
 
 

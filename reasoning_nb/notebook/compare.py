@@ -8,7 +8,8 @@ summary table and a diff of the answers. The static output (``compare_view``, wh
 share) carries the first trace under ``reasoning_nb`` (exactly one output carries it) and every
 trace under ``reasoning_nb_compare``.
 
-Model text reaches HTML only escaped or through ``render.markdown_html`` (raw HTML off).
+Model text reaches the front end only escaped, as inert markdown (``live_markdown``, in the
+columns' ``Output`` widgets) or through ``render.markdown_html`` (raw HTML off).
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ if TYPE_CHECKING:
 
 MAX_CONCURRENT = 4
 MAX_VARIANTS = 8
+COLUMN_TAIL = 2_000
+"""A column's live tail is cut by force past this many chars (a tail is re-sent whole)."""
+STATUS_EVERY = 2.0
+"""A column's status line refreshes at most this often (its clock counts on in the page)."""
 _ENDED = ("complete", "truncated", "error", "cancelled")
 
 
@@ -212,6 +217,7 @@ class CompareWidget:
         self.labels, self.hide, self.fold = labels, hide_reasoning, fold_on_answer
         self.max_rate, self.on_stop, self.clock = max(1.0, max_rate), on_stop, clock
         self.meter = Meter()
+        self._layout = W.Layout()  # one for every text Output of every column
         self.views: list[Any] = [None] * len(labels)
         self.statuses = [W.HTML(value="waiting…") for _ in labels]
         self.slots = [W.VBox() for _ in labels]
@@ -257,7 +263,10 @@ class CompareWidget:
     def _open(self, i: int, trace: Trace, now: float) -> None:
         from .run_view import RunView
 
-        view = RunView(trace, i + 1, now, hide_reasoning=self.hide, meter=self.meter)
+        view = RunView(
+            trace, i + 1, now, hide_reasoning=self.hide, meter=self.meter, layout=self._layout
+        )
+        view.set_tail_limit(COLUMN_TAIL)
         self.views[i] = view
         self.meter.set(self.slots[i], children=(view.root,))
         self.meter.set(self.statuses[i], value=view.status_html(now))
@@ -298,14 +307,14 @@ class CompareWidget:
             view = self.views[i]
             if view is None or view.finished:
                 continue
-            cost = view.max_cost(merge=False)
-            status_due = now >= self._status_at[i] + 0.5
+            cost = view.max_cost()
+            status_due = now >= self._status_at[i] + STATUS_EVERY
             need = cost + status_due
             if not need:
                 continue
             if self._budget < min(need, self._burst):
                 break  # (a flush dearer than the burst goes out once the bucket is full)
-            got = view.flush(merge=False) if cost else 0
+            got = view.flush() if cost else 0
             if status_due:
                 got += self.meter.set(self.statuses[i], value=view.status_html(now))
                 self._status_at[i] = now

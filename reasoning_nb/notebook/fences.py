@@ -1,12 +1,14 @@
 """Where a growing markdown text may be frozen: block ends, code fences, forced cuts.
 
 :func:`find_cut` finds the end of the finished blocks of the text not frozen yet (a blank line,
-or a closing fence, never a blank line inside an open fence). A tail that grows past its limit
+or a closing fence; never a blank line inside an open fence or an open ``$$``/``\\[`` display,
+and never between the items of a loose list: after a list, a blank line is a block end only
+once the next line shows it does not go on with the list). A tail that grows past its limit
 without one is cut by force: at the last line end (a cut inside a fence closes it in the frozen
 part and reopens it in the tail, see :func:`fence_mark`), or in one long line after the last
 sentence in its newer half, else at the last space. A forced cut lands at or after ``keep`` (the
 text the live tail already shows) where it can, so the frozen part never shows less than the
-tail did (see ``LiveText``). A :class:`Scanner` finds block ends in a text that grows at its
+tail did (see :mod:`.live_text`). A :class:`Scanner` finds block ends in a text that grows at its
 end, resuming at the last line end it saw, so a live tail is scanned once, not once per delta.
 """
 
@@ -19,6 +21,8 @@ TAIL_LIMIT = 400
 """Force a cut when the live tail grows past this many characters."""
 
 _SENTENCE_END = re.compile(r"[.!?][\"')\]*_]* ")
+_LIST_ITEM = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+_DISPLAY = re.compile(r"(?<!\\)\$\$|\\[\[\]]")  # $$, \[ or \] (the normaliser makes $$ of them)
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})([^\n]*)")
 _FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
 
@@ -27,11 +31,6 @@ def fence_mark(opener: str) -> str:
     """The backticks or tildes of a fence opener line: what closes it."""
     stripped = opener.lstrip(" ")
     return stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
-
-
-def bare_opener(opener: str) -> str:
-    """``opener`` without its info string: the same fence, code left unstyled."""
-    return opener[: len(opener) - len(opener.lstrip(" "))] + fence_mark(opener)
 
 
 def _opens(line: str) -> str | None:
@@ -48,7 +47,7 @@ def _closes(line: str, opener: str) -> bool:
     return m is not None and m.group(1)[0] == mark[0] and len(m.group(1)) >= len(mark)
 
 
-def has_fence(src: str) -> bool:
+def _has_fence(src: str) -> bool:
     """Might ``src`` hold (part of) a code fence? Cheap and generous."""
     return "```" in src or "~~~" in src
 
@@ -62,12 +61,35 @@ class Cut(NamedTuple):
     """Cut inside a block (the tail grew too long), not at a block boundary."""
 
 
+def _listy(line: str) -> bool:
+    """A list item's line, or an indented one (an item's paragraph, code...)."""
+    return line[:1] in (" ", "\t") or _LIST_ITEM.match(line) is not None
+
+
+def _goes_on(line: str) -> bool | None:
+    """Does the line after a blank line go on with a list (indented, or a list item)? None:
+    too little of it arrived to tell."""
+    if not line.strip(" \t"):
+        return None if "\n" not in line else False
+    if line[0] in " \t":
+        return True
+    if _LIST_ITEM.match(line):
+        return True
+    head = line.split("\n", 1)[0]
+    if "\n" in line or len(head) > 11 or not re.fullmatch(r"[-+*]|\d{1,9}[.)]?", head):
+        return False
+    return None  # "-", "12", "3." so far: a list item may follow
+
+
 class _Scan(NamedTuple):
     natural: int  # the end of the last finished block (0: none)
     last_end: int  # the last line end
     fence_at_last_end: str | None  # the fence open there
     open_fence: str | None  # the fence open at the end of the text
     prev_blank: bool = True  # the last line was blank (or closed a fence)
+    display: bool = False  # a $$ (or \[) display is open
+    listy: bool = False  # the block so far has a list item (or an indented line)
+    candidate: int = 0  # a blank line after a list: a block end, unless the list goes on
 
 
 def _scan(text: str, fence: str | None, start: _Scan | None = None) -> _Scan:
@@ -75,26 +97,50 @@ def _scan(text: str, fence: str | None, start: _Scan | None = None) -> _Scan:
     of ``text`` (the lines up to its ``last_end`` are not read again)."""
     if start is None:
         natural, pos, prev_blank, open_fence = 0, 0, True, fence
+        display = listy = False
+        candidate = 0
     else:
         natural, pos, prev_blank = start.natural, start.last_end, start.prev_blank
-        open_fence = start.open_fence
+        open_fence, display, listy = start.open_fence, start.display, start.listy
+        candidate = start.candidate
     last_end, fence_at_last_end = pos, open_fence
     while (nl := text.find("\n", pos)) >= 0:
         line, end = text[pos:nl], nl + 1
+        if candidate and line.strip():
+            if _goes_on(line):
+                listy = True  # the list goes on across the blank line
+            else:
+                natural, listy = candidate, False
+            candidate = 0
         if open_fence is not None:
             if _closes(line, open_fence):
-                open_fence, natural, prev_blank = None, end, True  # a closed fence ends a block
+                open_fence, prev_blank = None, True  # a closed fence ends a block...
+                if not listy:  # (...unless it is an item's: the list may go on)
+                    natural = end
+                else:
+                    candidate = end
         elif (opener := _opens(line)) is not None:
             open_fence, prev_blank = opener, False
+            listy = listy or _listy(line)
         elif line.strip():
             prev_blank = False
+            listy = listy or _listy(line)
+            for mark in _DISPLAY.findall(line):
+                display = not display if mark == "$$" else mark.endswith("[")
         else:
-            if not prev_blank:
-                natural = end
+            if not prev_blank and not display:
+                if listy:
+                    candidate = end
+                else:
+                    natural = end
             prev_blank = True
         last_end, fence_at_last_end = end, open_fence
         pos = end
-    return _Scan(natural, last_end, fence_at_last_end, open_fence, prev_blank)
+    if candidate and _goes_on(text[last_end:]) is False:  # the new line says: the list ended
+        natural, candidate = candidate, 0
+    return _Scan(
+        natural, last_end, fence_at_last_end, open_fence, prev_blank, display, listy, candidate
+    )
 
 
 class Scanner:
@@ -160,7 +206,7 @@ def cut_at(text: str, fence: str | None, at: int) -> Cut | None:
             return Cut(at, None, False)
         return Cut(at, scan.fence_at_last_end, True)
     line = text[scan.last_end : at]
-    if scan.open_fence is None and line.endswith(" ") and line.strip() and not has_fence(line):
+    if scan.open_fence is None and line.endswith(" ") and line.strip() and not _has_fence(line):
         return Cut(at, None, True)
     return None
 

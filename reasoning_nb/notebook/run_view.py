@@ -2,8 +2,8 @@
 
 The text is folded as :meth:`Trace.fold` folds it, so the live view and the saved trace agree;
 every widget change goes through a :class:`~.throttle.Meter` and waits for the owner's
-``flush``. Model text reaches the DOM only through ``render.markdown_html`` (raw HTML off) or
-``html.escape``.
+``flush``. Model text reaches the front end only as inert markdown (``live_markdown``, in
+``Output`` widgets: see :mod:`.live_text`) or through ``html.escape``.
 """
 
 from __future__ import annotations
@@ -21,9 +21,20 @@ from .throttle import Meter
 PANE_CLASS, ANSWER_CLASS = "reasoning-nb-pane", "reasoning-nb-answer"
 THOUGHTS_CLASS, TEXT_CLASS = "reasoning-nb-thoughts", "reasoning-nb-text"
 """CSS classes of the reasoning pane, the answer, the reasoning text, and both texts."""
+SCROLL_CLASS = "reasoning-nb-scroll"
+"""The reasoning's scroll box: capped, following the newest text, while a run is live (its
+status line's clock counts: see ``widget.STYLE``)."""
+TOGGLE_CLASS, ERROR_CLASS = "reasoning-nb-pane-toggle", "reasoning-nb-error"
+"""The pane's title as a button (it opens and closes the pane, from the keyboard too; the
+Accordion's own header, a plain div, takes over where no kernel answers: see
+``widget.STYLE``), and a failed run's error line."""
+CLOCK_CLASS = "reasoning-nb-clock"
+"""The elapsed time in the status line while a run is live: the page counts on by itself (see
+``widget.CLOCK_STYLE``), so the clock never waits for a message."""
 LIVE_TITLE = "Thinking…"
 HIDDEN_TITLE = "Reasoning (hidden while the model runs)"
 _LIVE_LABEL = {"connecting": "connecting…", "thinking": "thinking…", "answering": "answering…"}
+_CARET = {True: "caret-down", False: "caret-right"}
 
 
 class RunView:
@@ -37,20 +48,32 @@ class RunView:
         *,
         hide_reasoning: bool,
         meter: Meter | None = None,
+        layout: W.Layout | None = None,
     ) -> None:
         self.trace, self.number, self.hide = trace, number, hide_reasoning
         self._held = ""  # whitespace before the answer's first visible text
         self.meter = meter = meter or Meter()
-        self.reasoning = LiveText(breaks=True, meter=meter, classes=(TEXT_CLASS, THOUGHTS_CLASS))
-        self.answer = LiveText(meter=meter, classes=(TEXT_CLASS, ANSWER_CLASS))
+        layout = layout or W.Layout()  # one for all the Outputs
+        self.reasoning = LiveText(
+            breaks=True, meter=meter, layout=layout, classes=(TEXT_CLASS, THOUGHTS_CLASS)
+        )
+        self.answer = LiveText(meter=meter, layout=layout, classes=(TEXT_CLASS, ANSWER_CLASS))
         self._title, self._open = (HIDDEN_TITLE, False) if hide_reasoning else (LIVE_TITLE, True)
         self.pane = W.Accordion(
-            [self.reasoning.box],
+            [W.Box([self.reasoning.box], _dom_classes=(SCROLL_CLASS,))],
             titles=(self._title,),
             selected_index=0 if self._open else None,
             _dom_classes=(PANE_CLASS,),
         )
-        self.root = W.VBox([self.answer.box])  # the pane joins when reasoning arrives
+        self.toggle = W.ToggleButton(
+            value=self._open, description=self._title, icon=_CARET[self._open],
+            tooltip="Show or hide the reasoning", _dom_classes=(TOGGLE_CLASS,),
+        )  # fmt: skip
+        self._quiet = False  # True while we set the toggle ourselves
+        self.toggle.observe(self._on_toggle, "value")
+        self.error = W.HTML(_dom_classes=(ERROR_CLASS,))
+        # the pane joins when reasoning arrives
+        self.root = W.VBox([self.answer.box])
         self.phase, self.detail = "connecting", ""
         self.warnings = list(trace.warnings)
         self.usage = dict(trace.usage)
@@ -92,10 +115,12 @@ class RunView:
         self.t_answer = now if self.t_answer is None else self.t_answer
         if self.phase != "answering":
             self.phase = "answering"
-            self.reasoning.settle()  # its last block is complete: send it whole, now, paced
+            self.reasoning.settle()  # it paused: hold nothing of it back
             if self.reasoning.chars:  # the pane's title sums it up (folded, unless told not to)
+                # Tokens only if the server counted them: an estimate now would change at the
+                # end, when the server's output total is split (render.trace_tokens_label).
                 rt = self.usage.get("reasoning_tokens")
-                tokens = tokens_label(rt, self.reasoning.chars)
+                tokens = tokens_label(rt, self.reasoning.chars) if rt is not None else ""
                 summary = thought_label(self.reasoning_ms(now), tokens)
                 self._set_pane(summary, self._open and not fold)
 
@@ -144,38 +169,35 @@ class RunView:
         """The texts sent live: hidden reasoning is only sent by ``finalize``."""
         return (self.answer,) if self.hide else (self.reasoning, self.answer)
 
-    def set_tail_limit(self, chars: int, *, tight: bool = False) -> None:
-        """Cut the live tails by force past ``chars``; ``tight``: the byte budget binds (see
-        ``LiveText``)."""
-        for text in (self.reasoning, self.answer):
-            text.tail_limit, text.tight = chars, tight
+    def set_tail_limit(self, chars: int) -> None:
+        """Cut the live tails by force past ``chars``."""
+        self.reasoning.tail_limit = self.answer.tail_limit = chars
 
-    def max_cost(self, *, merge: bool = True) -> int:
-        """An upper bound of the update messages the next ``flush(merge=merge)`` sends."""
-        cost = sum(t.max_cost(merge=merge) for t in self._texts())
+    def max_cost(self) -> int:
+        """An upper bound of the update messages the next ``flush`` sends."""
+        cost = sum(t.max_cost() for t in self._texts())
         if self._pane_dirty and self.reasoning.chars:
-            cost += 1 + (self.pane not in self.root.children)
+            cost += 2 + (self.pane not in self.root.children)
         return cost
 
     def byte_cost(self) -> int:
-        """About how many state bytes the next ``flush(merge=False)`` sends."""
+        """About how many state bytes the next ``flush`` sends."""
         cost = sum(t.byte_cost() for t in self._texts())
         return cost + (200 if self._pane_dirty and self.reasoning.chars else 0)
 
-    def merge_cost(self, *, hold_last: bool = False) -> int:
-        """About how many more state bytes ``flush(merge=True)`` sends (see ``LiveText``)."""
-        return sum(t.merge_cost(hold_last=hold_last) for t in self._texts())
+    def settle(self) -> None:
+        """The text paused: the next flush shows all of it (see ``LiveText.settle``)."""
+        self.reasoning.settle()
+        self.answer.settle()
 
-    def debt(self) -> int:
-        """About how many state bytes the final render will send (see ``LiveText.debt``),
-        hidden reasoning included."""
-        return self.reasoning.debt() + self.answer.debt()
+    def join_cost(self) -> int:
+        """About the bytes ``flush(join=True)`` adds (see ``LiveText.join_cost``)."""
+        return sum(t.join_cost() for t in self._texts())
 
-    def flush(self, *, merge: bool = True, hold_last: bool = False) -> int:
+    def flush(self, *, join: bool = False) -> int:
         """Send what changed (the reasoning only if shown live); returns the message count.
-        ``merge``: also join the pieces of long blocks that ended (see ``LiveText.flush``)."""
-        sent = sum(t.flush(merge=merge, hold_last=hold_last) for t in self._texts())
-        return sent + self._flush_pane()
+        ``join``: also join the pieces of a block cut by force that has ended."""
+        return sum(t.flush(join=join) for t in self._texts()) + self._flush_pane()
 
     def finalize(self, *, fold: bool) -> int:
         """Full final render: all text, the pane folded to its summary (or open)."""
@@ -183,12 +205,17 @@ class RunView:
         sent = self.reasoning.finalize(trace.reasoning) + self.answer.finalize(trace.answer)
         if trace.reasoning:
             self._set_pane(reasoning_summary(trace), not self.hide and not (fold and trace.answer))
-        elif self.pane in self.root.children:
-            sent += self.meter.set(self.root, children=(self.answer.box,))
-        return sent + self._flush_pane()
+        sent += self._flush_pane()
+        if trace.error:  # as the static view says it, on a line of its own that looks it
+            sent += self.meter.set(self.error, value=html.escape(f"✖ {trace.error}"))
+        kids = self._panes() + (self.answer.box,) + ((self.error,) if trace.error else ())
+        return sent + self.meter.set(self.root, children=kids)
 
     def _set_pane(self, title: str, open_: bool) -> None:
         self._title, self._open, self._pane_dirty = title, open_, True
+
+    def _panes(self) -> tuple[W.Widget, ...]:
+        return (self.toggle, self.pane) if self.reasoning.chars else ()
 
     def _flush_pane(self) -> int:
         if not self._pane_dirty or not self.reasoning.chars:
@@ -196,9 +223,27 @@ class RunView:
         self._pane_dirty = False
         sent = 0
         if self.pane not in self.root.children:
-            sent += self.meter.set(self.root, children=(self.pane, self.answer.box))
+            sent += self.meter.set(self.root, children=(*self._panes(), self.answer.box))
         index = 0 if self._open else None
-        return sent + self.meter.set(self.pane, titles=(self._title,), selected_index=index)
+        sent += self.meter.set(self.pane, titles=(self._title,), selected_index=index)
+        return sent + self._set_toggle()
+
+    def _set_toggle(self) -> int:
+        self._quiet = True
+        try:
+            return self.meter.set(
+                self.toggle, value=self._open, description=self._title, icon=_CARET[self._open]
+            )
+        finally:
+            self._quiet = False
+
+    def _on_toggle(self, change) -> None:
+        """The reader opened or closed the pane with its title button."""
+        if self._quiet or change["new"] == self._open:
+            return
+        self._open = change["new"]
+        self.meter.set(self.pane, selected_index=0 if self._open else None)
+        self._set_toggle()
 
     # -- numbers ---------------------------------------------------------------------------------
 
@@ -246,12 +291,18 @@ class RunView:
         title says nothing yet, then ``done · 9.1 s · 120 tok/s``; plus ⚠ lines."""
         label = _LIVE_LABEL.get(self.phase, self.phase)
         bits = [f"{label}: {self.detail}" if self.detail else label]
-        bits.append(seconds_label(self.elapsed(now) * 1000))
+        elapsed = self.elapsed(now)
+        bits.append(seconds_label(elapsed * 1000))
         if self.reasoning.chars and self._title in (LIVE_TITLE, HIDDEN_TITLE):
             ms = self.reasoning_ms(now)
             tokens = tokens_label(self.usage.get("reasoning_tokens"), self.reasoning.chars)
             bits.append(f"reasoning {seconds_label(ms)}, {tokens}" if ms else f"reasoning {tokens}")
         if rate := self.tokens_per_s(now):
             bits.append(rate)
-        lines = [" · ".join(bits), *(f"⚠ {w}" for w in self.warnings)]
-        return "<br>".join(html.escape(x) for x in lines)
+        parts = [html.escape(b) for b in bits]
+        if not self.finished:  # counted on by the page (see CLOCK_CLASS); the text is a fallback
+            parts[1] = (
+                f'<span class="{CLOCK_CLASS}" style="animation-delay:-{elapsed:.2f}s">'
+                f"<span>{parts[1]}</span></span>"
+            )
+        return "<br>".join([" · ".join(parts), *(html.escape(f"⚠ {w}") for w in self.warnings)])

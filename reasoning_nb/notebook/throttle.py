@@ -7,17 +7,17 @@ wait in the widget and go out together. Two limits apply to every flush:
   messages are paced, and a sliding-window cap keeps every closed window of ``window`` seconds
   at or below ``max_rate - reserve`` messages whatever the burst (``reserve`` is room for unpaced
   messages; ``headroom`` paces a little under the cap).
-* **bytes**: with ``byte_ratio`` set, the state bytes of all updates stay within
-  ``byte_ratio`` × the text bytes received so far (:meth:`earn`) + ``byte_slack``. On a slow
-  stream each update resends the live tail, so without this the bytes per received character
-  grow with the tail; with it, a slow stream updates less often instead. The slack lets a short
-  answer stream token by token at first.
+* **bytes**: with ``byte_ratio`` set, the state bytes of all updates stay within ``byte_ratio``
+  x the text bytes received so far (:meth:`earn`) + ``byte_slack`` + ``byte_rate`` per second
+  since the first text. Each update resends the live tail, so without this a slow stream costs
+  many times its text; with it, it updates less often instead. The slack lets a short answer
+  stream token by token; the per-second part lets a slow one show new text every second or so
+  (each update has ~100 bytes of wrapping, whatever text it brings).
 
 A caller asks ``ready(cost, nbytes=...)`` with an upper bound (or estimate) of what it is about
 to send, sends, then reports what really went out with ``sent(n, nbytes=...)``. Messages that
 must go out unpaced (the start and the end of a run, a click) are reported with ``note`` so the
-window and the byte total still count them. Whatever is still pending goes out with the next
-caller that finds the throttle ready: the next event, or the magic's periodic ``tick``.
+window and the byte total still count them.
 
 :class:`Meter` sets widget traits and counts the messages and their state bytes as the kernel
 serialises them (``jupyter_client`` packs JSON with ``ensure_ascii=False``, UTF-8).
@@ -44,6 +44,7 @@ class Throttle:
         headroom: int = 0,
         byte_ratio: float | None = None,
         byte_slack: int = 0,
+        byte_rate: float = 0.0,
     ) -> None:
         if max_rate <= 0:
             raise ValueError(f"max_rate must be positive, not {max_rate!r}")
@@ -55,37 +56,42 @@ class Throttle:
         """Pacing per message; ``headroom`` keeps the window from filling up, so a flush of a
         few messages rarely has to wait for room."""
         self.clock = clock
-        self.pending = False
-        """Something changed and has not been sent yet."""
-        self.byte_ratio = byte_ratio
+        self.byte_ratio, self.byte_rate = byte_ratio, byte_rate
         self.allowance = float(byte_slack)
-        """Bytes that may have gone out so far: the slack plus ``byte_ratio`` × text earned."""
+        """Bytes that may have gone out so far, but for the per-second part."""
         self.earned = 0
         """Text bytes received so far (:meth:`earn`)."""
         self.spent = 0
         """State bytes of every update reported so far (paced and unpaced)."""
+        self._since: float | None = None  # when the first text arrived
         self._next = float("-inf")
         self._times: deque[float] = deque()
 
-    def want(self) -> None:
-        """Note that something changed and waits to be sent."""
-        self.pending = True
-
     # -- bytes -----------------------------------------------------------------------------------
 
-    def earn(self, text_bytes: int) -> None:
+    def earn(self, text_bytes: int, now: float | None = None) -> None:
         """``text_bytes`` of model text arrived: that much more may be sent."""
+        if self._since is None and text_bytes:
+            self._since = self.clock() if now is None else now
         self.earned += text_bytes
         if self.byte_ratio is not None:
             self.allowance += self.byte_ratio * text_bytes
 
-    def left(self) -> float:
-        """Bytes the budget allows now (infinite without a byte budget)."""
-        return float("inf") if self.byte_ratio is None else self.allowance - self.spent
+    def left(self, now: float | None = None) -> float:
+        """Bytes that may still go out now."""
+        if self.byte_ratio is None:
+            return float("inf")
+        since = self._since
+        now = self.clock() if now is None else now
+        return (
+            self.allowance
+            + (self.byte_rate * (now - since) if since is not None else 0)
+            - self.spent
+        )
 
-    def affords(self, nbytes: int) -> bool:
+    def affords(self, nbytes: int, now: float | None = None) -> bool:
         """Would ``nbytes`` more stay within the byte budget?"""
-        return self.byte_ratio is None or self.spent + nbytes <= self.allowance
+        return nbytes <= self.left(now)
 
     # -- messages --------------------------------------------------------------------------------
 
@@ -101,17 +107,12 @@ class Throttle:
         """May ``cost`` messages of about ``nbytes`` go out now (pacing interval passed, window
         has room, byte budget allows)?"""
         now = self.clock() if now is None else now
-        return now >= self._next and self.room(now) >= cost and self.affords(nbytes)
-
-    def due(self, cost: int = 1, now: float | None = None, *, nbytes: int = 0) -> bool:
-        """Something is pending and may go out now."""
-        return self.pending and self.ready(cost, now, nbytes=nbytes)
+        return now >= self._next and self.room(now) >= cost and self.affords(nbytes, now)
 
     def sent(self, n: int = 1, now: float | None = None, *, nbytes: int = 0) -> None:
         """``n`` paced messages (``nbytes`` in all) went out now: the next may go ``n *
         interval`` s later."""
         now = self.clock() if now is None else now
-        self.pending = False
         self.spent += nbytes
         if n > 0:
             self._times.extend([now] * n)
@@ -132,6 +133,8 @@ class Meter:
     def __init__(self) -> None:
         self.msgs = 0
         self.bytes = 0
+        self.opened_bytes = 0
+        """Text sent in the state of new widgets (``comm_open``, not an update)."""
 
     def set(self, widget, **traits) -> int:
         """Set the traits that differ, in order, in one message; returns how many went out
@@ -149,6 +152,10 @@ class Meter:
         self.msgs += 1
         self.bytes += state_bytes(widget.get_state(keys))
         return 1
+
+    def opened(self, widget, text: str) -> None:
+        """``widget`` was made holding ``text``: count it (its ``comm_open`` carries it)."""
+        self.opened_bytes += len(text.encode("utf-8", "replace"))
 
 
 def state_bytes(state: dict) -> int:

@@ -1,13 +1,15 @@
 """The live view of one ``%%think`` cell: header, status line, run selector, the shown run.
 
 The magic drives it: ``start_run(trace)``, ``on_event(event)`` for every provider event,
-``tick()`` about every ``1 / max_rate`` s while the run lasts, ``finish(trace)`` at the end. All
-traffic goes through one :class:`~.throttle.Throttle`: at most ``max_rate`` update messages a
-second in total, first token at once, and at most ``BYTE_RATIO`` × the text received +
-``BYTE_SLACK`` bytes of update state, the final render included. Each run's panes live in a
-:class:`~.run_view.RunView`, whose text goes through :class:`~.live_text.LiveText` so no update
-ever resends the whole growing text. While text arrives slowly the byte budget binds; then the
-live view sends shorter tails, less often, so that the text still moves every second or two.
+``tick()`` about every ``1 / max_rate`` s while the run lasts, ``finish(trace)`` at the end. Each
+run's panes live in a :class:`~.run_view.RunView`, whose texts are ``Output`` widgets that the
+front end renders as markdown (:mod:`.live_text`). All traffic goes through one
+:class:`~.throttle.Throttle`: at most ``max_rate`` update messages a second in total, the first
+token at once, the live tails at most ``1 / TEXT_INTERVAL`` times a second, and at most
+``BYTE_RATIO`` x the text received + ``BYTE_SLACK`` + ``BYTE_RATE`` a second of update state
+before the final render. A tail is re-sent whole at each update, so while text arrives slowly
+the tails are cut shorter (``TAIL_SECONDS`` of text) and go out less often. The status line's
+clock counts on in the page; its other figures ride along with the text.
 """
 
 from __future__ import annotations
@@ -22,44 +24,53 @@ import ipywidgets as W
 from ..core.events import ReasoningDelta, TextDelta
 from ..core.presets import PRESETS
 from ..core.trace import Trace
+from .live_text import CONT_CLASS
 from .pin import PinButton
-from .run_view import ANSWER_CLASS, PANE_CLASS, TEXT_CLASS, THOUGHTS_CLASS, RunView
+from .run_view import (
+    CLOCK_CLASS,
+    ERROR_CLASS,
+    PANE_CLASS,
+    SCROLL_CLASS,
+    TEXT_CLASS,
+    THOUGHTS_CLASS,
+    TOGGLE_CLASS,
+    RunView,
+)
 from .runners import LIVE_CLASS
 from .throttle import Meter, Throttle
 
-STATUS_INTERVAL = 0.25
-"""The status line (elapsed time, tokens/s) rides along with a text update at most this often."""
-STATUS_ALONE = 1.0
-"""...and refreshes on its own (a quiet stream, or text held back by the byte budget) at most
-this often; a new phase or warning goes out at once."""
+TEXT_INTERVAL = 0.1
+"""The live tails change at most this often: at 10 a second the front end spent ~40% less time
+than at 20 (MathJax typesets each new tail), and the text still reads as smooth. A slow stream
+updates, once all but a quarter of its slack is spent, as often as the text earns the update's
+bytes, up to every ``TEXT_SPREAD`` s."""
+TEXT_SPREAD = 1.5
+TIGHT = 0.25
+STATUS_INTERVAL = 2.0
+"""The status line's figures (tokens, tok/s) ride along with the text at most this often..."""
+STATUS_SHARE = 0.1
+"""...and take at most this share of the byte budget (a slow model's figures change rarely);
+a new phase or warning goes out at once. The clock needs no message (see ``CLOCK_STYLE``)."""
 FINISH_RESERVE = 0.2
 """Share of ``max_rate`` (at most 5 messages) kept free for the unpaced burst of ``finish``."""
 HEADROOM = 0.12
 """Share of ``max_rate`` (at most 3) paced under the cap, so a flush that touches a few
 widgets seldom waits for room in the window."""
-BYTE_RATIO = 10.0
-"""Update bytes the live view may send per byte of model text received, the final render
-included: what ``finish`` will send (joins of blocks cut by force, the last block highlighted,
-see ``LiveText.debt``) stays reserved from the budget as it accrues."""
+BYTE_RATIO = 4.0
+"""Update bytes the live view may send per byte of model text received. The final render adds
+at most one resend of the blocks cut by force (their join), so all told it stays within 5x."""
 BYTE_SLACK = 6_000
-"""Update bytes allowed on top: a short answer streams token by token before the ratio binds.
-(``finish`` also sends the status line, the pane title and the Stop button: a few hundred.)"""
-BANK = 2_500
-"""The byte budget binds ("tight") once less than this would be left after sending the pending
-text. Then the live view paces itself to what the text earns and keeps the rest as a cushion
-for lumps (a cut, a long code fence whose final render is reserved at ~7x the code):"""
-TEXT_EVERY = (1.0, 2.2)
-"""...the text goes out at most every 1 s with the cushion full, up to every 2.2 s as it
-empties;"""
-STATUS_TIGHT = (2.0, 4.0)
-"""...the status line at most every 2 s, up to every 4 s, with the text or alone (at 5 tokens a
-second, once a second would cost ~2.5x the text);"""
-MIN_TAIL, MAX_TAIL = 200, 400
-"""...and the live tail is cut by force past the text of ``TAIL_SECONDS`` (within these bounds;
-``MAX_TAIL`` while the budget does not bind), so each update stays small."""
-TAIL_SECONDS = 5.0
+"""Update bytes allowed on top: a short answer streams token by token before the ratio binds..."""
+BYTE_RATE = 100.0
+"""...and per second since the first text: a slow model's text shows every second or so."""
+TAIL_SECONDS = 1.5
+MIN_TAIL, MAX_TAIL = 160, 4_000
+"""A live tail is cut by force past the text of ``TAIL_SECONDS`` at the rate it arrives, within
+these bounds: each update re-sends the tail, so a slow stream sends short tails."""
 RATE_WINDOW = 4.0
 """The text rate is measured over this many seconds."""
+PAUSE = 0.3
+"""No text for this long: the tails show what they hold back (the end of a word...)."""
 ROOT_CLASSES = ("reasoning-nb", LIVE_CLASS)
 HEADER_CLASS, STATUS_CLASS, RUNS_CLASS, STEER_CLASS = (
     "reasoning-nb-header",
@@ -71,6 +82,11 @@ STEERABLE = ("cancelled", "truncated")
 """The statuses of a run that Continue can pick up; also an error after text arrived (a dropped
 stream), never one before (a 404, a refused connection: asking again would fail the same way)."""
 _L = f".{LIVE_CLASS}"
+_BEFORE_CONT = (
+    f".{TEXT_CLASS} :is(.widget-output:has(+.{CONT_CLASS}),"
+    f".widget-box:has(+.widget-box>.{CONT_CLASS}:first-child)>.widget-output:last-child)"
+)
+"""The Output before one that goes on with it, in the same page or at the end of the last."""
 STYLE = "".join(
     f"{_L} {rule}"
     for rule in (
@@ -100,39 +116,87 @@ STYLE = "".join(
         f".{STEER_CLASS} .jupyter-button{{width:auto;padding:0 1em}}",
         ".reasoning-nb-pin-note{margin-left:.6em;font-size:.85em;"
         "color:var(--jp-ui-font-color2,#757575)}",
-        # text at a reading line height (ipywidgets sets 28 px), blocks spaced once, no boxes
-        ".widget-html-content{line-height:1.5}",
+        # text: the front end's own markdown (math, code colours, tables), each block an Output
+        # with no prompt and no padding of its own
         f".{TEXT_CLASS} .jupyter-widgets{{margin:0}}",
-        f".{TEXT_CLASS} .widget-html-content>*{{margin:0 0 .6em}}",
-        f".{TEXT_CLASS} .widget-html-content :is(ul,ol){{padding-left:1.6em}}",
-        f".{TEXT_CLASS} .widget-html:has(>.widget-html-content:empty){{display:none}}",
-        f".{TEXT_CLASS} pre{{background:var(--jp-layout-color2,#f3f3f3);padding:.5em .8em;"
-        "border-radius:4px;overflow-x:auto;line-height:1.4}",
-        f".{TEXT_CLASS} :not(pre)>code{{background:var(--jp-layout-color2,#f3f3f3);"
-        "padding:0 .25em;border-radius:3px}",
-        f".{TEXT_CLASS} code{{font-family:var(--jp-code-font-family,monospace);"
-        "font-size:var(--jp-code-font-size,13px)}",
-        f".{ANSWER_CLASS} .widget-html{{font-size:var(--jp-content-font-size1,14px);"
-        "color:var(--jp-content-font-color1,#212121)}",
+        f".{TEXT_CLASS} .jp-OutputArea-prompt{{display:none}}",
+        f".{TEXT_CLASS} .jp-OutputArea-output{{padding:0;overflow:visible}}",
+        f".{TEXT_CLASS} .jp-RenderedMarkdown{{padding-right:0}}",
+        f".{TEXT_CLASS} .widget-output:not(:has(.jp-OutputArea-child)){{display:none}}",
+        # blocks spaced as paragraphs are, within an Output and between two
+        f".{TEXT_CLASS} .jp-RenderedMarkdown>:first-child{{margin-top:0}}",
+        f".{TEXT_CLASS} .jp-RenderedMarkdown>:last-child{{margin-bottom:.5em}}",
+        # a block cut by force reads as one: the pages and the pieces' Outputs step aside, so
+        # a paragraph cut runs on inline and a code box cut goes on closed up
+        f".{TEXT_CLASS}.widget-box{{display:block}}",
+        f".{TEXT_CLASS}>.widget-box{{display:contents}}",
+        f"{_BEFORE_CONT},.{TEXT_CLASS} .{CONT_CLASS}{{display:contents}}",
+        f":is({_BEFORE_CONT},.{TEXT_CLASS} .{CONT_CLASS}) "
+        ":is(.jp-OutputArea,.jp-OutputArea-child,.jp-RenderedMarkdown){display:contents}",
+        f"{_BEFORE_CONT} .jp-RenderedMarkdown>p:last-child,"
+        f".{TEXT_CLASS} .{CONT_CLASS} .jp-RenderedMarkdown>p:first-child{{display:inline}}",
+        f"{_BEFORE_CONT} .jp-RenderedMarkdown>:last-child"
+        "{margin-bottom:0;border-bottom-left-radius:0;border-bottom-right-radius:0}",
+        f".{TEXT_CLASS} .{CONT_CLASS} .jp-RenderedMarkdown>:first-child"
+        "{margin-top:0;border-top-left-radius:0;border-top-right-radius:0}",
         # the reasoning: quieter than the answer, a hairline on its left
         f".{THOUGHTS_CLASS}{{border-left:2px solid var(--jp-border-color2,#e0e0e0);"
         "padding-left:.9em}",
-        f".{THOUGHTS_CLASS} .widget-html{{color:var(--jp-content-font-color2,#616161)}}",
-        # its pane: a light one-line title, no grey bar, no box, no deep indent
-        f".{PANE_CLASS}{{margin:.3em 0 .35em}}",
-        f".{PANE_CLASS} .jupyter-widget-Collapse-header{{background:none;border:none;"
-        "padding:2px 0;font-weight:normal;color:var(--jp-ui-font-color2,#757575)}",
-        f".{PANE_CLASS} .jupyter-widget-Collapse-header:hover"
-        "{color:var(--jp-ui-font-color0,#000)}",
+        f".{THOUGHTS_CLASS} .jp-RenderedMarkdown{{color:var(--jp-content-font-color2,#616161)}}",
+        f".{SCROLL_CLASS}>.widget-box{{flex:none;overflow:visible}}",
+        # its pane: a light one-line title, no grey bar, no box, no deep indent; the title is a
+        # button (it opens the pane from the keyboard too), the Accordion's own header hidden
+        f".{PANE_CLASS}{{margin:0 0 .35em}}",
+        f":is(.{TOGGLE_CLASS},.{PANE_CLASS} .jupyter-widget-Collapse-header){{background:none;"
+        "border:none;box-shadow:none;padding:2px 0;font-weight:normal;"
+        "color:var(--jp-ui-font-color2,#757575)}",
+        f":is(.{TOGGLE_CLASS},.{PANE_CLASS} .jupyter-widget-Collapse-header):is(:hover,"
+        ":focus-visible){color:var(--jp-ui-font-color0,#000)}",
+        f".{TOGGLE_CLASS}{{width:auto;height:auto;margin:.3em 0 0;text-align:left;"
+        "font-size:var(--jp-ui-font-size1,13px)}",
+        f".{TOGGLE_CLASS}.mod-active{{background:none;box-shadow:none}}",
+        f".{PANE_CLASS} .jupyter-widget-Collapse-header{{display:none}}",
         f".{PANE_CLASS} .jupyter-widget-Collapse-contents{{background:none;border:none;"
         "padding:.2em 0 .3em 2px}",
+        # a failed run: its error as Jupyter shows one, not in the small grey status line
+        f".{ERROR_CLASS} .widget-html-content{{background:var(--jp-rendermime-error-background,"
+        "#fdd);color:var(--jp-content-font-color1,#212121);padding:.3em .7em;line-height:1.4;"
+        "white-space:pre-wrap;font-family:var(--jp-code-font-family,monospace);"
+        "font-size:var(--jp-code-font-size,13px)}",
         # restored without a kernel: one "disconnected" mark (on the root), not one per part
         ".jupyter-widgets-disconnected::before{display:none}",
     )
 ) + (  # ...in the root's corner, not on a line of its own
+    # the reasoning, while its run is live (its clock counts), is a box of ~17 lines that
+    # follows the newest text unless scrolled up
+    f"{_L}:has(.{CLOCK_CLASS}) .{SCROLL_CLASS}{{max-height:30em;overflow-y:auto;"
+    "flex-direction:column-reverse}"
     f"{_L}.jupyter-widgets-disconnected{{position:relative}}"
+    # ...and no control that needs the kernel looks usable: the preset and run pickers are
+    # greyed out, Stop and steering go; the pane opens with the Accordion's header (in the page)
+    f"{_L}.jupyter-widgets-disconnected :is(.{HEADER_CLASS} select,.{RUNS_CLASS} button)"
+    "{pointer-events:none;opacity:.5}"
+    f"{_L}.jupyter-widgets-disconnected :is(.{STEER_CLASS},.{HEADER_CLASS} .jupyter-button,"
+    f".{TOGGLE_CLASS}){{display:none}}"
+    f"{_L}.jupyter-widgets-disconnected .{PANE_CLASS} .jupyter-widget-Collapse-header"
+    "{display:flex}"
     f"{_L}.jupyter-widgets-disconnected::before{{position:absolute;top:0;right:0}}"
 )
+CLOCK_STYLE = (
+    "@property --rn-s{syntax:'<integer>';inherits:false;initial-value:0}"
+    "@property --rn-d{syntax:'<integer>';inherits:false;initial-value:0}"
+    "@keyframes rn-s{to{--rn-s:360000}}@keyframes rn-d{to{--rn-d:10}}"
+    f".{CLOCK_CLASS}{{animation:rn-s 360000s steps(360000,end) forwards,"
+    "rn-d 1s steps(10,end) infinite;counter-reset:rn-s var(--rn-s) rn-d var(--rn-d)}"
+    f".{CLOCK_CLASS}>span{{display:none}}"
+    f".{CLOCK_CLASS}::after{{content:counter(rn-s) '.' counter(rn-d) ' s'}}"
+    f".jupyter-widgets-disconnected .{CLOCK_CLASS}{{animation-play-state:paused}}"
+)
+"""The live status line's clock: seconds and tenths counted by the page from the elapsed time
+the status line was rendered at (its ``animation-delay``); paused when the kernel is gone."""
+STYLE += CLOCK_STYLE
+# Lab Dark's comment colour (#408080) reads at 4.15:1 on its background: one of our own, 6:1.
+STYLE += f"body[data-jp-theme-light=false] {_L}{{--jp-mirror-editor-comment-color:#5c9d9d}}"
 """One stylesheet, scoped to the live view, sent once with the model label."""
 _PHASE_OF_STATUS = {"complete": "done", "truncated": "done", "cancelled": "stopped"}
 
@@ -163,9 +227,10 @@ class ThinkWidget:
         headroom = min(3, max(1, round(max_rate * HEADROOM)))
         self._throttle = Throttle(
             max_rate, clock, reserve=reserve, headroom=headroom,
-            byte_ratio=BYTE_RATIO, byte_slack=BYTE_SLACK,
+            byte_ratio=BYTE_RATIO, byte_slack=BYTE_SLACK, byte_rate=BYTE_RATE,
         )  # fmt: skip
         self._meter = Meter()
+        self._layout = W.Layout()  # one for every text Output of every run
         self._all: list[RunView] = []
         self._live: RunView | None = None
         self._shown: RunView | None = None
@@ -176,12 +241,14 @@ class ThinkWidget:
         self._arrivals: deque[tuple[float, int]] = deque()  # (time, chars) of recent deltas
         self._recent = 0  # their chars
         self._text_since: float | None = None  # when the live run's first text arrived
+        self._text_at_last: float | None = None  # ...and its last
         self._quiet = False  # True while we set widget values ourselves
 
         options = list(presets) + ([preset] if preset not in presets else [])
-        self.model_label = W.HTML(
-            f'<style>{STYLE}</style><span class="reasoning-nb-model">{html.escape(model)}</span>'
-        )  # never updated: the stylesheet goes out once
+        self.stylesheet = W.HTML(f"<style>{STYLE}</style>", layout=W.Layout(display="none"))
+        """Never updated: the stylesheet goes out once."""
+        self.model_label = W.HTML(_model_html(model))
+        """The model that answers the run on screen, once the run knows it."""
         self.dropdown = W.Dropdown(
             options=options, value=preset, tooltip="Reasoning preset", layout=W.Layout(width="8em")
         )
@@ -199,9 +266,9 @@ class ThinkWidget:
         )  # fmt: skip
         self.body = W.VBox()
         # Steering, under a stopped run: ask again with its reasoning kept and a hint.
-        self.hint = W.Text(
+        self.hint = W.Text(  # (continuous: the page sends Enter before the text typed last)
             placeholder="Hint for the model (optional)",
-            continuous_update=False,
+            continuous_update=True,
             layout=W.Layout(width="24em"),
         )
         self.continue_button = W.Button(
@@ -215,7 +282,7 @@ class ThinkWidget:
             layout=W.Layout(align_items="center"), _dom_classes=(STEER_CLASS,)
         )  # its parts join under a run that ended (see _update_steer); empty, it is not shown
         header = W.HBox(
-            [self.model_label, self.dropdown, self.stop_button, self.status],
+            [self.stylesheet, self.model_label, self.dropdown, self.stop_button, self.status],
             layout=W.Layout(align_items="center"),
             _dom_classes=(HEADER_CLASS,),
         )
@@ -225,6 +292,7 @@ class ThinkWidget:
         self.dropdown.observe(self._on_preset, "value")
         self.stop_button.on_click(self._on_stop)
         self.continue_button.on_click(self._on_continue)
+        self.hint.on_msg(self._on_hint_msg)  # Enter in the hint: Continue
         self.selector.observe(self._on_pick, "value")
 
     # -- the contract with the magic ------------------------------------------------------------
@@ -245,15 +313,21 @@ class ThinkWidget:
         if self._live is not None:  # re-run before the last run's finish(): show it stopped
             self._close(self._live, self._live.trace, now)
         self._arrivals.clear()
-        self._recent, self._text_since = 0, None
+        self._recent, self._text_since, self._text_at_last = 0, None, None
         run = RunView(
-            trace, len(self._all) + 1, now, hide_reasoning=self.hide_reasoning, meter=self._meter
+            trace,
+            len(self._all) + 1,
+            now,
+            hide_reasoning=self.hide_reasoning,
+            meter=self._meter,
+            layout=self._layout,
         )
         self._all.append(run)
         self._live = run
         self._show(run)
         self._meter.set(self.stop_button, disabled=False, description="Stop")
         self._follow_preset(run)
+        self._follow_model(run)
         self._update_selector()
         self._update_steer()
         self._render_status(now)
@@ -267,11 +341,16 @@ class ThinkWidget:
             run = self._live
             assert run is not None
         now = self.clock()
+        if run.trace.model and self.model_label.value != _model_html(run.trace.model):
+            mark = self._mark()
+            self._follow_model(run)
+            self._note(now, mark)
         if isinstance(event, (ReasoningDelta, TextDelta)):
-            self._throttle.earn(len(event.text.encode("utf-8", "replace")))
+            self._throttle.earn(len(event.text.encode("utf-8", "replace")), now)
             self._arrivals.append((now, len(event.text)))
             self._recent += len(event.text)
             self._text_since = now if self._text_since is None else self._text_since
+            self._text_at_last = now
         self._status_dirty |= run.apply(event, now, fold=self.fold_on_answer)
         self._pump(now)
 
@@ -297,6 +376,7 @@ class ThinkWidget:
             assert run is not None
         now, mark = self.clock(), self._mark()
         self._close(run, trace, now)
+        self._follow_model(run)
         self._update_selector()
         self._update_steer()
         self._render_status(now)
@@ -308,7 +388,7 @@ class ThinkWidget:
             run.phase, run.detail = "stopped", ""
         else:
             run.phase = _PHASE_OF_STATUS.get(trace.status, "error")
-            run.detail = trace.error or ("truncated" if trace.status == "truncated" else "")
+            run.detail = "truncated" if trace.status == "truncated" else ""  # (errors: own line)
         run.warnings += [w for w in trace.warnings if w not in run.warnings]
         run.finalize(fold=self.fold_on_answer)
         if run is self._live:
@@ -320,86 +400,88 @@ class ThinkWidget:
 
     def _pump(self, now: float) -> None:
         """Send what is due, if the throttle lets it: the text with the status line riding
-        along, else a stale status line alone (so the clock never freezes while the text waits
-        for the byte budget), else the text alone.
-
-        What the final render will send (``RunView.debt``) is reserved from the byte budget all
-        along, so joining the pieces of a long block cut by force (a resend of the block) takes
-        nothing the live tail needs: a join goes out when the message rate has room for it,
-        else the final render does it. While the budget binds (less than ``BANK`` left), a
-        join waits until the next block began (it could undo the join: a loose list), the tail
-        is cut shorter, the text goes out every ``TEXT_EVERY`` s and the status line every
-        ``STATUS_TIGHT`` s.
-        """
+        along, else the status line alone (a new phase or a warning, when no text waits),
+        else the text alone."""
         run = self._live
         if run is None:
             return
-        # Before the first token the status line is all there is: it is not charged.
-        free = not (run.reasoning.chars or run.answer.chars)
+        free = not (run.reasoning.chars or run.answer.chars)  # (the status is all there is)
+        run.set_tail_limit(self._tail_limit(now))
+        if self._text_at_last is not None and now - self._text_at_last >= PAUSE:
+            run.settle()  # the text paused: show the word (or line) it holds back
+        shown = self._shown is run
+        status = shown and (self._status_dirty or now >= self._status_at + self._status_every(now))
         sbytes = 0 if free else self._status_bytes
-        slow_limit = self._tail_limit(now)
-        run.set_tail_limit(MAX_TAIL)
-        reserved = run.debt()
-        bank = self._throttle.left() - reserved - run.byte_cost() - sbytes
-        tight = bank < BANK
-        if tight:
-            run.set_tail_limit(slow_limit, tight=True)
-        text_bytes = run.byte_cost()
-        shown, dirty = self._shown is run, self._status_dirty
-        ride_every, alone_every, text_every = STATUS_INTERVAL, STATUS_ALONE, 0.0
-        if tight:  # the emptier the cushion, the rarer the updates
-            empty = min(1.0, max(0.0, 1 - bank / BANK))
-            ride_every = alone_every = STATUS_TIGHT[0] + empty * (STATUS_TIGHT[1] - STATUS_TIGHT[0])
-            text_every = TEXT_EVERY[0] + empty * (TEXT_EVERY[1] - TEXT_EVERY[0])
-        ride = shown and (dirty or now >= self._status_at + ride_every)
-        alone = shown and (dirty or now >= self._status_at + alone_every)
-        join = run.max_cost(merge=True) if run.merge_cost(hold_last=tight) else 0
-        plain = run.max_cost(merge=False)
-        if now < self._text_at + text_every:
-            join = plain = 0
-        # (text messages, merge, status): the text with the status line riding along, the
-        # status alone, the text alone
-        options = [(n, merge, ride) for n, merge in ((join, True), (plain, False)) if n]
-        options += [(0, False, True)] if alone else []
-        options += [(plain, False, False)] if plain else []
-        for option in options:
-            cost, _, status = option
-            if self._throttle.ready(
-                cost + status, now, nbytes=reserved + text_bytes * bool(cost) + sbytes * status
-            ):
+        waiting = run.max_cost()
+        cost = waiting if now >= self._text_at + TEXT_INTERVAL else 0
+        nbytes = run.byte_cost() if cost else 0
+        tight = self._throttle.left(now) - nbytes < BYTE_SLACK * TIGHT
+        if cost and tight and now < self._text_at + min(TEXT_SPREAD, nbytes / self._earning(now)):
+            cost = nbytes = 0  # (spread out: not all the budget at once, then a long wait)
+        join = run.join_cost() if cost else 0  # (a block cut by force that ended: one piece)
+        join = join if self._throttle.affords(nbytes + join + BYTE_SLACK * TIGHT, now) else 0
+        cost += bool(join)
+        nbytes += join
+        options = [(cost, status)] if cost else []
+        # (a new phase comes with its text: the status line never says more than the panes)
+        options += [(0, True)] if shown and self._status_dirty and not waiting else []
+        options += [(cost, False)] if cost and status else []
+        for cost, status in options:
+            charge = nbytes * bool(cost) + sbytes * status
+            if self._throttle.ready(cost + status, now, nbytes=charge):
                 break
         else:
             return
-        cost, merge, status = option
         mark = self._mark()
-        sent = run.flush(merge=merge, hold_last=tight) if cost else 0
+        sent = run.flush(join=bool(join)) if cost else 0
         if cost:
             self._text_at = now
         if status:
             sent += self._render_status(now)
-        charged = 0 if free and not cost else self._meter.bytes - mark[1]
+        charged = 0 if free and not cost else self._meter_bytes() - mark[1]
         if cost:
             self._throttle.sent(sent, now, nbytes=charged)
-        else:  # a lone status line, every 1-4 s: counted, but it delays no text
+        else:  # a new phase or warning: counted, but it delays no text
             self._throttle.note(sent, now, nbytes=charged)
 
-    def _tail_limit(self, now: float) -> int:
-        """The live tail's length before a forced cut: the text of ``TAIL_SECONDS`` at the
-        rate it arrives."""
+    def _rate(self, now: float) -> float:
+        """Chars a second the text arrives at, over the last ``RATE_WINDOW`` s (0: none yet)."""
         arrivals = self._arrivals
         while arrivals and arrivals[0][0] < now - RATE_WINDOW:
             self._recent -= arrivals.popleft()[1]
         if self._text_since is None:
+            return 0.0
+        return self._recent / min(RATE_WINDOW, max(1.0, now - self._text_since))
+
+    def _earning(self, now: float) -> float:
+        """Bytes of budget the text earns a second, at the rate it arrives lately (half the
+        per-second part is left as a cushion)."""
+        return self._rate(now) * BYTE_RATIO + BYTE_RATE / 2
+
+    def _status_every(self, now: float) -> float:
+        """How often the status line's figures may ride along: ``STATUS_INTERVAL``, or rarer
+        when they would take more than ``STATUS_SHARE`` of what the text earns."""
+        share = self._earning(now) * STATUS_SHARE
+        return max(STATUS_INTERVAL, self._status_bytes / share)
+
+    def _tail_limit(self, now: float) -> int:
+        """The live tail's length before a forced cut: the text of ``TAIL_SECONDS`` at the
+        rate it arrives."""
+        if self._text_since is None:
             return MAX_TAIL
-        rate = self._recent / min(RATE_WINDOW, max(1.0, now - self._text_since))
-        return max(MIN_TAIL, min(MAX_TAIL, round(rate * TAIL_SECONDS)))
+        return max(MIN_TAIL, min(MAX_TAIL, round(self._rate(now) * TAIL_SECONDS)))
+
+    def _meter_bytes(self) -> int:
+        """The bytes sent so far that count against the budget: updates, and the text new
+        widgets were made with (a join)."""
+        return self._meter.bytes + self._meter.opened_bytes
 
     def _mark(self) -> tuple[int, int]:
-        return self._meter.msgs, self._meter.bytes
+        return self._meter.msgs, self._meter_bytes()
 
     def _note(self, now: float, mark: tuple[int, int]) -> None:
         """Report what went out unpaced since ``mark``."""
-        msgs, nbytes = self._meter.msgs - mark[0], self._meter.bytes - mark[1]
+        msgs, nbytes = self._meter.msgs - mark[0], self._meter_bytes() - mark[1]
         self._throttle.note(msgs, now, nbytes=nbytes)
 
     def _render_status(self, now: float) -> int:
@@ -415,6 +497,13 @@ class ThinkWidget:
     def _show(self, run: RunView) -> int:
         self._shown = run
         return self._meter.set(self.body, children=(run.root,))
+
+    def _follow_model(self, run: RunView) -> int:
+        """The model label names the model of the run on screen, once it is known (a default
+        model is resolved when the run starts)."""
+        if run is not self._shown or not run.trace.model:
+            return 0
+        return self._meter.set(self.model_label, value=_model_html(run.trace.model))
 
     def _follow_preset(self, run: RunView) -> int:
         """The dropdown shows the preset of the run on screen (no re-run)."""
@@ -486,15 +575,24 @@ class ThinkWidget:
         self._note(now, mark)
         self.on_continue(run.trace, hint, run.number)
 
+    def _on_hint_msg(self, _widget, content, _buffers) -> None:
+        if isinstance(content, dict) and content.get("event") == "submit":
+            self._on_continue(None)
+
     def _on_pick(self, change) -> None:
         if self._quiet or change["new"] is None:
             return
         now, mark = self.clock(), self._mark()
         self._show(self._all[change["new"]])
         self._follow_preset(self._all[change["new"]])
+        self._follow_model(self._all[change["new"]])
         self._update_steer()
         self._render_status(now)
         self._note(now, mark)
+
+
+def _model_html(model: str) -> str:
+    return f'<span class="reasoning-nb-model">{html.escape(model)}</span>'
 
 
 def _steerable(trace: Trace) -> bool:
