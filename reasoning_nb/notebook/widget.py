@@ -548,7 +548,7 @@ class ThinkWidget:
     def close(self) -> None:
         """Close every widget model of this view, the runs not on screen included."""
         roots = [self.root, self.continue_button, self.hint, self.pin]
-        close_tree(*roots, *(run.root for run in self._all))
+        close_tree(*roots, *(part for run in self._all for part in run.parts))
 
     # -- user actions ----------------------------------------------------------------------------
 
