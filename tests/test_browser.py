@@ -461,6 +461,16 @@ def looks(locator) -> dict[str, Any]:
     )
 
 
+def overflow(widget) -> list[str]:
+    """Paragraphs of the widget that run past its right edge (text that does not wrap)."""
+    return widget.evaluate(
+        """(root) => { const edge = root.getBoundingClientRect().right + 1;
+          return [...root.querySelectorAll('.jp-RenderedMarkdown p')]
+            .filter((p) => p.getClientRects().length && p.getBoundingClientRect().right > edge)
+            .map((p) => p.textContent.slice(0, 40)); }"""
+    )
+
+
 def pane_title(widget):
     """The button that opens and closes the reasoning pane (the Accordion's own header stands
     in for it where no kernel answers)."""
@@ -529,6 +539,7 @@ def test_live_stream_then_fold_and_expand(page, lab, wire):
     page.keyboard.press("Enter")
     reasoning_text.wait_for(state="visible")
     assert state(page)["paneOpen"]
+    assert not overflow(widget), "the reasoning runs past the pane's edge"
     quiet = looks(widget.locator(".reasoning-nb-pane p"))
     assert quiet["color"] != looks(widget.locator(".reasoning-nb-answer p"))["color"], quiet
     assert quiet["lineHeight"] < 1.7 * quiet["fontSize"], quiet
@@ -710,6 +721,7 @@ def test_saved_notebook_reopens_readable(page, lab, wire):
     widget.locator(".reasoning-nb-pane .jupyter-widget-Collapse-header").click()
     widget.get_by_text("Nitrogen and oxygen molecules").wait_for(state="visible")
     assert widget.locator("pre code", has_text="ratio = (700 / 450) ** 4").is_visible()
+    assert not overflow(widget), "the reasoning runs past the pane's edge"
     assert disconnected_marks(page) == 1, "one 'disconnected' mark (the root's), not one a part"
     shot(page, "07-reopened", cell(page))
 

@@ -384,7 +384,8 @@ class CompareWidgetRunner:
         if view is not None:
             from .widget import close_tree
 
-            close_tree(view.root)
+            runs = [part for run in view.views if run is not None for part in run.parts]
+            close_tree(view.root, *runs)
 
     async def run(self, prompt: str, variants: list[Variant], chat: Conversation | None):
         view = CompareWidget(

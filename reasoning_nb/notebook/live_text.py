@@ -98,7 +98,7 @@ class LiveText:
         """Forget the text; the widgets are emptied at the next ``flush``."""
         self._stale += [b.out for b in self._blocks]
         self._blocks, self._open, self._fence, self._shown = [], "", None, 0
-        self._ended = []
+        self._ended, self._plan_key = [], None
         self._pending, self._chars, self._reset = [], 0, True
 
     def settle(self) -> None:
@@ -258,7 +258,7 @@ class LiveText:
             _dom_classes=(CONT_CLASS,) if cut.forced else (),
         )
         self.meter.opened(self.tail, markdown)
-        self._scanner = Scanner()
+        self._scanner, self._plan_key = Scanner(), None
         return self._pages.freeze(self.tail)
 
     def _chain_start(self, last: int) -> int:

@@ -214,6 +214,11 @@ class RunView:
     def _set_pane(self, title: str, open_: bool) -> None:
         self._title, self._open, self._pane_dirty = title, open_, True
 
+    @property
+    def parts(self) -> tuple[W.Widget, ...]:
+        """Every widget of this run, shown or not yet (to close them all)."""
+        return (self.root, self.toggle, self.pane, self.answer.box, self.error)
+
     def _panes(self) -> tuple[W.Widget, ...]:
         return (self.toggle, self.pane) if self.reasoning.chars else ()
 

@@ -143,6 +143,7 @@ STYLE = "".join(
         f".{THOUGHTS_CLASS}{{border-left:2px solid var(--jp-border-color2,#e0e0e0);"
         "padding-left:.9em}",
         f".{THOUGHTS_CLASS} .jp-RenderedMarkdown{{color:var(--jp-content-font-color2,#616161)}}",
+        f".{SCROLL_CLASS}{{flex-direction:column}}",  # (the text as wide as the pane)
         f".{SCROLL_CLASS}>.widget-box{{flex:none;overflow:visible}}",
         # its pane: a light one-line title, no grey bar, no box, no deep indent; the title is a
         # button (it opens the pane from the keyboard too), the Accordion's own header hidden
@@ -152,8 +153,9 @@ STYLE = "".join(
         "color:var(--jp-ui-font-color2,#757575)}",
         f":is(.{TOGGLE_CLASS},.{PANE_CLASS} .jupyter-widget-Collapse-header):is(:hover,"
         ":focus-visible){color:var(--jp-ui-font-color0,#000)}",
-        f".{TOGGLE_CLASS}{{width:auto;height:auto;margin:.3em 0 0;text-align:left;"
-        "font-size:var(--jp-ui-font-size1,13px)}",
+        f".{TOGGLE_CLASS}{{width:fit-content;max-width:100%;height:auto;margin:.3em 0 0;"
+        "text-align:left;font-size:var(--jp-ui-font-size1,13px)}",
+        f".{TOGGLE_CLASS}:focus:not(:focus-visible){{outline:none}}",  # (a click: no ring)
         f".{TOGGLE_CLASS}.mod-active{{background:none;box-shadow:none}}",
         f".{PANE_CLASS} .jupyter-widget-Collapse-header{{display:none}}",
         f".{PANE_CLASS} .jupyter-widget-Collapse-contents{{background:none;border:none;"
@@ -548,7 +550,7 @@ class ThinkWidget:
     def close(self) -> None:
         """Close every widget model of this view, the runs not on screen included."""
         roots = [self.root, self.continue_button, self.hint, self.pin]
-        close_tree(*roots, *(run.root for run in self._all))
+        close_tree(*roots, *(part for run in self._all for part in run.parts))
 
     # -- user actions ----------------------------------------------------------------------------
 
