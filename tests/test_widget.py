@@ -481,7 +481,7 @@ def test_the_clock_counts_in_the_page(wire):
     """While a run is live, the status line's time is a counter the page runs from the elapsed
     time the line was rendered at: it moves on while the text or the kernel is busy, and no
     message is sent for it. Once done, the line holds the final time as text."""
-    from reasoning_nb.notebook.widget import STYLE
+    from reasoning_nb.notebook.style import STYLE
 
     w = make_widget(wire)
     trace = new_trace(wire)
@@ -628,7 +628,7 @@ def test_stop_and_preset_callbacks(wire):
 
 
 def test_status_line_once_done_and_stop_only_while_running(wire):
-    from reasoning_nb.notebook.widget import STYLE
+    from reasoning_nb.notebook.style import STYLE
 
     """While thinking the status line carries the reasoning figures; once the pane's title sums
     them up, it does not repeat them: ``done · 4.0 s · ≈1 tok/s``. Stop shows only mid-run (the

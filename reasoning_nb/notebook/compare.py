@@ -211,8 +211,8 @@ class CompareWidget:
     ):
         import ipywidgets as W
 
+        from .style import STYLE
         from .throttle import Meter
-        from .widget import STYLE
 
         self.labels, self.hide, self.fold = labels, hide_reasoning, fold_on_answer
         self.max_rate, self.on_stop, self.clock = max(1.0, max_rate), on_stop, clock

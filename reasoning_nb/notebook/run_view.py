@@ -23,14 +23,14 @@ THOUGHTS_CLASS, TEXT_CLASS = "reasoning-nb-thoughts", "reasoning-nb-text"
 """CSS classes of the reasoning pane, the answer, the reasoning text, and both texts."""
 SCROLL_CLASS = "reasoning-nb-scroll"
 """The reasoning's scroll box: capped, following the newest text, while a run is live (its
-status line's clock counts: see ``widget.STYLE``)."""
+status line's clock counts: see ``style.STYLE``)."""
 TOGGLE_CLASS, ERROR_CLASS = "reasoning-nb-pane-toggle", "reasoning-nb-error"
 """The pane's title as a button (it opens and closes the pane, from the keyboard too; the
 Accordion's own header, a plain div, takes over where no kernel answers: see
-``widget.STYLE``), and a failed run's error line."""
+``style.STYLE``), and a failed run's error line."""
 CLOCK_CLASS = "reasoning-nb-clock"
 """The elapsed time in the status line while a run is live: the page counts on by itself (see
-``widget.CLOCK_STYLE``), so the clock never waits for a message."""
+``style.CLOCK_STYLE``), so the clock never waits for a message."""
 LIVE_TITLE = "Thinking…"
 HIDDEN_TITLE = "Reasoning (hidden while the model runs)"
 _LIVE_LABEL = {"connecting": "connecting…", "thinking": "thinking…", "answering": "answering…"}

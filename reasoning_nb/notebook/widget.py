@@ -24,19 +24,9 @@ import ipywidgets as W
 from ..core.events import ReasoningDelta, TextDelta
 from ..core.presets import PRESETS
 from ..core.trace import Trace
-from .live_text import CONT_CLASS
 from .pin import PinButton
-from .run_view import (
-    CLOCK_CLASS,
-    ERROR_CLASS,
-    PANE_CLASS,
-    SCROLL_CLASS,
-    TEXT_CLASS,
-    THOUGHTS_CLASS,
-    TOGGLE_CLASS,
-    RunView,
-)
-from .runners import LIVE_CLASS
+from .run_view import RunView
+from .style import HEADER_CLASS, ROOT_CLASSES, RUNS_CLASS, STATUS_CLASS, STEER_CLASS, STYLE
 from .throttle import Meter, Throttle
 
 TEXT_INTERVAL = 0.1
@@ -50,7 +40,7 @@ STATUS_INTERVAL = 2.0
 """The status line's figures (tokens, tok/s) ride along with the text at most this often..."""
 STATUS_SHARE = 0.1
 """...and take at most this share of the byte budget (a slow model's figures change rarely);
-a new phase or warning goes out at once. The clock needs no message (see ``CLOCK_STYLE``)."""
+a new phase or warning goes out at once. The clock needs no message (see ``style.CLOCK_STYLE``)."""
 FINISH_RESERVE = 0.2
 """Share of ``max_rate`` (at most 5 messages) kept free for the unpaced burst of ``finish``."""
 HEADROOM = 0.12
@@ -71,135 +61,9 @@ RATE_WINDOW = 4.0
 """The text rate is measured over this many seconds."""
 PAUSE = 0.3
 """No text for this long: the tails show what they hold back (the end of a word...)."""
-ROOT_CLASSES = ("reasoning-nb", LIVE_CLASS)
-HEADER_CLASS, STATUS_CLASS, RUNS_CLASS, STEER_CLASS = (
-    "reasoning-nb-header",
-    "reasoning-nb-status",
-    "reasoning-nb-runs",
-    "reasoning-nb-steer",
-)
 STEERABLE = ("cancelled", "truncated")
 """The statuses of a run that Continue can pick up; also an error after text arrived (a dropped
 stream), never one before (a 404, a refused connection: asking again would fail the same way)."""
-_L = f".{LIVE_CLASS}"
-_BEFORE_CONT = (
-    f".{TEXT_CLASS} :is(.widget-output:has(+.{CONT_CLASS}),"
-    f".widget-box:has(+.widget-box>.{CONT_CLASS}:first-child)>.widget-output:last-child)"
-)
-"""The Output before one that goes on with it, in the same page or at the end of the last."""
-STYLE = "".join(
-    f"{_L} {rule}"
-    for rule in (
-        # the header: model, preset, Stop and the status line on one calm row
-        f".{HEADER_CLASS}{{gap:.6em;flex-wrap:wrap}}",
-        f".{HEADER_CLASS} .jupyter-widgets{{margin:0}}",
-        f".{HEADER_CLASS} .jupyter-button:disabled{{display:none}}",  # Stop, while nothing runs
-        f".{HEADER_CLASS} :is(select,.jupyter-button){{height:24px;line-height:22px;"
-        "font-size:.9em}",
-        ".reasoning-nb-model{font-weight:600}",
-        f".{STATUS_CLASS}{{flex:1 1 12em;min-width:0;font-size:.85em;"
-        "color:var(--jp-ui-font-color2,#757575)}",
-        # the run selector: small pills, the shown run filled
-        f".{RUNS_CLASS}{{line-height:normal;margin:.35em 0 .15em}}",
-        f".{RUNS_CLASS} .widget-toggle-button{{font-size:.8em;height:auto;line-height:1.8;"
-        "padding:0 .9em;margin:0 .4em 0 0;background:none;box-shadow:none;border-radius:1em;"
-        "border:1px solid var(--jp-border-color2,#e0e0e0);color:var(--jp-ui-font-color2,#757575)}",
-        f".{RUNS_CLASS} .widget-toggle-button:hover{{box-shadow:none;"
-        "color:var(--jp-ui-font-color0,#000)}",
-        f".{RUNS_CLASS} .widget-toggle-button.mod-active{{background:var(--jp-layout-color2,#eee);"
-        "color:var(--jp-ui-font-color0,#000);border-color:var(--jp-border-color1,#bdbdbd)}",
-        # steering, under a run that ended: Continue and its hint, Pin (an empty row is hidden)
-        f".{STEER_CLASS}{{gap:.6em;margin:.3em 0;overflow:visible}}",
-        f".{STEER_CLASS}:empty{{display:none}}",
-        f".{STEER_CLASS} .jupyter-widgets{{margin:0}}",
-        f".{STEER_CLASS} :is(input,.jupyter-button){{height:24px;font-size:.9em}}",
-        f".{STEER_CLASS} .jupyter-button{{width:auto;padding:0 1em}}",
-        ".reasoning-nb-pin-note{margin-left:.6em;font-size:.85em;"
-        "color:var(--jp-ui-font-color2,#757575)}",
-        # text: the front end's own markdown (math, code colours, tables), each block an Output
-        # with no prompt and no padding of its own
-        f".{TEXT_CLASS} .jupyter-widgets{{margin:0}}",
-        f".{TEXT_CLASS} .jp-OutputArea-prompt{{display:none}}",
-        f".{TEXT_CLASS} .jp-OutputArea-output{{padding:0;overflow:visible}}",
-        f".{TEXT_CLASS} .jp-RenderedMarkdown{{padding-right:0}}",
-        f".{TEXT_CLASS} .widget-output:not(:has(.jp-OutputArea-child)){{display:none}}",
-        # blocks spaced as paragraphs are, within an Output and between two
-        f".{TEXT_CLASS} .jp-RenderedMarkdown>:first-child{{margin-top:0}}",
-        f".{TEXT_CLASS} .jp-RenderedMarkdown>:last-child{{margin-bottom:.5em}}",
-        # a block cut by force reads as one: the pages and the pieces' Outputs step aside, so
-        # a paragraph cut runs on inline and a code box cut goes on closed up
-        f".{TEXT_CLASS}.widget-box{{display:block}}",
-        f".{TEXT_CLASS}>.widget-box{{display:contents}}",
-        f"{_BEFORE_CONT},.{TEXT_CLASS} .{CONT_CLASS}{{display:contents}}",
-        f":is({_BEFORE_CONT},.{TEXT_CLASS} .{CONT_CLASS}) "
-        ":is(.jp-OutputArea,.jp-OutputArea-child,.jp-RenderedMarkdown){display:contents}",
-        f"{_BEFORE_CONT} .jp-RenderedMarkdown>p:last-child,"
-        f".{TEXT_CLASS} .{CONT_CLASS} .jp-RenderedMarkdown>p:first-child{{display:inline}}",
-        f"{_BEFORE_CONT} .jp-RenderedMarkdown>:last-child"
-        "{margin-bottom:0;border-bottom-left-radius:0;border-bottom-right-radius:0}",
-        f".{TEXT_CLASS} .{CONT_CLASS} .jp-RenderedMarkdown>:first-child"
-        "{margin-top:0;border-top-left-radius:0;border-top-right-radius:0}",
-        # the reasoning: quieter than the answer, a hairline on its left
-        f".{THOUGHTS_CLASS}{{border-left:2px solid var(--jp-border-color2,#e0e0e0);"
-        "padding-left:.9em}",
-        f".{THOUGHTS_CLASS} .jp-RenderedMarkdown{{color:var(--jp-content-font-color2,#616161)}}",
-        f".{SCROLL_CLASS}{{flex-direction:column}}",  # (the text as wide as the pane)
-        f".{SCROLL_CLASS}>.widget-box{{flex:none;overflow:visible}}",
-        # its pane: a light one-line title, no grey bar, no box, no deep indent; the title is a
-        # button (it opens the pane from the keyboard too), the Accordion's own header hidden
-        f".{PANE_CLASS}{{margin:0 0 .35em}}",
-        f":is(.{TOGGLE_CLASS},.{PANE_CLASS} .jupyter-widget-Collapse-header){{background:none;"
-        "border:none;box-shadow:none;padding:2px 0;font-weight:normal;"
-        "color:var(--jp-ui-font-color2,#757575)}",
-        f":is(.{TOGGLE_CLASS},.{PANE_CLASS} .jupyter-widget-Collapse-header):is(:hover,"
-        ":focus-visible){color:var(--jp-ui-font-color0,#000)}",
-        f".{TOGGLE_CLASS}{{width:fit-content;max-width:100%;height:auto;margin:.3em 0 0;"
-        "text-align:left;font-size:var(--jp-ui-font-size1,13px)}",
-        f".{TOGGLE_CLASS}:focus:not(:focus-visible){{outline:none}}",  # (a click: no ring)
-        f".{TOGGLE_CLASS}.mod-active{{background:none;box-shadow:none}}",
-        f".{PANE_CLASS} .jupyter-widget-Collapse-header{{display:none}}",
-        f".{PANE_CLASS} .jupyter-widget-Collapse-contents{{background:none;border:none;"
-        "padding:.2em 0 .3em 2px}",
-        # a failed run: its error as Jupyter shows one, not in the small grey status line
-        f".{ERROR_CLASS} .widget-html-content{{background:var(--jp-rendermime-error-background,"
-        "#fdd);color:var(--jp-content-font-color1,#212121);padding:.3em .7em;line-height:1.4;"
-        "white-space:pre-wrap;font-family:var(--jp-code-font-family,monospace);"
-        "font-size:var(--jp-code-font-size,13px)}",
-        # restored without a kernel: one "disconnected" mark (on the root), not one per part
-        ".jupyter-widgets-disconnected::before{display:none}",
-    )
-) + (  # ...in the root's corner, not on a line of its own
-    # the reasoning, while its run is live (its clock counts), is a box of ~17 lines that
-    # follows the newest text unless scrolled up
-    f"{_L}:has(.{CLOCK_CLASS}) .{SCROLL_CLASS}{{max-height:30em;overflow-y:auto;"
-    "flex-direction:column-reverse}"
-    f"{_L}.jupyter-widgets-disconnected{{position:relative}}"
-    # ...and no control that needs the kernel looks usable: the preset and run pickers are
-    # greyed out, Stop and steering go; the pane opens with the Accordion's header (in the page)
-    f"{_L}.jupyter-widgets-disconnected :is(.{HEADER_CLASS} select,.{RUNS_CLASS} button)"
-    "{pointer-events:none;opacity:.5}"
-    f"{_L}.jupyter-widgets-disconnected :is(.{STEER_CLASS},.{HEADER_CLASS} .jupyter-button,"
-    f".{TOGGLE_CLASS}){{display:none}}"
-    f"{_L}.jupyter-widgets-disconnected .{PANE_CLASS} .jupyter-widget-Collapse-header"
-    "{display:flex}"
-    f"{_L}.jupyter-widgets-disconnected::before{{position:absolute;top:0;right:0}}"
-)
-CLOCK_STYLE = (
-    "@property --rn-s{syntax:'<integer>';inherits:false;initial-value:0}"
-    "@property --rn-d{syntax:'<integer>';inherits:false;initial-value:0}"
-    "@keyframes rn-s{to{--rn-s:360000}}@keyframes rn-d{to{--rn-d:10}}"
-    f".{CLOCK_CLASS}{{animation:rn-s 360000s steps(360000,end) forwards,"
-    "rn-d 1s steps(10,end) infinite;counter-reset:rn-s var(--rn-s) rn-d var(--rn-d)}"
-    f".{CLOCK_CLASS}>span{{display:none}}"
-    f".{CLOCK_CLASS}::after{{content:counter(rn-s) '.' counter(rn-d) ' s'}}"
-    f".jupyter-widgets-disconnected .{CLOCK_CLASS}{{animation-play-state:paused}}"
-)
-"""The live status line's clock: seconds and tenths counted by the page from the elapsed time
-the status line was rendered at (its ``animation-delay``); paused when the kernel is gone."""
-STYLE += CLOCK_STYLE
-# Lab Dark's comment colour (#408080) reads at 4.15:1 on its background: one of our own, 6:1.
-STYLE += f"body[data-jp-theme-light=false] {_L}{{--jp-mirror-editor-comment-color:#5c9d9d}}"
-"""One stylesheet, scoped to the live view, sent once with the model label."""
 _PHASE_OF_STATUS = {"complete": "done", "truncated": "done", "cancelled": "stopped"}
 
 __all__ = ["ThinkWidget"]
