@@ -47,11 +47,10 @@ def stop_all() -> int:
 
 
 def interrupted(exc: BaseException | None) -> bool:
-    """Whether a cell ended by an interrupt (the exception its run left, if any)."""
-    from .runners import CellError
-
-    if isinstance(exc, CellError):
-        return exc.interrupt
+    """Whether a cell ended by an interrupt (the exception its run left, if any): a
+    ``%%think`` cell's ``CellError.stopped()``, or any other cell's KeyboardInterrupt."""
+    if getattr(exc, "interrupt", False):
+        return True
     return isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
 
 
