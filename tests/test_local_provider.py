@@ -4,6 +4,7 @@ and gone when the process (the kernel) ends."""
 from __future__ import annotations
 
 import os
+import re
 import time
 
 import pytest
@@ -47,6 +48,25 @@ def test_presets_set_the_think_length_and_off_switches_it_off():
     assert off.request["chat_template_kwargs"] == {"enable_thinking": False}
     budget = think("Name a colour.", model="local:smollm2", budget_tokens=10)
     assert "think ::= [^<]{8,40}" in budget.request["grammar"]
+
+
+def _longest_text(grammar: str) -> int:
+    """The most characters a grammar of literals, classes and ``{m,n}`` repeats can produce."""
+    rules = [line.split("::=", 1)[1] for line in grammar.splitlines()]
+    body = " ".join(rules)
+    repeats = sum(int(most) for most in re.findall(r"\]\{\d+,(\d+)\}", body))
+    single = len(re.findall(r"\](?!\{)", body))
+    literals = sum(len(text.encode().decode("unicode_escape")) for text in re.findall(r'"(.*?)"', body))
+    return repeats + single + literals
+
+
+@pytest.mark.parametrize("preset", ["off", "low", "medium", "high", "max"])
+def test_the_token_cap_never_cuts_off_the_grammar(preset):
+    # Text of digits is one token a character: a cap of half the grammar's text truncated it.
+    trace = think("Write the digits 0 to 9, ten times.", model="local:smollm2", preset=preset)
+    assert trace.request["max_tokens"] > _longest_text(trace.request["grammar"])
+    assert trace.status == "complete"
+    assert trace.answer.strip() and trace.answer == trace.answer.lstrip()  # opens with text
 
 
 def test_one_server_is_reused():

@@ -34,7 +34,8 @@ def test_quickstart_executes_on_the_embedded_default(monkeypatch):
     ]
     assert len(traces) == 6  # every %%think cell saved its trace (compare: its first variant)
     assert {t["model"] for t in traces} == {"local:smollm2"}  # the default, with no --model
-    assert all(t["status"] == "complete" and t["answer"] for t in traces)
+    ended = [(t["preset"], t["status"], t["answer"][:40], t["usage"]) for t in traces]
+    assert all(t["status"] == "complete" and t["answer"] for t in traces), ended
     by_preset = {t["preset"]: t for t in traces}
     assert by_preset["high"]["reasoning"] and by_preset["off"]["reasoning"] == ""
     assert all(any("demo" in w for w in t["warnings"]) for t in traces)  # labelled honestly

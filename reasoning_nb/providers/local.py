@@ -28,7 +28,8 @@ from .embedded import LlamaServer
 from .transport import HttpRequest
 
 FRAMING = openai_chat.FRAMING
-REASONING_KEYS = ("grammar",)  # sent by this module, not the preset table: show it in the trace
+# Sent by this module, not the preset table: show them in the trace.
+REASONING_KEYS = ("grammar", "max_tokens")
 Parser = openai_chat.Parser
 explain = openai_chat.explain
 fallback = openai_chat.fallback
@@ -38,6 +39,7 @@ NOTICE = (
 )
 THINK_CHARS = {"low": 60, "medium": 200, "high": 500, "max": 1000}
 ANSWER_CHARS = 400
+CLOSE = "</think>\n\n"
 
 # The thread that starts the server must outlive it: the parent-death signal fires when the
 # creating *thread* exits, so servers are started from this long-lived worker.
@@ -85,11 +87,25 @@ def stop() -> None:
 
 
 def grammar(think_chars: int | None) -> str:
-    """GBNF for ``<think>`` text of up to ``think_chars`` characters, then the answer."""
-    answer = f"answer ::= [^<]{{1,{ANSWER_CHARS}}}"
+    """GBNF for ``<think>`` text of up to ``think_chars`` characters, then the answer.
+
+    The answer opens with a visible character: an answer of only blank lines is no answer.
+    """
+    answer = f"answer ::= [^<\\x20\\t\\r\\n] [^<]{{0,{ANSWER_CHARS - 1}}}"
     if think_chars is None:  # off: the template already closed the think block
         return f"root ::= answer\n{answer}"
-    return f'root ::= think "</think>\\n\\n" answer\nthink ::= [^<]{{8,{think_chars}}}\n{answer}'
+    close = CLOSE.replace("\n", "\\n")
+    return f'root ::= think "{close}" answer\nthink ::= [^<]{{8,{think_chars}}}\n{answer}'
+
+
+def max_tokens(think_chars: int | None) -> int:
+    """A cap the grammar always ends before, so a demo run is never cut off as truncated.
+
+    A token emits at least one character (SmolLM2 writes English, not byte-fallback tokens), so
+    the grammar's longest text in characters, plus the end token, bounds its tokens. Text of
+    digits, one token each, comes close: half that cap cut such runs off.
+    """
+    return (think_chars or 0) + len(CLOSE) + ANSWER_CHARS + 1
 
 
 def build_request(ctx: RequestContext) -> HttpRequest:
@@ -105,5 +121,5 @@ def build_request(ctx: RequestContext) -> HttpRequest:
     body["grammar"] = grammar(chars)
     body.pop("thinking_budget_tokens", None)  # the grammar bounds the block instead
     body.pop("reasoning_effort", None)
-    body.setdefault("max_tokens", (chars or 0) // 2 + ANSWER_CHARS)
+    body.setdefault("max_tokens", max_tokens(chars))
     return request
