@@ -12,6 +12,7 @@ Needs ``/usr/bin/chromium`` (``apt-get install -y chromium fonts-dejavu-core``);
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -234,9 +235,16 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.expose_app_in_browser=True",
     ]  # fmt: skip
-    log = (base / "lab.log").open("w")
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     server = Lab(f"http://127.0.0.1:{port}", token, root)
+    with jupyter_server(cmd, env, base / "lab.log", server):
+        yield server
+
+
+@contextlib.contextmanager
+def jupyter_server(cmd: list[str], env: dict, log_path: Path, server: Lab) -> Iterator[None]:
+    """Run the Jupyter server ``cmd`` until its REST API (``server``) answers; stop it after."""
+    log = log_path.open("w")
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -246,10 +254,10 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(
-                        f"Lab did not start: {(base / 'lab.log').read_text()[-3000:]}"
+                        f"{cmd[2]} did not start: {log_path.read_text()[-3000:]}"
                     ) from None
                 time.sleep(0.1)
-        yield server
+        yield
     finally:
         proc.terminate()  # the server shuts its kernels down on SIGTERM
         try:

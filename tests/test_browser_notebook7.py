@@ -9,9 +9,7 @@ that the live widget keeps its contrast in Notebook 7's light and dark themes.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -38,31 +36,10 @@ def notebook7(tmp_path_factory) -> Iterator[tb.Lab]:
         f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}", "--JupyterNotebookApp.expose_app_in_browser=True",
     ]  # fmt: skip
-    log = (base / "server.log").open("w")
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(settings)}
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     server = tb.Lab(f"http://127.0.0.1:{port}", token, root)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                server.api("GET", "status")
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"Notebook 7 did not start: {(base / 'server.log').read_text()[-3000:]}"
-                    ) from None
-                time.sleep(0.1)
+    with tb.jupyter_server(cmd, env, base / "server.log", server):
         yield server
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-        log.close()
 
 
 @pytest.fixture(scope="module")

@@ -56,7 +56,8 @@ def _longest_text(grammar: str) -> int:
     body = " ".join(rules)
     repeats = sum(int(most) for most in re.findall(r"\]\{\d+,(\d+)\}", body))
     single = len(re.findall(r"\](?!\{)", body))
-    literals = sum(len(text.encode().decode("unicode_escape")) for text in re.findall(r'"(.*?)"', body))
+    quoted = re.findall(r'"(.*?)"', body)
+    literals = sum(len(text.encode().decode("unicode_escape")) for text in quoted)
     return repeats + single + literals
 
 
