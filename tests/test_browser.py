@@ -1052,13 +1052,23 @@ def test_pin_keeps_the_markdown_of_what_was_selected_in_either_pane(page, lab, w
     expect(shown.locator("mjx-container")).to_have_count(2)
     expect(shown.locator("li")).to_have_text(["item one", "item two"])
     assert ">" not in shown.locator("mjx-container").nth(1).text_content()  # no quote in the TeX
+    # The whole widget selected, its pane closed: the answer only (a range holds hidden text).
+    pane_title(widget).click()
+    wait_state(page, "!s.paneOpen")
+    page.evaluate("() => document.getSelection().selectAllChildren(window.__rn.parts(1).root)")
+    expect(pin).to_have_text("Pin selection")
+    whole = pinned(5)
+    assert whole["pin"]["part"] == "answer"
+    assert whole["source"].split("\n", 2)[2] == "\n".join(
+        f"> {line}" if line else ">" for line in MARKDOWN_ANSWER.split("\n")
+    )
     page.evaluate("() => document.getSelection().removeAllRanges()")
     expect(pin).to_have_text("Pin reasoning")
     pins = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-MarkdownCell")
-    shot(page, "09c-pinned-markdown-light", pins.last)
+    shot(page, "09c-pinned-markdown-light", pins.nth(1))
     try:
         set_theme(page, "JupyterLab Dark")
-        shot(page, "09c-pinned-markdown-dark", pins.last)
+        shot(page, "09c-pinned-markdown-dark", pins.nth(1))
         shot(page, "09c-pin-button-dark", widget.locator(".reasoning-nb-steer"))
     finally:
         set_theme(page, "JupyterLab Light")
