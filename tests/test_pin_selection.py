@@ -35,7 +35,7 @@ def blocks_of(source: str, *, breaks: bool = False) -> list[str]:
 
 
 def pick(pane: str, start, end, counts, text: str = "") -> Selection:
-    return Selection(pane, start, end, tuple(counts), text)
+    return Selection(pane, text, start, end, tuple(counts))
 
 
 def test_source_blocks_are_the_blocks_lab_draws():
@@ -103,6 +103,8 @@ def test_indented_code_keeps_its_lines():
         (pick("answer", (3, 0), (3, 0), [1], " shown text "), "shown text"),
         (pick("answer", (0, 1), (0, 0), [2], "backwards"), "backwards"),
         (pick("answer", (0, 0), (0, 1), [2, 2], "counts"), "counts"),
+        # the page could not place it (a front end that draws markdown otherwise)
+        (Selection("answer", " as drawn "), "as drawn"),
     ],
 )
 def test_honest_fallbacks(selection, expected):
@@ -119,6 +121,8 @@ def test_honest_fallbacks(selection, expected):
         {"pane": "answer", "from": [0, True], "to": [0, 0], "counts": [1], "text": ""},
         {"pane": "answer", "from": [0, 0], "to": [0, 0], "counts": "1", "text": ""},
         {"pane": "answer", "from": [0, 0], "to": [0, 0], "counts": [1], "text": 3},
+        {"pane": "answer", "from": [0, 0], "counts": [1], "text": ""},
+        {"pane": "answer", "from": [0, 0], "to": [0, 0], "counts": [-1], "text": ""},
     ],
 )
 def test_a_malformed_selection_is_none(data):
@@ -127,7 +131,8 @@ def test_a_malformed_selection_is_none(data):
 
 def test_a_selection_is_read_from_the_page_message():
     data = {"pane": "answer", "from": [0, 1], "to": [2, 0], "counts": [3, 1, 1], "text": "t"}
-    assert Selection.read(data) == Selection("answer", (0, 1), (2, 0), (3, 1, 1), "t")
+    assert Selection.read(data) == Selection("answer", "t", (0, 1), (2, 0), (3, 1, 1))
+    assert Selection.read({"pane": "reasoning", "text": "t"}) == Selection("reasoning", "t")
 
 
 def test_live_text_sources_are_what_each_output_shows():

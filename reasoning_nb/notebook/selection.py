@@ -11,7 +11,8 @@ markdown parser runs. Block k of the parse is then child k on the page, and its 
 of the model text (``live_markdown`` keeps every line in place, or the mapping is given up).
 
 Honest fallbacks: an ``Output`` whose block count differs from the page's is pinned whole; a
-selection whose places fit no ``Output`` is pinned as the text the page showed.
+selection whose places fit no ``Output``, or that the page could not place (a front end that
+draws markdown otherwise), is pinned as the text the page showed.
 """
 
 from __future__ import annotations
@@ -56,25 +57,31 @@ class Selection:
 
     pane: str
     """``reasoning`` or ``answer``."""
-    start: tuple[int, int]
-    """(``Output`` index in the pane, index of the top-level rendered block in it)."""
-    end: tuple[int, int]
-    counts: tuple[int, ...]
-    """The top-level rendered blocks of each ``Output`` from ``start``'s to ``end``'s."""
     text: str
     """The selected text as the page shows it."""
+    start: tuple[int, int] | None = None
+    """(``Output`` index in the pane, index of the top-level rendered block in it); None where
+    the page draws markdown in a way it does not know (another front end)."""
+    end: tuple[int, int] | None = None
+    counts: tuple[int, ...] = ()
+    """The top-level rendered blocks of each ``Output`` from ``start``'s to ``end``'s."""
 
     @classmethod
     def read(cls, data: Any) -> Selection | None:
         """A selection from the page's message, or None if it is not one."""
         if not isinstance(data, dict) or data.get("pane") not in PANES:
             return None
-        start, end, counts, text = (data.get(k) for k in ("from", "to", "counts", "text"))
-        if not (_place(start) and _place(end) and isinstance(text, str)):
+        text = data.get("text")
+        if not isinstance(text, str):
             return None
-        if not (isinstance(counts, list) and all(_count(n) for n in counts)):
+        if "from" not in data:
+            return cls(data["pane"], text)
+        start, end, counts = (data.get(k) for k in ("from", "to", "counts"))
+        if not (_place(start) and _place(end) and isinstance(counts, list)):
             return None
-        return cls(data["pane"], tuple(start), tuple(end), tuple(counts), text)
+        if not all(_count(n) for n in counts):
+            return None
+        return cls(data["pane"], text, tuple(start), tuple(end), tuple(counts))
 
 
 def _count(value: Any) -> bool:
@@ -89,6 +96,8 @@ def selected_source(sources: Sequence[str], selection: Selection, *, breaks: boo
     """The markdown source of the blocks ``selection`` meets, given the source each ``Output``
     of its pane shows; within one block, just the selected text if the source holds it as it
     reads (in its code fence, for code)."""
+    if selection.start is None or selection.end is None:
+        return selection.text.strip()
     (first, a), (last, b) = selection.start, selection.end
     if not (first <= last < len(sources) and len(selection.counts) == last - first + 1):
         return selection.text.strip()

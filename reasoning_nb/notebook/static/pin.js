@@ -58,7 +58,8 @@ function touched(el) {
 
 // Where the selection lies in one pane: the first and last top-level rendered block it meets,
 // each as [Output index, child index], the number of such blocks in each Output from the
-// first's to the last's, and the selected text; null if it meets no block there.
+// first's to the last's, and the selected text (only the text where the page draws markdown
+// in some other way).
 function whereIn({ name, range, pane }) {
   const outputs = [...pane.querySelectorAll(OUTPUT)];
   const blocks = (output) => [...(output.querySelector(RENDERED)?.children ?? [])];
@@ -67,11 +68,12 @@ function whereIn({ name, range, pane }) {
     if (!range.intersectsNode(output)) return;
     blocks(output).forEach((child, k) => meets(range, child) && hits.push([o, k]));
   });
-  if (!hits.length) return null;
+  const text = clip(range, pane).toString();
+  if (!hits.length) return { pane: name, text };
   const from = hits[0];
   const to = hits[hits.length - 1];
   const counts = outputs.slice(from[0], to[0] + 1).map((output) => blocks(output).length);
-  return { pane: name, from, to, counts, text: clip(range, pane).toString() };
+  return { pane: name, from, to, counts, text };
 }
 
 // Where the widget's cell is in the notebook model: by the id the kernel saw while the cell
@@ -128,7 +130,7 @@ function render({ model, el }) {
   button.addEventListener("mousedown", (event) => event.preventDefault());
   let waiting = null;
   button.addEventListener("click", () => {
-    const parts = touched(el).map(whereIn).filter(Boolean);
+    const parts = touched(el).map(whereIn);
     note.textContent = "";
     clearTimeout(waiting);
     waiting = setTimeout(() => (note.textContent = NOTES.silent), PATIENCE_MS);
