@@ -96,12 +96,11 @@ def selected_source(sources: Sequence[str], selection: Selection, *, breaks: boo
     """The markdown source of the blocks ``selection`` meets, given the source each ``Output``
     of its pane shows; within one block, just the selected text if the source holds it as it
     reads (in its code fence, for code)."""
-    if selection.start is None or selection.end is None:
-        return selection.text.strip()
-    (first, a), (last, b) = selection.start, selection.end
-    if not (first <= last < len(sources) and len(selection.counts) == last - first + 1):
-        return selection.text.strip()
-    if first == last and a > b:
+    start, end = selection.start, selection.end
+    if start is None or end is None or not start <= end < (len(sources), 0):
+        return selection.text.strip()  # (not placed, or in no Output the kernel knows)
+    (first, a), (last, b) = start, end
+    if len(selection.counts) != last - first + 1:
         return selection.text.strip()
     pieces = []
     for o in range(first, last + 1):
