@@ -282,9 +282,10 @@ def quote(block: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in block.split("\n"))
 
 
-def pin_head(model: str, preset: str) -> str:
-    """A pinned cell's first line (see ``notebook.pin``; a stripped export keeps it)."""
-    head = f"Reasoning of {model or 'the model'} · preset {preset}"
+def pin_head(model: str, preset: str, part: str = "reasoning") -> str:
+    """A pinned cell's first line (see ``notebook.pin``; a stripped export keeps it): whose
+    ``part`` (reasoning or answer) it holds."""
+    head = f"{part.capitalize()} of {model or 'the model'} · preset {preset}"
     return f"> **{md_escape(head)}**"
 
 

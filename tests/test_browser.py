@@ -30,6 +30,8 @@ import pytest
 import wire_fixtures as wf
 from needs import requires
 from playwright.sync_api import expect
+from test_pin_selection import DRAWN
+from test_pin_selection import REASONING as MARKDOWN_REASONING
 from wire_server import Reply, WireServer
 
 CHROMIUM = "/usr/bin/chromium"
@@ -897,12 +899,12 @@ def test_continue_after_stop_keeps_the_reasoning_and_the_hint(page, lab, wire):
     assert not page.errors, page.errors
 
 
-def drag_select(page, index: int, start: str, end: str) -> None:
+def drag_select(page, index: int, start: str, end: str, part: str = "contents") -> None:
     """Select from the start of ``start`` to the end of ``end`` in the reasoning of cell
-    ``index``, with the mouse, as a reader would."""
+    ``index`` (``part="answer"``: in its answer), with the mouse, as a reader would."""
     box = page.evaluate(
-        """([i, start, end]) => {
-        const pane = window.__rn.parts(i).contents;
+        """([i, start, end, part]) => {
+        const pane = window.__rn.parts(i)[part];
         const spot = (word, after) => {
           const walker = document.createTreeWalker(pane, NodeFilter.SHOW_TEXT);
           for (let n = walker.nextNode(); n; n = walker.nextNode()) {
@@ -918,7 +920,7 @@ def drag_select(page, index: int, start: str, end: str) -> None:
         };
         return {from: spot(start, false), to: spot(end, true)};
       }""",
-        [index, start, end],
+        [index, start, end, part],
     )
     assert box["from"] and box["to"], box
     page.mouse.move(box["from"]["x"], box["from"]["y"])
@@ -964,7 +966,8 @@ def test_pin_puts_the_selected_reasoning_in_a_markdown_cell_below(page, lab, wir
         cells[2]["source"]
     )
     assert "Nitrogen" not in cells[2]["source"]  # only the selection
-    assert cells[2]["pin"] == {"model": "llamacpp:m", "preset": "low", "run": 1}
+    origin = {"model": "llamacpp:m", "preset": "low", "run": 1, "part": "reasoning"}
+    assert cells[2]["pin"] == origin
     expect(widget.locator(".reasoning-nb-pin-note")).to_have_text("pinned below")
     quote = cell(page, 2).locator(".jp-MarkdownOutput blockquote")
     expect(quote).to_contain_text("five times more than red")  # rendered, not in edit mode
@@ -992,6 +995,91 @@ def test_pin_puts_the_selected_reasoning_in_a_markdown_cell_below(page, lab, wir
         "no answer from the kernel: run the cell again to pin from it", timeout=10_000
     )
     assert len(notebook_cells(page)) == 5
+    assert not page.errors, page.errors
+
+
+MARKDOWN_ANSWER = (
+    "The result is $x^2$ with a **bold** claim.\n\n| n | n squared |\n|---|---|\n| 2 | 4 |\n\nDone."
+)
+
+
+def test_pin_keeps_the_markdown_of_what_was_selected_in_either_pane(page, lab, wire):
+    wire.route("POST", CHAT, stream(MARKDOWN_REASONING, MARKDOWN_ANSWER, pause=0.002))
+    write_notebook(
+        lab,
+        "pin-markdown.ipynb",
+        "%load_ext reasoning_nb",
+        f"%%think --model llamacpp:m --base-url {wire.url} --preset low\nSquare it.",
+    )
+    open_notebook(page, "pin-markdown.ipynb")
+    run_all(page)
+    wait_cell_done(page)
+    widget = live(page)
+    pane_title(widget).click()
+    wait_state(page, "s.paneOpen && s.math === 3")
+    drawn = page.evaluate(
+        """() => [...window.__rn.parts(1).contents.querySelectorAll('.jp-RenderedMarkdown')]
+        .flatMap((r) => [...r.children].map((c) => c.tagName))"""
+    )
+    assert drawn == DRAWN  # the blocks test_pin_selection.py maps, as Lab draws them
+    pin = widget.locator(".reasoning-nb-steer button", has_text="Pin")
+    expect(pin).to_have_text("Pin reasoning")  # nothing selected: all of the reasoning
+
+    def pinned(count: int) -> dict[str, Any]:
+        pin.click()
+        page.wait_for_function(
+            "(n) => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells"
+            ".length === n",
+            arg=count,
+        )
+        return notebook_cells(page)[-1]  # (the pins go in order below the cell)
+
+    # In the answer: the block with the math and the bold, as the model wrote it.
+    drag_select(page, 1, "result", "claim", part="answer")
+    expect(pin).to_have_text("Pin selection")
+    shot(page, "09b-pin-selection", widget)
+    answer = pinned(3)
+    assert answer["source"] == (
+        "> **Answer of llamacpp:m · preset low**\n>\n> The result is $x^2$ with a **bold** claim."
+    )
+    assert answer["pin"] == {"model": "llamacpp:m", "preset": "low", "run": 1, "part": "answer"}
+    shown = cell(page, 2).locator(".jp-MarkdownOutput blockquote")
+    expect(shown.locator("mjx-container")).to_have_count(1)  # typeset
+    expect(shown.locator("strong")).to_have_text(["Answer of llamacpp:m · preset low", "bold"])
+
+    # In the reasoning: whole blocks from the first selected to the last, list and math kept.
+    drag_select(page, 1, "bold", "item one")
+    reasoning = pinned(4)
+    assert reasoning["source"].startswith("> **Reasoning of llamacpp:m · preset low**\n>\n")
+    body = "\n".join(line[2:] for line in reasoning["source"].split("\n")[2:])
+    source = MARKDOWN_REASONING[: MARKDOWN_REASONING.index("\n\n| a |")]
+    display = source[source.index("$$") : source.rindex("$$") + 2]
+    assert body == source.replace(display, display.replace("\n", " "))  # quoted, on one line
+    assert reasoning["pin"]["part"] == "reasoning"
+    shown = cell(page, 3).locator(".jp-MarkdownOutput blockquote")
+    expect(shown.locator("mjx-container")).to_have_count(2)
+    expect(shown.locator("li")).to_have_text(["item one", "item two"])
+    assert ">" not in shown.locator("mjx-container").nth(1).text_content()  # no quote in the TeX
+    # The whole widget selected, its pane closed: the answer only (a range holds hidden text).
+    pane_title(widget).click()
+    wait_state(page, "!s.paneOpen")
+    page.evaluate("() => document.getSelection().selectAllChildren(window.__rn.parts(1).root)")
+    expect(pin).to_have_text("Pin selection")
+    whole = pinned(5)
+    assert whole["pin"]["part"] == "answer"
+    assert whole["source"].split("\n", 2)[2] == "\n".join(
+        f"> {line}" if line else ">" for line in MARKDOWN_ANSWER.split("\n")
+    )
+    page.evaluate("() => document.getSelection().removeAllRanges()")
+    expect(pin).to_have_text("Pin reasoning")
+    pins = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-MarkdownCell")
+    shot(page, "09c-pinned-markdown-light", pins.nth(1))
+    try:
+        set_theme(page, "JupyterLab Dark")
+        shot(page, "09c-pinned-markdown-dark", pins.nth(1))
+        shot(page, "09c-pin-button-dark", widget.locator(".reasoning-nb-steer"))
+    finally:
+        set_theme(page, "JupyterLab Light")
     assert not page.errors, page.errors
 
 

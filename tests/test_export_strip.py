@@ -43,7 +43,7 @@ REASONING = (
 )
 ANSWER = "The answer is 42."
 TEXT_VIEW = ("LEAK-F: short.\nLEAK-G\nok", "Plain answer.")
-SELECTED = "LEAK-A: the key step & the rest:"  # a selection is the page's text, not the markdown
+SELECTED = "LEAK-A: the key step & the rest:"  # a selection as older versions pinned it
 PARTIAL = REASONING[: REASONING.index("`code`") + 3]  # interrupted mid-line
 RED, YELLOW, RESET = "\x1b[0;31m", "\x1b[0;33m", "\x1b[0m"
 
@@ -58,8 +58,14 @@ def _later_cells() -> list:
     """The cells made by the page or by earlier versions, as a notebook saves them."""
     trace = _first_trace()
     origin = {PIN_KEY: {"model": "llamacpp:m", "preset": "high", "run": 1}}
-    pinned = nbformat.v4.new_markdown_cell(pin_markdown(trace), metadata=origin)
-    selection = nbformat.v4.new_markdown_cell(pin_markdown(trace, SELECTED), metadata=origin)
+    pinned = nbformat.v4.new_markdown_cell(pin_markdown(trace), metadata=origin)  # (no part: older)
+    selection = nbformat.v4.new_markdown_cell(
+        pin_markdown(trace, SELECTED), metadata={PIN_KEY: {**origin[PIN_KEY], "part": "reasoning"}}
+    )
+    answer = nbformat.v4.new_markdown_cell(
+        pin_markdown(trace, ANSWER, "answer"),
+        metadata={PIN_KEY: {**origin[PIN_KEY], "part": "answer"}},
+    )
 
     # _think's output before a displayed trace carried its marker: no metadata at all.
     legacy = nbformat.v4.new_code_cell(
@@ -111,7 +117,7 @@ def _later_cells() -> list:
             )
         ],
     )
-    return [pinned, selection, legacy, interrupted, in_python]
+    return [pinned, selection, answer, legacy, interrupted, in_python]
 
 
 @pytest.fixture(scope="module")
@@ -187,13 +193,15 @@ def test_a_displayed_think_is_marked_and_rebuilt_without_reasoning(exported):
     nbformat.validate(nbformat.reads(exported["notebook"], as_version=4))
 
 
-def test_pinned_cells_keep_their_head_line_only(exported):
+def test_pinned_reasoning_keeps_its_head_line_only_and_a_pinned_answer_stays(exported):
     pinned = [c for c in exported["nb"]["cells"] if PIN_KEY in c["metadata"]]
-    assert len(pinned) == 2  # all of the reasoning, and a selection of it
-    for cell in pinned:
+    assert len(pinned) == 3  # all of the reasoning, a selection of it, a part of the answer
+    for cell in pinned[:2]:
         head = "> **Reasoning of llamacpp:m · preset high**"
         assert "".join(cell["source"]) == f"{head}\n>\n> {REMOVED}"
-        assert cell["metadata"][PIN_KEY] == {"model": "llamacpp:m", "preset": "high", "run": 1}
+        assert cell["metadata"][PIN_KEY]["model"] == "llamacpp:m"
+    answer = f"> **Answer of llamacpp:m · preset high**\n>\n> {ANSWER}"
+    assert "".join(pinned[2]["source"]) == answer
 
 
 def test_interrupt_tracebacks_are_replaced_by_a_marker_line(exported):

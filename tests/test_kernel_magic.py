@@ -213,32 +213,54 @@ def test_continue_after_stop_sends_the_partial_reasoning_and_the_hint(kernel, wi
     assert steer_parts(kernel, steer) == [pin]  # the shown run is complete: nothing to continue
 
 
-def test_pin_sends_the_selected_reasoning_as_safe_markdown(kernel, wire_server):
-    reasoning = "First, <script>alert(1)</script> is text.\n\nThen the sum: 2 + 2 = 4."
-    wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse(reasoning, "4")))
+def test_pin_sends_the_markdown_of_the_selection_made_safe(kernel, wire_server):
+    reasoning = "First, <script>alert(1)</script> is text.\n\nThen the **sum**: $2 + 2 = 4$."
+    wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse(reasoning, "It is *four*.")))
     kernel.run(f"%%think --model llamacpp:m --base-url {wire_server.url} --preset high\nQ")
     pin = kernel.find("AnyModel")
     assert kernel.comms[pin]["cell_id"] == ""  # jupyter_client sends no cellId; Lab does
 
-    def pinned(text: str) -> dict:
-        kernel.send_comm(pin, {"method": "custom", "content": {"type": "pin", "text": text}})
+    def pinned(parts: list) -> list[dict]:
+        kernel.send_comm(pin, {"method": "custom", "content": {"type": "pin", "parts": parts}})
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             msg = kernel.kc.get_iopub_msg(timeout=10)
             data = msg["content"].get("data", {}) if msg["msg_type"] == "comm_msg" else {}
             if msg["content"].get("comm_id") == pin and data.get("method") == "custom":
-                return data["content"]
+                assert data["content"]["type"] == "cells"
+                return data["content"]["cells"]
         raise AssertionError("the kernel never answered the pin")
 
-    part = pinned("Then the sum: 2 + 2 = 4.")
-    assert part["type"] == "cell"
-    assert part["markdown"].endswith("\n>\n> Then the sum: 2 + 2 = 4.")
-    assert part["markdown"].startswith("> **Reasoning of llamacpp:m · preset high**")
-    assert part["metadata"] == {"reasoning_nb_pin": {"model": "llamacpp:m", "preset": "high",
-                                                     "run": 1}}  # fmt: skip
-    whole = pinned("")  # nothing selected: all of it, the tag shown as text, never as HTML
+    # Where the page finds "Then the sum" on screen: which Output of the pane, which block.
+    shown = pane_markdown(kernel, "reasoning-nb-thoughts")
+    at = next(i for i, markdown in enumerate(shown) if "Then the" in markdown)
+    blocks = [b for b in shown[at].split("\n\n") if b.strip()]
+    place = [at, next(k for k, b in enumerate(blocks) if "Then the" in b)]
+    selected = {"from": place, "to": place, "counts": [len(blocks)]}
+    answer = {"from": [0, 0], "to": [0, 0], "counts": [1], "text": "It is four."}
+    part, of_answer = pinned(
+        [
+            {"pane": "reasoning", **selected, "text": "Then the sum: 2+2=4."},
+            {"pane": "answer", **answer},
+        ]
+    )
+    head = "> **Reasoning of llamacpp:m · preset high**\n>\n"
+    assert part["markdown"] == head + "> Then the **sum**: $2 + 2 = 4$."
+    origin = {"model": "llamacpp:m", "preset": "high", "run": 1}
+    assert part["metadata"] == {"reasoning_nb_pin": {**origin, "part": "reasoning"}}
+    assert of_answer["markdown"] == "> **Answer of llamacpp:m · preset high**\n>\n> It is *four*."
+    assert of_answer["metadata"] == {"reasoning_nb_pin": {**origin, "part": "answer"}}
+    [whole] = pinned([])  # nothing selected: all of it, the tag shown as text, never as HTML
     assert "<script>" not in whole["markdown"] and "&lt;script&gt;" in whole["markdown"]
-    assert "Then the sum" in whole["markdown"]
+    assert "Then the" in whole["markdown"]
+
+
+def pane_markdown(kernel, css_class: str) -> list[str]:
+    """The markdown each ``Output`` of a pane shows, in the pane's order."""
+    box = kernel.find("VBoxModel", _dom_classes=["reasoning-nb-text", css_class])
+    outputs = [kernel.comms[o]["outputs"] for page in steer_parts(kernel, box)
+               for o in steer_parts(kernel, page)]  # fmt: skip
+    return [out[0]["data"]["text/markdown"] if out else "" for out in outputs]
 
 
 def steer_parts(kernel, steer: str) -> list[str]:

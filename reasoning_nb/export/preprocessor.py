@@ -23,8 +23,8 @@ Static targets and ``strip`` then keep only the saved widget models that remaini
 ``strip`` also empties reasoning from the output metadata (history and variants too), and
 takes it out of the rest of what the package wrote:
 
-* a pinned cell (cell metadata ``reasoning_nb_pin``) keeps its head line; its quote becomes
-  ``[reasoning removed]``;
+* a pinned cell of reasoning (cell metadata ``reasoning_nb_pin``) keeps its head line; its
+  quote becomes ``[reasoning removed]``. A pinned answer stays, as other markdown does;
 * a ``%%think`` cell's body is a prompt, not code, so what it printed is the package's: its
   stdout (the text view streams the reasoning there) becomes one ``[reasoning removed]`` line
   and a traceback (an interrupt's may hold the partial reasoning) becomes one marker line.
@@ -142,13 +142,15 @@ class ReasoningPreprocessor(Preprocessor):
         return self._redact.scrub(output)
 
     def _strip_text_cell(self, cell) -> None:
-        """A pinned cell keeps its head line and loses its quote; other markdown and raw cells
-        lose the reasoning text found in them (pasted from a pin's clipboard copy, say)."""
+        """A pinned cell of reasoning keeps its head line and loses its quote; other markdown
+        and raw cells lose the reasoning text found in them (pasted from a pin's clipboard
+        copy, say)."""
         meta = cell.get("metadata")
-        if not (isinstance(meta, dict) and PIN_KEY in meta):
+        pinned = isinstance(meta, dict) and PIN_KEY in meta
+        origin = meta[PIN_KEY] if pinned and isinstance(meta[PIN_KEY], dict) else {}
+        if not pinned or origin.get("part") == "answer":  # (a pinned answer is no reasoning)
             cell["source"] = self._redact.scrub(cell.get("source", ""))
             return
-        origin = meta[PIN_KEY] if isinstance(meta[PIN_KEY], dict) else {}
         model, preset = origin.get("model"), origin.get("preset")
         model = model if isinstance(model, str) else ""
         preset = preset if isinstance(preset, str) else "unknown"

@@ -23,7 +23,8 @@ COMPARE_KEY = "reasoning_nb_compare"
 """A ``--compare`` output: every variant's trace (the first is also under ``METADATA_KEY``)."""
 PIN_KEY = "reasoning_nb_pin"
 """A pinned markdown cell's metadata (``notebook.pin``): where it came from (model, preset,
-run). Its source is reasoning, quoted under one head line."""
+run, part). Its source is reasoning (or, with part ``answer``, answer) quoted under one head
+line."""
 
 _TEXT_FIELDS = {
     "model": "",

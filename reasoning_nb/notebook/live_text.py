@@ -127,6 +127,15 @@ class LiveText:
         outs = [b.out for b in self._blocks] + [self.tail]
         return "".join(o.outputs[0]["data"]["text/markdown"] for o in outs if o.outputs)
 
+    @property
+    def sources(self) -> list[str]:
+        """The text each ``Output`` shows, before ``live_markdown``, in the page's order (the
+        frozen blocks, then the tail): what Pin maps a selection back to (:mod:`.selection`)."""
+        shown = [(b.src, b.fence) for b in self._blocks]
+        shown.append((self._open[: self._shown], self._fence))
+        closing = [fence for _, fence in shown[1:]] + [None]  # (a cut inside a fence closes it)
+        return [self._source(*each, out) for each, out in zip(shown, closing, strict=True)]
+
     # -- costs, for the owner's pacing ---------------------------------------------------------
 
     def max_cost(self) -> int:
@@ -235,11 +244,16 @@ class LiveText:
         self._plan_key, self._plan_value = key, (cut, show)
         return cut, show
 
-    def _markdown(self, src: str, fence: str | None, fence_out: str | None = None) -> str:
+    @staticmethod
+    def _source(src: str, fence: str | None, fence_out: str | None = None) -> str:
         if fence is not None:  # a piece inside a code fence: the fence opens (and closes) again
             src = f"{fence}\n{src}"
         if fence_out is not None:
             src = f"{src}{'' if src.endswith(chr(10)) else chr(10)}{fence_mark(fence_out)}\n"
+        return src
+
+    def _markdown(self, src: str, fence: str | None, fence_out: str | None = None) -> str:
+        src = self._source(src, fence, fence_out)
         return live_markdown(src, breaks=self.breaks) if src.strip() else ""
 
     def _show(self, out: W.Output, src: str, fence: str | None, fence_out: str | None = None):

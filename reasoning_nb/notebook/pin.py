@@ -1,14 +1,17 @@
-"""Pin: a part of a run's reasoning, copied into a new markdown cell below the ``%%think`` cell.
+"""Pin: what the reader selected in a run, reasoning or answer, copied as its markdown source
+into a new markdown cell below the ``%%think`` cell (all of the reasoning, with nothing selected).
 
 The button is a small anywidget (``static/pin.js``): only the browser knows what the reader
 selected, and only the notebook's document model can take a new cell (a kernel can add a code
-cell while a cell runs, never a markdown cell from a button click). The kernel writes the cell's
-markdown, so model text is made safe in one place (``render.safe_markdown``, as exports do);
-the page inserts it, or copies it to the clipboard where it cannot reach the document.
+cell while a cell runs, never a markdown cell from a button click). The page says where the
+selection lies; the kernel maps that back to the model's markdown (:mod:`.selection`) and
+writes the cell, so model text is made safe in one place (``render.safe_markdown``, as exports
+do); the page inserts it, or copies it to the clipboard where it cannot reach the document.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,13 +22,31 @@ from traitlets import Unicode
 from .. import render
 from ..core.trace import Trace
 from ..export.schema import PIN_KEY  # an export strips the reasoning of a cell marked so
+from .run_view import RunView
+from .selection import Selection, lab_math, selected_source
+
+_COMMENT = re.compile(r"(?<!\\)%")
 
 
-def pin_markdown(trace: Trace, text: str = "") -> str:
-    """The pinned cell: ``text`` (all of the reasoning when empty), quoted under a head line."""
-    text = text.strip() or trace.reasoning
-    body = render.quote(render.safe_markdown(text, breaks=True, allow_fences=False))
-    return f"{render.pin_head(trace.model, trace.preset)}\n>\n{body}"
+def pin_markdown(trace: Trace, text: str = "", part: str = "reasoning") -> str:
+    """The pinned cell: ``text``, the markdown of a ``part`` of ``trace`` (all of the reasoning
+    when empty), quoted under a head line."""
+    text = text.strip("\n") if text.strip() else trace.reasoning  # (indented code keeps its indent)
+    safe = render.safe_markdown(text, breaks=part == "reasoning", allow_fences=False)
+    body = render.quote(_math_on_one_line(safe))
+    return f"{render.pin_head(trace.model, trace.preset, part)}\n>\n{body}"
+
+
+def _math_on_one_line(markdown: str) -> str:
+    """Each math span of ``markdown`` on one line (TeX reads a line end as a space): quoted,
+    its lines would take the quote's ``> `` into the TeX, since Lab lifts math out before it
+    reads the quote. A span with a ``%`` comment (to the line end) keeps its lines."""
+    out, at = [], 0
+    for start, end in lab_math(markdown):
+        tex = markdown[start:end]
+        out += [markdown[at:start], tex if _COMMENT.search(tex) else " ".join(tex.split("\n"))]
+        at = end
+    return "".join(out) + markdown[at:]
 
 
 def executing_cell_id() -> str:
@@ -49,7 +70,7 @@ class PinButton(anywidget.AnyWidget):
     _esm = (Path(__file__).parent / "static" / "pin.js").read_text(encoding="utf-8")
     cell_id = Unicode("", help="The notebook cell the widget was made in.").tag(sync=True)
 
-    def __init__(self, shown: Callable[[], tuple[Trace, int] | None], **kwargs: Any) -> None:
+    def __init__(self, shown: Callable[[], RunView | None], **kwargs: Any) -> None:
         super().__init__(cell_id=executing_cell_id(), **kwargs)
         self._shown = shown
         self.placed: list[str] = []
@@ -60,13 +81,23 @@ class PinButton(anywidget.AnyWidget):
         if not isinstance(content, dict):
             return
         if content.get("type") == "pin":
-            shown = self._shown()
-            if shown is None or not shown[0].reasoning:
+            run = self._shown()
+            if run is None or not run.trace.reasoning:
                 return
-            trace, number = shown
-            text = content.get("text")
-            markdown = pin_markdown(trace, text if isinstance(text, str) else "")
-            origin = {"model": trace.model, "preset": trace.preset, "run": number}
-            self.send({"type": "cell", "markdown": markdown, "metadata": {PIN_KEY: origin}})
+            parts = content.get("parts")
+            selections = [Selection.read(p) for p in parts] if isinstance(parts, list) else []
+            cells = [_cell(run, s) for s in selections if s is not None] or [_cell(run, None)]
+            self.send({"type": "cells", "cells": cells})
         elif content.get("type") == "placed":
             self.placed.append(str(content.get("how")))
+
+
+def _cell(run: RunView, selection: Selection | None) -> dict[str, Any]:
+    """One pinned cell: what ``selection`` selects in ``run`` (None: all of its reasoning)."""
+    trace, part, text = run.trace, "reasoning", run.trace.reasoning
+    if selection is not None:
+        shown = getattr(run, selection.pane)  # its LiveText
+        picked = selected_source(shown.sources, selection, breaks=shown.breaks)
+        part, text = (selection.pane, picked) if picked.strip() else (part, text)
+    origin = {"model": trace.model, "preset": trace.preset, "run": run.number, "part": part}
+    return {"markdown": pin_markdown(trace, text, part), "metadata": {PIN_KEY: origin}}

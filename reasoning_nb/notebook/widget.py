@@ -407,9 +407,9 @@ class ThinkWidget:
                 parts.append(self.pin)
         return self._meter.set(self.steer, children=tuple(parts))
 
-    def _pinnable(self) -> tuple[Trace, int] | None:
+    def _pinnable(self) -> RunView | None:
         run = self._shown
-        return (run.trace, run.number) if run is not None and run.finished else None
+        return run if run is not None and run.finished else None
 
     def close(self) -> None:
         """Close every widget model of this view, the runs not on screen included."""

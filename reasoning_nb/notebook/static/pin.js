@@ -1,24 +1,79 @@
-// Pin: the reasoning selected in this %%think widget (or all of it, with nothing selected) goes
-// into a new markdown cell below the widget's cell. The kernel writes the cell's markdown (so
-// model text is escaped in one place); this side reads the selection and places the cell.
+// Pin: what is selected in this %%think widget, reasoning or answer (all of the reasoning, with
+// nothing selected), goes into a new markdown cell below the widget's cell. This side says where
+// the selection lies; the kernel holds the markdown each Output shows, so it pins the source
+// (math and formatting as the model wrote them) and escapes model text in one place. Then this
+// side places the cell.
 const ROOT = ".reasoning-nb-live";
-const THOUGHTS = ".reasoning-nb-thoughts";
+const PANES = { reasoning: ".reasoning-nb-thoughts", answer: ".reasoning-nb-answer" };
+const OUTPUT = ".widget-output"; // one ipywidgets Output, in the pane's order
+const RENDERED = ".jp-RenderedMarkdown"; // its markdown, drawn by the front end
 const NOTES = {
   inserted: "pinned below",
   copied: "copied: paste it into a markdown cell",
   failed: "could not place it: select the text and copy it by hand",
   silent: "no answer from the kernel: run the cell again to pin from it",
 };
+const LABELS = {
+  selection: [
+    " Pin selection",
+    "Copy the selected text, as the model wrote it (markdown), into a new markdown cell below",
+  ],
+  reasoning: [
+    " Pin reasoning",
+    "Copy all of the reasoning into a new markdown cell below (select text to pin just that)",
+  ],
+};
 const PATIENCE_MS = 4000; // the kernel answers at once unless it is gone or stuck
 
-// The part of `range` inside the shown run's reasoning ("" when they do not meet).
-function clip(range, el) {
-  const pane = el.closest(ROOT)?.querySelector(THOUGHTS);
-  if (!pane || range.collapsed || !range.intersectsNode(pane)) return "";
+// The part of `range` inside `node`.
+function clip(range, node) {
   const part = range.cloneRange();
-  if (!pane.contains(part.startContainer)) part.setStart(pane, 0);
-  if (!pane.contains(part.endContainer)) part.setEnd(pane, pane.childNodes.length);
-  return part.toString();
+  const whole = document.createRange();
+  whole.selectNodeContents(node);
+  if (part.compareBoundaryPoints(Range.START_TO_START, whole) < 0) {
+    part.setStart(whole.startContainer, whole.startOffset);
+  }
+  if (part.compareBoundaryPoints(Range.END_TO_END, whole) > 0) {
+    part.setEnd(whole.endContainer, whole.endOffset);
+  }
+  return part;
+}
+
+// Does `range` select any text of `node`? (MathJax keeps a copy of each formula as text.)
+function meets(range, node) {
+  return range.intersectsNode(node) && clip(range, node).toString().trim() !== "";
+}
+
+// The panes of the widget that the selection meets, reasoning first, with its range. A closed
+// pane is left out: a range holds the text of hidden nodes too.
+function touched(el) {
+  const selection = document.getSelection();
+  const root = el.closest(ROOT);
+  if (!root || !selection?.rangeCount || selection.isCollapsed) return [];
+  const range = selection.getRangeAt(0);
+  return Object.entries(PANES)
+    .map(([name, css]) => ({ name, range, pane: root.querySelector(css) }))
+    .filter(({ pane }) => pane?.getClientRects().length && meets(range, pane));
+}
+
+// Where the selection lies in one pane: the first and last top-level rendered block it meets,
+// each as [Output index, child index], the number of such blocks in each Output from the
+// first's to the last's, and the selected text (only the text where the page draws markdown
+// in some other way).
+function whereIn({ name, range, pane }) {
+  const outputs = [...pane.querySelectorAll(OUTPUT)];
+  const blocks = (output) => [...(output.querySelector(RENDERED)?.children ?? [])];
+  const hits = [];
+  outputs.forEach((output, o) => {
+    if (!range.intersectsNode(output)) return;
+    blocks(output).forEach((child, k) => meets(range, child) && hits.push([o, k]));
+  });
+  const text = clip(range, pane).toString();
+  if (!hits.length) return { pane: name, text };
+  const from = hits[0];
+  const to = hits[hits.length - 1];
+  const counts = outputs.slice(from[0], to[0] + 1).map((output) => blocks(output).length);
+  return { pane: name, from, to, counts, text };
 }
 
 // Where the widget's cell is in the notebook model: by the id the kernel saw while the cell
@@ -30,7 +85,7 @@ function cellIndex(cells, cellId, el) {
   return onScreen == null ? cells.length - 1 : Number(onScreen);
 }
 
-async function place(model, el, markdown, metadata) {
+async function place(model, el, cells) {
   let notebook = null;
   try {
     // JupyterLab and Notebook 7: the widget manager knows the notebook's document.
@@ -39,14 +94,16 @@ async function place(model, el, markdown, metadata) {
     notebook = null;
   }
   if (notebook?.insertCell) {
-    const cells = notebook.cells;
-    let at = cellIndex(cells, model.get("cell_id"), el) + 1;
-    while (at < cells.length && cells[at].getMetadata?.("reasoning_nb_pin")) at += 1; // in order
-    notebook.insertCell(at, { cell_type: "markdown", source: markdown, metadata });
+    const all = notebook.cells;
+    let at = cellIndex(all, model.get("cell_id"), el) + 1;
+    while (at < all.length && all[at].getMetadata?.("reasoning_nb_pin")) at += 1; // in order
+    cells.forEach(({ markdown, metadata }, k) =>
+      notebook.insertCell(at + k, { cell_type: "markdown", source: markdown, metadata }),
+    );
     return "inserted";
   }
   try {
-    await navigator.clipboard.writeText(markdown);
+    await navigator.clipboard.writeText(cells.map((c) => c.markdown).join("\n\n"));
     return "copied";
   } catch {
     return "failed";
@@ -58,36 +115,42 @@ function render({ model, el }) {
   button.className = "jupyter-button widget-button";
   const icon = document.createElement("i");
   icon.className = "fa fa-thumb-tack"; // Font Awesome 4, as ipywidgets' own button icons
-  button.append(icon, " Pin");
-  button.title = "Copy the selected reasoning (or all of it) into a new markdown cell below";
+  const label = document.createTextNode("");
+  button.append(icon, label);
   const note = document.createElement("span");
   note.className = "reasoning-nb-pin-note";
   el.append(button, note);
+  // The button says what a click pins: the selection, or all of the reasoning.
+  const relabel = () => {
+    [label.data, button.title] = LABELS[touched(el).length ? "selection" : "reasoning"];
+  };
+  relabel();
+  document.addEventListener("selectionchange", relabel);
   // A press on a button would clear the selection before the click reads it.
   button.addEventListener("mousedown", (event) => event.preventDefault());
   let waiting = null;
   button.addEventListener("click", () => {
-    const selection = document.getSelection();
-    const text = selection?.rangeCount ? clip(selection.getRangeAt(0), el) : "";
+    const parts = touched(el).map(whereIn);
     note.textContent = "";
     clearTimeout(waiting);
     waiting = setTimeout(() => (note.textContent = NOTES.silent), PATIENCE_MS);
     try {
-      model.send({ type: "pin", text });
+      model.send({ type: "pin", parts });
     } catch {
       note.textContent = NOTES.silent; // no kernel behind this widget any more
     }
   });
   const onMessage = async (msg) => {
-    if (msg?.type !== "cell") return;
+    if (msg?.type !== "cells" || !Array.isArray(msg.cells)) return;
     clearTimeout(waiting);
-    const how = await place(model, el, msg.markdown, msg.metadata);
+    const how = await place(model, el, msg.cells);
     note.textContent = NOTES[how];
     model.send({ type: "placed", how });
   };
   model.on("msg:custom", onMessage);
   return () => {
     clearTimeout(waiting);
+    document.removeEventListener("selectionchange", relabel);
     model.off("msg:custom", onMessage);
   };
 }

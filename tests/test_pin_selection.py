@@ -1,0 +1,150 @@
+"""Pin maps a selection on the page back to the markdown it shows (issue 13, item 10).
+
+The page reports (pane, Output index, index of the top-level rendered block in it); the kernel
+finds the same blocks in each Output's source. ``DRAWN`` is what JupyterLab 4 drew from
+``REASONING`` in a live reasoning pane (its ``.jp-RenderedMarkdown`` children, read in
+test_browser.py's run of it): math lifted out before the markdown parser, so the display's
+``- c`` line is no list.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from reasoning_nb.notebook.live_text import LiveText
+from reasoning_nb.notebook.selection import Selection, selected_source, source_blocks
+
+REASONING = (
+    "Step one is $a^2$ and **bold**.\n\n"
+    "$$\n\\begin{gathered}\na = b \\\\\n- c = d\n\\end{gathered}\n$$\n\n"
+    "- item one\n- item two\n\n"
+    "| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+    "```python\nx = 1\n```\n\n"
+    "# Head\n\n"
+    "> quoted\n\n"
+    "---\n\n"
+    "last para"
+)
+DRAWN = ["P", "P", "UL", "TABLE", "PRE", "H1", "BLOCKQUOTE", "HR", "P"]
+
+
+def blocks_of(source: str, *, breaks: bool = False) -> list[str]:
+    found = source_blocks(source, breaks=breaks)
+    assert found is not None
+    return [source[b.start : b.end] for b in found]
+
+
+def pick(pane: str, start, end, counts, text: str = "") -> Selection:
+    return Selection(pane, text, start, end, tuple(counts))
+
+
+def test_source_blocks_are_the_blocks_lab_draws():
+    found = blocks_of(REASONING, breaks=True)
+    assert found == [
+        "Step one is $a^2$ and **bold**.",
+        "$$\n\\begin{gathered}\na = b \\\\\n- c = d\n\\end{gathered}\n$$",
+        "- item one\n- item two",
+        "| a | b |\n|---|---|\n| 1 | 2 |",
+        "```python\nx = 1\n```",
+        "# Head",
+        "> quoted",
+        "---",
+        "last para",
+    ]
+    assert len(found) == len(DRAWN)
+
+
+def test_math_is_lifted_out_before_the_blocks_are_found():
+    # A "#" or "-" opening a line of TeX makes no heading or list, nor does a "|" a table cell;
+    # a "$" in code opens no math.
+    text = "$$\nx\n# y\n$$\n\nthen `$` and $a|b$ | c\n\n```\n$\n- not math\n```"
+    assert blocks_of(text) == [
+        "$$\nx\n# y\n$$",
+        "then `$` and $a|b$ | c",
+        "```\n$\n- not math\n```",
+    ]
+    # \[ ... \] is shown as $$ ... $$: one paragraph too
+    assert blocks_of("\\[\n- a\n\\]\n\nnext") == ["\\[\n- a\n\\]", "next"]
+
+
+def test_blocks_across_outputs_are_pinned_as_their_source():
+    sources = ["Intro with $x^2$ and **bold**.\n\n- one\n- two\n\n", "| a |\n|---|\n| 1 |\n\nend"]
+    chosen = pick("answer", (0, 1), (1, 0), [2, 2], "one\ntwo\na\n1")
+    assert selected_source(sources, chosen, breaks=False) == "- one\n- two\n\n| a |\n|---|\n| 1 |"
+    whole_first = pick("answer", (0, 0), (0, 1), [2], "Intro with x2 and bold.\none")
+    assert selected_source(sources, whole_first, breaks=False) == (
+        "Intro with $x^2$ and **bold**.\n\n- one\n- two"
+    )
+
+
+def test_within_one_block_the_selected_text_if_the_source_holds_it():
+    sources = ["Plain words here.\n\nSee $x^2$ and **bold** now.\n\n```py\na = 1\nb = 2\n```"]
+    words = pick("reasoning", (0, 0), (0, 0), [3], " words here ")
+    assert selected_source(sources, words, breaks=True) == "words here"
+    rendered = pick("reasoning", (0, 1), (0, 1), [3], "x2 and bold")  # not as the source reads
+    assert selected_source(sources, rendered, breaks=True) == "See $x^2$ and **bold** now."
+    code = pick("reasoning", (0, 2), (0, 2), [3], "b = 2")  # a part of code stays code
+    assert selected_source(sources, code, breaks=True) == "```py\nb = 2\n```"
+
+
+def test_indented_code_keeps_its_lines():
+    source = "para\n\n    x = 1\n    y = 2"
+    assert blocks_of(source) == ["para", "    x = 1\n    y = 2"]
+    part = pick("answer", (0, 1), (0, 1), [2], "y = 2")
+    assert selected_source([source], part, breaks=False) == "```\ny = 2\n```"
+
+
+@pytest.mark.parametrize(
+    "selection, expected",
+    [
+        # the page drew another number of blocks: all of that Output, honestly
+        (pick("answer", (0, 0), (0, 0), [1], "one"), "one\n\ntwo"),
+        # places that fit no Output: the text the page showed
+        (pick("answer", (3, 0), (3, 0), [1], " shown text "), "shown text"),
+        (pick("answer", (0, 1), (0, 0), [2], "backwards"), "backwards"),
+        (pick("answer", (0, 0), (0, 1), [2, 2], "counts"), "counts"),
+        # the page could not place it (a front end that draws markdown otherwise)
+        (Selection("answer", " as drawn "), "as drawn"),
+    ],
+)
+def test_honest_fallbacks(selection, expected):
+    assert selected_source(["one\n\ntwo"], selection, breaks=False) == expected
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        None,
+        {"pane": "header", "from": [0, 0], "to": [0, 0], "counts": [1], "text": ""},
+        {"pane": "answer", "from": [0], "to": [0, 0], "counts": [1], "text": ""},
+        {"pane": "answer", "from": [0, -1], "to": [0, 0], "counts": [1], "text": ""},
+        {"pane": "answer", "from": [0, True], "to": [0, 0], "counts": [1], "text": ""},
+        {"pane": "answer", "from": [0, 0], "to": [0, 0], "counts": "1", "text": ""},
+        {"pane": "answer", "from": [0, 0], "to": [0, 0], "counts": [1], "text": 3},
+        {"pane": "answer", "from": [0, 0], "counts": [1], "text": ""},
+        {"pane": "answer", "from": [0, 0], "to": [0, 0], "counts": [-1], "text": ""},
+    ],
+)
+def test_a_malformed_selection_is_none(data):
+    assert Selection.read(data) is None
+
+
+def test_a_selection_is_read_from_the_page_message():
+    data = {"pane": "answer", "from": [0, 1], "to": [2, 0], "counts": [3, 1, 1], "text": "t"}
+    assert Selection.read(data) == Selection("answer", "t", (0, 1), (2, 0), (3, 1, 1))
+    assert Selection.read({"pane": "reasoning", "text": "t"}) == Selection("reasoning", "t")
+
+
+def test_live_text_sources_are_what_each_output_shows():
+    live = LiveText(tail_limit=40)
+    text = "First paragraph.\n\n" + "word " * 30 + "\n\n```\n" + "code line\n" * 12 + "```\n\nEnd."
+    for k in range(0, len(text), 7):
+        live.append(text[k : k + 7])
+        live.flush()
+    live.finalize(text)
+    sources = live.sources
+    outs = [b.out for b in live._blocks] + [live.tail]
+    assert len(sources) == len(outs) > 1 and "".join(sources) == text
+    for source, out in zip(sources, outs, strict=True):
+        shown = out.outputs[0]["data"]["text/markdown"] if out.outputs else ""
+        assert shown == (LiveText(breaks=False)._markdown(source, None))
