@@ -1,6 +1,7 @@
-"""What a person watching JupyterLab's status reads while ``%%think`` streams: the kernel reads
+"""What a person watching JupyterLab reads while ``%%think`` waits and streams: the kernel reads
 Busy for as long as a model streams (the first cell after a kernel start, a dropdown re-run, a
-Continue), and Idle once it is over.
+Continue), and Idle once it is over; while a local server loads the model, the widget says so
+(not "connecting…").
 
 Shares ``test_browser``'s Lab, wire server and page; screenshots land in
 ``test-artifacts/browser/``.
@@ -9,6 +10,7 @@ Shares ``test_browser``'s Lab, wire server and page; screenshots land in
 from __future__ import annotations
 
 import os
+import threading
 
 import pytest
 import wire_fixtures as wf
@@ -18,12 +20,16 @@ from test_browser import (  # noqa: F401 - the fixtures are used by name
     CHAT,
     CHROMIUM,
     browser_page,
+    cell,
     lab,
     live,
     open_notebook,
     page,
+    recorded,
     run_all,
+    set_theme,
     shot,
+    start_recording,
     stream,
     think_notebook,
     wait_cell_done,
@@ -109,4 +115,44 @@ def test_kernel_reads_busy_while_a_stream_runs(page, lab, wire):  # noqa: F811
     wait_state(page, "s.runs.length === 3 && s.status.startsWith('done')")
     expect(indicator(page)).to_have_attribute("data-status", "idle")
     page.wait_for_function(f"() => {KERNEL}.status === 'idle'")
+    assert not page.errors, page.errors
+
+
+def test_a_cold_model_load_reads_as_loading_the_model(page, lab, wire):  # noqa: F811
+    release = threading.Event()
+
+    def loading(_recorded) -> Reply:  # the server has the request, and loads the model...
+        release.wait(60)
+        # ...then answers, and reads the prompt before its first token
+        return stream("Sunlight holds every colour. " * 4, "Blue.", delay_after_headers=1.0)
+
+    wire.route("POST", CHAT, loading)
+    think_notebook(lab, wire, "loading.ipynb")
+    open_notebook(page, "loading.ipynb")
+    start_recording(page)
+    run_all(page)
+    try:
+        wait_state(page, "s.status.startsWith('loading model… · ')")
+        shot(page, "status-02-loading-model-light", cell(page))
+        set_theme(page, "JupyterLab Dark")
+        shot(page, "status-02-loading-model-dark", cell(page))
+    finally:
+        set_theme(page, "JupyterLab Light")
+        release.set()
+    wait_state(page, "s.status.startsWith('waiting for the first token… · ')")
+    shot(page, "status-03-first-token", cell(page))
+    wait_cell_done(page)
+    phases = []
+    for s in recorded(page):
+        phase = s["status"].split(" · ")[0]
+        if not phases or phases[-1] != phase:
+            phases.append(phase)
+    assert phases[phases.index("loading model…") :][:3] == [
+        "loading model…",
+        "waiting for the first token…",
+        "thinking…",
+    ], phases
+    assert set(phases[: phases.index("loading model…")]) <= {"", "connecting…"}, phases
+    print(f"\n[browser] the status line read: {phases}")
+    assert phases[-1] == "done", phases
     assert not page.errors, page.errors
