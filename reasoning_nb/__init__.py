@@ -16,6 +16,7 @@ from .core.events import (
     Reclassify,
     TextDelta,
     Usage,
+    Waiting,
 )
 from .core.trace import Trace
 from .errors import ConfigError, ProviderError, ReasoningNBError
@@ -35,6 +36,7 @@ __all__ = [
     "TextDelta",
     "Trace",
     "Usage",
+    "Waiting",
     "astream",
     "load_ipython_extension",
     "stats",

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 from .core import capabilities, presets
-from .core.events import Done, Event, Notice
+from .core.events import Done, Event, Notice, Waiting
 from .core.steering import Continuation
 from .core.trace import Trace
 from .errors import ConfigError, ProviderError, ReasoningNBError
@@ -24,6 +24,11 @@ from .providers.base import RequestContext
 from .providers.discovery import default_model, discovered_caps
 from .providers.protocols import protocol_module
 from .providers.transport import Transport
+
+LOADING = "loading model…"
+FIRST_TOKEN = "waiting for the first token…"
+"""What a run waits for before its first token (``Waiting``): a model to load, then the server
+to begin its answer."""
 
 
 class Run:
@@ -111,7 +116,9 @@ class Run:
         trace.model, trace.provider = ref.full, info.id
         proto = protocol_module(info.protocol)
         if self.base_url is None and hasattr(proto, "ensure_server"):
-            base_url = await proto.ensure_server()  # the embedded demo server
+            if not proto.started():
+                yield Waiting(LOADING)  # the embedded demo server starts with its model loaded
+            base_url = await proto.ensure_server()
         else:
             base_url = catalog.base_url_for(info, self.base_url)
         api_key = catalog.api_key_for(info, self._api_key)
@@ -146,7 +153,13 @@ class Run:
             keys = (*plan.fields, *getattr(proto, "REASONING_KEYS", ()))
             trace.request = _sent_fields(request.body, keys)
             try:
-                async with transport.open(request) as response:
+                async with transport.open(request) as sending:
+                    waiting = LOADING if info.loads_models else FIRST_TOKEN
+                    if await sending.delivered():
+                        yield Waiting(waiting)
+                    response = await sending.response()
+                    if waiting is LOADING:  # it answers: the model is loaded
+                        yield Waiting(FIRST_TOKEN)
                     parser = proto.Parser(ctx)
                     batches = transport.frames(response, request.framing)
                     async with aclosing(batches):

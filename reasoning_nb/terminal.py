@@ -5,11 +5,11 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from .core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta
+from .core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Waiting
 from .core.trace import Trace
 from .render import footer, reasoning_summary
 
-DIM, RESET = "\x1b[2m", "\x1b[0m"
+DIM, RESET, ERASE_LINE = "\x1b[2m", "\x1b[0m", "\r\x1b[K"
 # Model text is untrusted: a terminal obeys escape sequences in it (OSC 52 writes the clipboard),
 # so every C0 and C1 control character but newline and tab is dropped, and DEL with them.
 INERT = dict.fromkeys([*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)])
@@ -34,6 +34,9 @@ class TerminalView:
     def _switch(self, mode: str) -> None:
         if mode == self._mode:
             return
+        if self._mode == "waiting":  # the status line gives way to what it waited for
+            self.out.write(ERASE_LINE)
+            self._mode = ""
         if self._mode == "reasoning" and self.color:
             self.out.write(RESET)
         if mode == "reasoning":
@@ -53,6 +56,10 @@ class TerminalView:
         elif isinstance(event, Reclassify):
             self._switch("answer")
             self.out.write("\n(the text above was the model's reasoning)\n\n")
+        elif isinstance(event, Waiting):
+            if self.color and self._mode in ("", "waiting"):  # a terminal, before any text
+                self.out.write(f"{ERASE_LINE}{DIM}{inert(event.text)}{RESET}")
+                self._mode = "waiting"
         elif isinstance(event, Notice):
             self._switch("")
             self.out.write(f"\nwarning: {inert(event.text)}\n")

@@ -7,11 +7,12 @@ import os
 import re
 import time
 
+import anyio
 import pytest
 from kernel_session import KernelSession
 from needs import unavailable
 
-from reasoning_nb import ConfigError, think
+from reasoning_nb import ConfigError, Waiting, astream, think
 from reasoning_nb.providers import discovery, local
 from reasoning_nb.providers.embedded import INSTALL_HINT
 
@@ -118,3 +119,16 @@ def test_a_proxy_in_the_environment_never_sees_the_loopback_server(monkeypatch):
     assert server.running
     trace = think("Hi", model="local:smollm2", preset="low")
     assert trace.status == "complete"
+
+
+def test_a_first_run_reads_loading_model_while_the_server_starts():
+    async def waits() -> list[tuple[str, bool]]:
+        said = []
+        async for event in astream("Hi", model="local:smollm2", preset="low"):
+            if isinstance(event, Waiting):
+                said.append((event.text, local.started()))
+        return said
+
+    local.stop()
+    assert anyio.run(waits) == [("loading model…", False), ("waiting for the first token…", True)]
+    assert anyio.run(waits) == [("waiting for the first token…", True)]  # it runs: no load

@@ -19,7 +19,7 @@ CONTRACT = {
     "ProviderError",
     "load_ipython_extension",
 }
-EXTRA_EVENTS = {"Usage", "Notice", "Finish", "Reclassify", "ProviderState"}
+EXTRA_EVENTS = {"Usage", "Notice", "Waiting", "Finish", "Reclassify", "ProviderState"}
 EXTRA_TOOLS = {"stats"}  # trace analytics (reasoning_nb/stats.py), beyond spec/api.md
 
 

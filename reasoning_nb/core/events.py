@@ -59,6 +59,17 @@ class Notice:
 
 
 @dataclass(frozen=True, slots=True)
+class Waiting:
+    """No token yet, and what the run waits for, as a status line says it: ``loading model…``
+    once a server that loads models on demand has the request (or while the embedded server
+    starts), ``waiting for the first token…`` once the server is working on the answer. Before
+    either, the run is still connecting."""
+
+    text: str
+    kind: ClassVar[str] = "waiting"
+
+
+@dataclass(frozen=True, slots=True)
 class Finish:
     """Why the model stopped: ``stop``, ``length``, ... (the provider's word, normalised)."""
 
@@ -82,4 +93,14 @@ class Done:
     kind: ClassVar[str] = "done"
 
 
-Event = ReasoningDelta | TextDelta | Reclassify | Usage | Notice | Finish | ProviderState | Done
+Event = (
+    ReasoningDelta
+    | TextDelta
+    | Reclassify
+    | Usage
+    | Notice
+    | Waiting
+    | Finish
+    | ProviderState
+    | Done
+)

@@ -33,7 +33,7 @@ from ..core.trace import Trace
 from ..errors import ReasoningNBError
 from ..providers import catalog
 from ..run import Run
-from . import interrupts
+from . import interrupts, kernel_status
 from .compare import CompareTextRunner, CompareWidgetRunner, parse_variants
 from .listing import list_text
 from .runners import CellError, TextRunner, WidgetRunner
@@ -240,7 +240,8 @@ class ThinkMagics(Magics):
         runner = kind(self, hide=hide, debug=debug)
         self._replace_output(runner)
         try:
-            traces = await runner.run(prompt, options, chat)
+            with kernel_status.busy():
+                traces = await runner.run(prompt, options, chat)
         except (anyio.get_cancelled_exc_class(), KeyboardInterrupt):
             raise CellError.stopped() from None  # the runner saved the partial trace
         failure = CellError.failed(traces, debug)
@@ -297,6 +298,7 @@ def load_ipython_extension(ipython) -> None:
     ipython.register_magics(magics)
     ipython.events.register("pre_run_cell", magics._pre_run_cell)
     interrupts.install(ipython)
+    kernel_status.install(ipython)
     ipython.push({_ASYNC_ENTRY: magics.think_async}, interactive=False)
     if getattr(ipython, "autoawait", False) and transform_think_cells not in (
         ipython.input_transformers_post

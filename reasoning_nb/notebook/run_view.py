@@ -12,7 +12,7 @@ import html
 
 import ipywidgets as W
 
-from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Usage
+from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Usage, Waiting
 from ..core.trace import USAGE_KEYS, Trace, answer_start
 from ..render import reasoning_summary, seconds_label, thought_label, tokens_label
 from .live_text import LiveText
@@ -140,6 +140,8 @@ class RunView:
         elif isinstance(event, Notice) and event.text not in self.warnings:
             self.warnings.append(event.text)
             return True
+        elif isinstance(event, Waiting):
+            self.phase = event.text  # (its own label: "loading model…")
         return self.phase != before
 
     def reclassify(self, now: float) -> None:

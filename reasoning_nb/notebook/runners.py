@@ -21,7 +21,7 @@ from ..core.trace import Trace
 from ..errors import ReasoningNBError
 from ..run import Run
 from ..terminal import TerminalView, inert
-from . import interrupts
+from . import interrupts, kernel_status
 
 if TYPE_CHECKING:
     from .magic import ThinkMagics
@@ -181,9 +181,14 @@ class WidgetRunner:
         try:
             import asyncio
 
-            self._task = asyncio.get_running_loop().create_task(self._drive())
+            self._task = asyncio.get_running_loop().create_task(self._detached())
         except RuntimeError:  # no loop in this thread (blocking mode): run to the end here
-            call_blocking(self._drive)
+            call_blocking(self._detached)
+
+    async def _detached(self) -> Trace:
+        """A drive after the cell ended: the kernel reads busy while it streams."""
+        with kernel_status.busy():
+            return await self._drive()
 
     async def _drive(self) -> Trace:
         """Stream what was asked, then whatever was asked meanwhile; the last run's trace."""

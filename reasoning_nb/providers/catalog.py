@@ -26,6 +26,9 @@ class ProviderInfo:
     key_envs: tuple[str, ...] = ()
     key_required: bool = False
     local: bool = False
+    loads_models: bool = False
+    """The server loads the model a request names, if it is not loaded yet: the wait before
+    its first byte can be a model load."""
     start_hint: str = ""
     """What to start when nothing listens at the base URL."""
 
@@ -41,6 +44,7 @@ PROVIDERS: dict[str, ProviderInfo] = {
             "OLLAMA_HOST",
             key_envs=("OLLAMA_API_KEY",),
             local=True,
+            loads_models=True,
             start_hint="start it with `ollama serve`",
         ),
         ProviderInfo(
@@ -50,6 +54,7 @@ PROVIDERS: dict[str, ProviderInfo] = {
             "http://127.0.0.1:8080/v1",
             key_envs=("LLAMACPP_API_KEY",),
             local=True,
+            loads_models=True,  # in router mode (--models-dir)
             start_hint="start it with `llama-server -m MODEL.gguf --jinja --port 8080`",
         ),
         ProviderInfo(
@@ -58,6 +63,7 @@ PROVIDERS: dict[str, ProviderInfo] = {
             "lmstudio",
             "http://127.0.0.1:1234/v1",
             local=True,
+            loads_models=True,  # just in time, by default
             start_hint="start LM Studio's server (Developer tab, or `lms server start`)",
         ),
         ProviderInfo(

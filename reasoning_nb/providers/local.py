@@ -72,6 +72,11 @@ def describe() -> str:
     return str(_keeper.submit(llama_choice.choose, preexec_fn=_die_with_parent).result())
 
 
+def started() -> bool:
+    """Whether the embedded server runs; else ``ensure_server`` starts it and loads its model."""
+    return _server is not None and _server.running
+
+
 async def ensure_server() -> str:
     """The base URL of the embedded server, starting it without blocking the event loop."""
     running = await anyio.to_thread.run_sync(server)

@@ -6,6 +6,7 @@ duplicate text the user already saw.
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import contextlib
 import email.utils
@@ -16,7 +17,7 @@ import random
 import ssl
 import time
 import urllib.request
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,33 +72,45 @@ class Transport:
         )
 
     @asynccontextmanager
-    async def open(self, request: HttpRequest) -> AsyncIterator[httpx.Response]:
-        """Send the request and yield a 2xx streaming response; errors become ProviderError."""
+    async def open(self, request: HttpRequest) -> AsyncIterator[Sending]:
+        """Send the request; the :class:`Sending` says when the server has it, then gives the
+        2xx streaming response. Errors become ProviderError."""
         async with httpx.AsyncClient(
             timeout=self._timeout(),
             trust_env=False,  # not .netrc nor SSL_* variables: only the proxy, chosen here
             proxy=proxy_for(request.url),
             verify=ssl_context(),
         ) as client:
-            response = await self._send_with_retries(client, request)
+            sending = Sending(lambda delivered: self._send_with_retries(client, request, delivered))
             try:
-                yield response
+                yield sending
             finally:
-                await response.aclose()
+                await sending.aclose()
 
     async def _send_with_retries(
-        self, client: httpx.AsyncClient, request: HttpRequest
+        self, client: httpx.AsyncClient, request: HttpRequest, delivered: Callable[[], object]
     ) -> httpx.Response:
         headers = {
             "accept": "application/x-ndjson" if request.framing == "ndjson" else "text/event-stream"
         }
         headers.update(request.headers)
+
+        async def trace(event: str, _info: dict[str, Any]) -> None:
+            # httpcore's steps of one request (not of each read): the request is written, the
+            # response is awaited.
+            if event.endswith(".receive_response_headers.started"):
+                delivered()
+
         attempt = 0
         while True:
             attempt += 1
             try:
                 built = client.build_request(
-                    request.method, request.url, json=request.body, headers=headers
+                    request.method,
+                    request.url,
+                    json=request.body,
+                    headers=headers,
+                    extensions={"trace": trace},
                 )
                 response = await client.send(built, stream=True)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
@@ -176,6 +189,40 @@ class Transport:
                     "what arrived is kept in the trace: run the cell again to retry."
                 )
             ) from None
+
+
+class Sending:
+    """A request on its way. It is sent from a task of its own, so that its sender can say when
+    the server has it (``delivered``), long before it answers (``response``): a local server
+    may load the model first."""
+
+    def __init__(self, send: Callable[[Callable[[], None]], Awaitable[httpx.Response]]) -> None:
+        """``send(delivered)`` sends, and calls ``delivered()`` once the server has the request."""
+        self._delivered = asyncio.Event()
+        self._task = asyncio.ensure_future(send(self._delivered.set))
+
+    async def delivered(self) -> bool:
+        """Wait until the server has the request (True), or has answered, or the sending failed
+        (False: ``response()`` tells which)."""
+        told = asyncio.ensure_future(self._delivered.wait())
+        try:
+            await asyncio.wait({self._task, told}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            told.cancel()
+        return not self._task.done()
+
+    async def response(self) -> httpx.Response:
+        """The 2xx streaming response, once its headers are in; or the ProviderError."""
+        return await self._task  # (cancelling the caller cancels the sending)
+
+    async def aclose(self) -> None:
+        """Stop the sending if it still runs; close the response if there is one."""
+        task = self._task
+        task.cancel()
+        with anyio.CancelScope(shield=True):
+            await asyncio.wait({task})
+            if not task.cancelled() and task.exception() is None:
+                await task.result().aclose()
 
 
 class Framer:
