@@ -1338,6 +1338,74 @@ def test_a_block_cut_by_force_reads_as_one(page, lab, wire):
     assert not page.errors, page.errors
 
 
+TABLE_ROWS = [
+    (colour, str(nm), f"{(700 / nm) ** 4:.2f}")
+    for colour, nm in [("red", 700), ("orange", 620), ("yellow", 580), ("green", 530)] * 6
+]
+TABLE = "| colour | wavelength (nm) | scattering vs red |\n|---|---:|---:|\n" + "".join(
+    f"| {c} | {nm} | {k} |\n" for c, nm, k in TABLE_ROWS
+)
+WATCH_TABLES = """([i, rows]) => {
+  // At every DOM change in the answer while the stream lasts: text outside a table that holds
+  // a pipe, table rows that are not whole rows of the source, columns of the pieces of a table
+  // cut by force that do not line up, stripes that do not alternate; the most pieces seen.
+  const whole = new Set(rows.map((r) => r.join('|')));
+  window.__tables = {wrong: [], pieces: 0};
+  const lefts = (tr) => [...tr.children].map((td) => Math.round(td.getBoundingClientRect().left));
+  const look = () => {
+    const answer = window.__rn.parts(i)?.answer;
+    if (!answer) return;
+    for (const md of answer.querySelectorAll('.jp-RenderedMarkdown')) {
+      const c = md.cloneNode(true);
+      c.querySelectorAll('table, pre, code, mjx-container').forEach((x) => x.remove());
+      if (c.textContent.includes('|')) window.__tables.wrong.push('raw: ' + c.textContent);
+    }
+    for (const tr of answer.querySelectorAll('tr')) {
+      const cells = [...tr.children].map((td) => td.textContent.trim()).join('|');
+      if (!whole.has(cells)) window.__tables.wrong.push('row: ' + cells);
+    }
+    const pieces = answer.querySelectorAll('table').length;
+    window.__tables.pieces = Math.max(window.__tables.pieces, pieces);
+    const body = [...answer.querySelectorAll('tbody tr')];
+    body.forEach((tr, k) => {
+      if (k && lefts(tr).join() !== lefts(body[0]).join())
+        window.__tables.wrong.push(`columns of row ${k}: ${lefts(tr)} under ${lefts(body[0])}`);
+      const [a, b] = [tr, body[k - 1]].map((r) => r && getComputedStyle(r).backgroundColor);
+      if (k && a === b) window.__tables.wrong.push(`rows ${k - 1} and ${k}: both ${a}`);
+    });
+  };
+  new MutationObserver(look).observe(window.__rn.cellNode(i),
+    {subtree: true, childList: true, characterData: true});
+}"""
+
+
+def test_a_streamed_table_shows_only_as_a_table(page, lab, wire):
+    """A table streams in as a table: no header row shown as a line of pipes before its
+    delimiter row, no half-written row, and past the tail's limit each piece goes on under the
+    head above, its columns lined up and its stripes going on (one table once done)."""
+    answer = f"The scattering, colour by colour:\n\n{TABLE}\nSo blue wins."
+    wire.route("POST", CHAT, stream("Think a bit.", answer, pause=0.02))
+    think_notebook(lab, wire, "table.ipynb")
+    open_notebook(page, "table.ipynb")
+    page.wait_for_function("() => window.__rn.cellNode(1)")
+    rows = [["colour", "wavelength (nm)", "scattering vs red"], *map(list, TABLE_ROWS)]
+    page.evaluate(WATCH_TABLES, [1, rows])
+    run_all(page)
+    wait_state(page, "(s.answer.match(/yellow/g) || []).length >= 3 && !s.answer.includes('So')")
+    shot(page, "17-table-streaming", cell(page))
+    wait_cell_done(page)
+    wait_state(page, "s.status.startsWith('done')")
+    seen = page.evaluate("() => window.__tables")
+    shot(page, "18-table-done", cell(page))
+    print(f"\n[browser] streamed table: up to {seen['pieces']} pieces; {len(seen['wrong'])} wrong")
+    assert not seen["wrong"], seen["wrong"][:5]
+    assert seen["pieces"] >= 2, seen  # (cut by force: the pieces were there to see)
+    answer_box = live(page).locator(".reasoning-nb-answer")
+    assert answer_box.locator("table").count() == 1
+    assert answer_box.locator("tbody tr").count() == len(TABLE_ROWS)
+    assert not page.errors, page.errors
+
+
 def test_a_failed_run_shows_its_error_as_jupyter_does(page, lab, wire):
     """A stream that drops mid-way: what arrived stays, and the error has a line of its own
     on Jupyter's error background (the status line just says ``error``)."""

@@ -32,7 +32,7 @@ from markdown_it import MarkdownIt
 
 from ..markdown_safety import SAFE_LINK
 
-__all__ = ["live_markdown", "markdown_output", "math_spans"]
+__all__ = ["live_markdown", "markdown_output", "math_spans", "opens_table"]
 
 _RISKY = re.compile(r"<[A-Za-z/!?]|!\[|\]\(|^[ \t>]*\[[^\]\n]*\]:", re.M)
 """Code that would make HTML, an image or a link if a renderer read it as text."""
@@ -103,6 +103,11 @@ def live_markdown(text: str, *, breaks: bool = False) -> str:
 def _parser() -> MarkdownIt:
     # Raw HTML off: the output has none outside code, so this is the structure renderers see.
     return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+
+
+def opens_table(header: str, delimiter: str) -> bool:
+    """Do these two lines open a table (a header row, then a delimiter row that fits it)?"""
+    return any(t.type == "table_open" for t in _parser().parse(f"{header}\n{delimiter}\n"))
 
 
 def _code(text: str) -> list[tuple[int, int, str]]:
