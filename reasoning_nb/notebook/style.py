@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
+from ..render import ERROR_CLASS, ERROR_LOOK
 from .live_text import CONT_CLASS
 from .run_view import (
     CLOCK_CLASS,
-    ERROR_CLASS,
     PANE_CLASS,
     SCROLL_CLASS,
     TEXT_CLASS,
@@ -115,10 +115,7 @@ STYLE = "".join(
         f".{PANE_CLASS} .jupyter-widget-Collapse-contents{{background:none;border:none;"
         "padding:.2em 0 .3em 2px}",
         # a failed run: its error as Jupyter shows one, not in the small grey status line
-        f".{ERROR_CLASS} .widget-html-content{{background:var(--jp-rendermime-error-background,"
-        "#fdd);color:var(--jp-content-font-color1,#212121);padding:.3em .7em;line-height:1.4;"
-        "white-space:pre-wrap;font-family:var(--jp-code-font-family,monospace);"
-        "font-size:var(--jp-code-font-size,13px)}",
+        f".{ERROR_CLASS} .widget-html-content{{{ERROR_LOOK}}}",
         # restored without a kernel: one "disconnected" mark (on the root), not one per part
         ".jupyter-widgets-disconnected::before{display:none}",
     )
