@@ -1379,24 +1379,32 @@ WATCH_TABLES = """([i, rows]) => {
 }"""
 
 
-def test_a_streamed_table_shows_only_as_a_table(page, lab, wire):
+@pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
+def test_a_streamed_table_shows_only_as_a_table(page, lab, wire, theme):
     """A table streams in as a table: no header row shown as a line of pipes before its
     delimiter row, no half-written row, and past the tail's limit each piece goes on under the
     head above, its columns lined up and its stripes going on (one table once done)."""
     answer = f"The scattering, colour by colour:\n\n{TABLE}\nSo blue wins."
     wire.route("POST", CHAT, stream("Think a bit.", answer, pause=0.02))
-    think_notebook(lab, wire, "table.ipynb")
-    open_notebook(page, "table.ipynb")
-    page.wait_for_function("() => window.__rn.cellNode(1)")
-    rows = [["colour", "wavelength (nm)", "scattering vs red"], *map(list, TABLE_ROWS)]
-    page.evaluate(WATCH_TABLES, [1, rows])
-    run_all(page)
-    wait_state(page, "(s.answer.match(/yellow/g) || []).length >= 3 && !s.answer.includes('So')")
-    shot(page, "17-table-streaming", cell(page))
-    wait_cell_done(page)
-    wait_state(page, "s.status.startsWith('done')")
-    seen = page.evaluate("() => window.__tables")
-    shot(page, "18-table-done", cell(page))
+    slug = theme.split()[-1].lower()
+    think_notebook(lab, wire, f"table-{slug}.ipynb")
+    try:
+        set_theme(page, theme)
+        open_notebook(page, f"table-{slug}.ipynb")
+        page.wait_for_function("() => window.__rn.cellNode(1)")
+        rows = [["colour", "wavelength (nm)", "scattering vs red"], *map(list, TABLE_ROWS)]
+        page.evaluate(WATCH_TABLES, [1, rows])
+        run_all(page)
+        wait_state(
+            page, "(s.answer.match(/yellow/g) || []).length >= 3 && !s.answer.includes('So')"
+        )
+        shot(page, f"17-table-streaming-{slug}", cell(page))
+        wait_cell_done(page)
+        wait_state(page, "s.status.startsWith('done')")
+        seen = page.evaluate("() => window.__tables")
+        shot(page, f"18-table-done-{slug}", cell(page))
+    finally:
+        set_theme(page, "JupyterLab Light")
     print(f"\n[browser] streamed table: up to {seen['pieces']} pieces; {len(seen['wrong'])} wrong")
     assert not seen["wrong"], seen["wrong"][:5]
     assert seen["pieces"] >= 2, seen  # (cut by force: the pieces were there to see)
