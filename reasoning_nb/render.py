@@ -14,7 +14,9 @@ MathJax (see ``math_text``).
 
 The views read in JupyterLab Light and Dark and on a white page: colours come from Lab's CSS
 variables with light fallbacks, and highlighted code carries classes (:data:`CODE_PREFIX`) that
-:data:`CODE_STYLE` colours for either theme (Pygments' inline colours are unreadable on Lab Dark).
+:data:`CODE_STYLE` colours for either theme (Pygments' inline colours are unreadable on Lab Dark);
+tables look as in a Lab markdown cell (:data:`TABLE_STYLE`), a failed run's error as Jupyter shows
+a failed cell's (:data:`ERROR_LOOK`).
 """
 
 from __future__ import annotations
