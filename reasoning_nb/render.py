@@ -14,7 +14,9 @@ MathJax (see ``math_text``).
 
 The views read in JupyterLab Light and Dark and on a white page: colours come from Lab's CSS
 variables with light fallbacks, and highlighted code carries classes (:data:`CODE_PREFIX`) that
-:data:`CODE_STYLE` colours for either theme (Pygments' inline colours are unreadable on Lab Dark).
+:data:`CODE_STYLE` colours for either theme (Pygments' inline colours are unreadable on Lab Dark);
+tables look as in a Lab markdown cell (:data:`TABLE_STYLE`), a failed run's error as Jupyter shows
+a failed cell's (:data:`ERROR_LOOK`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,16 @@ if TYPE_CHECKING:
     from .core.trace import Trace
 
 CSS_CLASS = "reasoning-nb"
+ERROR_CLASS = f"{CSS_CLASS}-error"
+"""A failed run's error line, in the static views and the live widget."""
+ERROR_LOOK = (
+    "background:var(--jp-rendermime-error-background,#fdd);"
+    "color:var(--jp-content-font-color1,#212121);padding:.3em .7em;line-height:1.4;"
+    "white-space:pre-wrap;font-family:var(--jp-code-font-family,monospace);"
+    "font-size:var(--jp-code-font-size,13px)"
+)
+"""How an error line looks: as Jupyter shows a failed cell's error (its colours, or a light
+pair that reads on any page)."""
 
 
 def _safe_link(url: str) -> bool:
@@ -124,6 +136,22 @@ CODE_STYLE = f"<style>{_code_rules()}</style>"
 """The colours of highlighted code, for a page or an output that shows it (a constant: no model
 text reaches it). JupyterLab drops ``<style>`` from untrusted outputs: code then shows in the
 text colour, still readable."""
+_TABLE_LOOK = (
+    ("table", "border-collapse:collapse;border-spacing:0;margin:0 0 1em"),
+    ("thead", "border-bottom:var(--jp-border-width,1px) solid var(--jp-border-color1,#9e9e9e)"),
+    (":is(th,td)", "padding:.5em;vertical-align:middle;border:none"),
+    ("th", "text-align:center"),
+    ("td", "text-align:left"),
+    ("tbody tr:nth-child(even)", "background:var(--jp-rendermime-table-row-background,#8881)"),
+)
+# (two classes: as specific as Lab's rule that right-aligns the cells of HTML outputs)
+TABLE_STYLE = (
+    "<style>"
+    + "".join(f".{CSS_CLASS}.{CSS_CLASS}-export {s}{{{r}}}" for s, r in _TABLE_LOOK)
+    + "</style>"
+)
+"""Tables as a JupyterLab markdown cell draws them (a rule under the head, striped rows, cells
+aligned as the markdown says, else as there), in Lab's colours or ones that read on any page."""
 
 
 def tokens_label(
@@ -215,7 +243,8 @@ def summary(trace: Trace) -> str:
 
 
 def notes(trace: Trace) -> list[str]:
-    """The lines under the answer: who/how (unless the summary said it), warnings, error."""
+    """The lines under the answer: who/how (unless the summary said it), warnings; the error
+    is ``error_note``."""
     if trace.reasoning:  # model and preset are in the summary already
         total = seconds_label(trace.timing.get("total_ms"))
         first = " · ".join(p for p in (trace.status, total) if p)
@@ -225,14 +254,19 @@ def notes(trace: Trace) -> list[str]:
     if trace.continued:
         hint = trace.continued.get("hint")
         lines.append(f"continues a stopped run{f', hint: {hint}' if hint else ''}")
-    if trace.error:
-        lines.append(f"✖ {trace.error}")
     return [one_line(n) for n in lines if one_line(n)]
 
 
-def code_style(fragment: str) -> str:
-    """:data:`CODE_STYLE` when ``fragment`` holds highlighted code, else nothing."""
-    return CODE_STYLE if f'class="{CODE_PREFIX}' in fragment else ""
+def error_note(trace: Trace) -> str:
+    """``✖ the error`` of a failed run on one line, or nothing."""
+    return f"✖ {one_line(trace.error)}" if trace.error else ""
+
+
+def page_style(fragment: str) -> str:
+    """:data:`CODE_STYLE` when ``fragment`` holds highlighted code, :data:`TABLE_STYLE` when it
+    holds a table (model text cannot: its ``<`` is escaped)."""
+    code = CODE_STYLE if f'class="{CODE_PREFIX}' in fragment else ""
+    return code + (TABLE_STYLE if "<table" in fragment else "")
 
 
 def to_html(trace: Trace, mode: str = "collapsible") -> str:
@@ -254,8 +288,12 @@ def to_html(trace: Trace, mode: str = "collapsible") -> str:
     answer = markdown_html(trace.answer, code_classes=True)
     out.append(f'<div class="{CSS_CLASS}-answer">{answer}</div>')
     meta = "<br>".join(html.escape(n) for n in notes(trace))
-    out.append(f'<div class="{CSS_CLASS}-meta" style="{_META}">{meta}</div></div>')
-    out.insert(1, code_style("".join(out)))
+    out.append(f'<div class="{CSS_CLASS}-meta" style="{_META}">{meta}</div>')
+    if trace.error:  # on a line of its own that looks it, as in the live widget
+        error = html.escape(f"✖ {trace.error}")
+        out.append(f'<div class="{ERROR_CLASS}" style="{ERROR_LOOK}">{error}</div>')
+    out.append("</div>")
+    out.insert(1, page_style("".join(out)))
     return "".join(out)
 
 
@@ -302,7 +340,8 @@ def to_markdown(trace: Trace, mode: str = "collapsible") -> str:
     answer = safe_markdown(trace.answer)
     if answer:
         parts.append(answer)
-    parts.append("  \n".join(f"*{md_escape(n)}*" for n in notes(trace)))
+    lines = [*notes(trace), error_note(trace)]
+    parts.append("  \n".join(f"*{md_escape(n)}*" for n in lines if n))
     return "\n\n".join(p for p in parts if p)
 
 
@@ -311,7 +350,8 @@ def to_plain(trace: Trace, mode: str = "collapsible") -> str:
     if trace.reasoning and mode != "strip":
         parts.append(f"[{summary(trace)}]\n{trace.reasoning}\n[/reasoning]")
     parts.append(trace.answer)
-    parts.extend(f"({n})" if i == 0 else n for i, n in enumerate(notes(trace)))
+    lines = [*notes(trace), error_note(trace)]
+    parts.extend(f"({n})" if i == 0 else n for i, n in enumerate(lines) if n)
     return "\n\n".join(p for p in parts if p)
 
 

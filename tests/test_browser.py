@@ -1434,25 +1434,154 @@ def test_a_block_cut_by_force_reads_as_one(page, lab, wire):
     assert not page.errors, page.errors
 
 
-def test_a_failed_run_shows_its_error_as_jupyter_does(page, lab, wire):
-    """A stream that drops mid-way: what arrived stays, and the error has a line of its own
-    on Jupyter's error background (the status line just says ``error``)."""
-    frames = wf.chat_sse("Thinking about the sky " * 6, "The answer is", done=False)
-    wire.route("POST", CHAT, Reply.sse(frames, drop_after=len("".join(frames[:-2]))))
-    think_notebook(lab, wire, "error.ipynb")
-    open_notebook(page, "error.ipynb")
-    run_all(page)
-    wait_cell_done(page)
-    final = wait_state(page, "s.status.startsWith('error')")
-    error = live(page).locator(".reasoning-nb-error")
-    expect(error).to_be_visible()
-    expect(error).to_contain_text("✖")
-    expect(error).to_contain_text("dropped mid-stream")
-    assert "dropped" not in final["status"]  # not in the small grey line
-    look = looks(error.locator(".widget-html-content"))
-    assert look["background"] not in ("rgba(0, 0, 0, 0)", "transparent"), look
-    shot(page, "16-error", cell(page))
+TABLE_ROWS = [
+    (colour, str(nm), f"{(700 / nm) ** 4:.2f}")
+    for colour, nm in [("red", 700), ("orange", 620), ("yellow", 580), ("green", 530)] * 6
+]
+TABLE = "| colour | wavelength (nm) | scattering vs red |\n|---|---:|---:|\n" + "".join(
+    f"| {c} | {nm} | {k} |\n" for c, nm, k in TABLE_ROWS
+)
+WATCH_TABLES = """([i, rows]) => {
+  // At every DOM change in the answer while the stream lasts: text outside a table that holds
+  // a pipe, table rows that are not whole rows of the source, columns of the pieces of a table
+  // cut by force that do not line up, stripes that do not alternate; the most pieces seen.
+  const whole = new Set(rows.map((r) => r.join('|')));
+  window.__tables = {wrong: [], pieces: 0};
+  const lefts = (tr) => [...tr.children].map((td) => Math.round(td.getBoundingClientRect().left));
+  const look = () => {
+    const answer = window.__rn.parts(i)?.answer;
+    if (!answer) return;
+    for (const md of answer.querySelectorAll('.jp-RenderedMarkdown')) {
+      const c = md.cloneNode(true);
+      c.querySelectorAll('table, pre, code, mjx-container').forEach((x) => x.remove());
+      if (c.textContent.includes('|')) window.__tables.wrong.push('raw: ' + c.textContent);
+    }
+    for (const tr of answer.querySelectorAll('tr')) {
+      const cells = [...tr.children].map((td) => td.textContent.trim()).join('|');
+      if (!whole.has(cells)) window.__tables.wrong.push('row: ' + cells);
+    }
+    const pieces = answer.querySelectorAll('table').length;
+    window.__tables.pieces = Math.max(window.__tables.pieces, pieces);
+    const body = [...answer.querySelectorAll('tbody tr')];
+    body.forEach((tr, k) => {
+      if (k && lefts(tr).join() !== lefts(body[0]).join())
+        window.__tables.wrong.push(`columns of row ${k}: ${lefts(tr)} under ${lefts(body[0])}`);
+      const [a, b] = [tr, body[k - 1]].map((r) => r && getComputedStyle(r).backgroundColor);
+      if (k && a === b) window.__tables.wrong.push(`rows ${k - 1} and ${k}: both ${a}`);
+    });
+  };
+  new MutationObserver(look).observe(window.__rn.cellNode(i),
+    {subtree: true, childList: true, characterData: true});
+}"""
+
+
+@pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
+def test_a_streamed_table_shows_only_as_a_table(page, lab, wire, theme):
+    """A table streams in as a table: no header row shown as a line of pipes before its
+    delimiter row, no half-written row, and past the tail's limit each piece goes on under the
+    head above, its columns lined up and its stripes going on (one table once done)."""
+    answer = f"The scattering, colour by colour:\n\n{TABLE}\nSo blue wins."
+    wire.route("POST", CHAT, stream("Think a bit.", answer, pause=0.02))
+    slug = theme.split()[-1].lower()
+    think_notebook(lab, wire, f"table-{slug}.ipynb")
+    try:
+        set_theme(page, theme)
+        open_notebook(page, f"table-{slug}.ipynb")
+        page.wait_for_function("() => window.__rn.cellNode(1)")
+        rows = [["colour", "wavelength (nm)", "scattering vs red"], *map(list, TABLE_ROWS)]
+        page.evaluate(WATCH_TABLES, [1, rows])
+        run_all(page)
+        wait_state(
+            page, "(s.answer.match(/yellow/g) || []).length >= 3 && !s.answer.includes('So')"
+        )
+        shot(page, f"17-table-streaming-{slug}", cell(page))
+        wait_cell_done(page)
+        wait_state(page, "s.status.startsWith('done')")
+        seen = page.evaluate("() => window.__tables")
+        shot(page, f"18-table-done-{slug}", cell(page))
+    finally:
+        set_theme(page, "JupyterLab Light")
+    print(f"\n[browser] streamed table: up to {seen['pieces']} pieces; {len(seen['wrong'])} wrong")
+    assert not seen["wrong"], seen["wrong"][:5]
+    assert seen["pieces"] >= 2, seen  # (cut by force: the pieces were there to see)
+    answer_box = live(page).locator(".reasoning-nb-answer")
+    assert answer_box.locator("table").count() == 1
+    assert answer_box.locator("tbody tr").count() == len(TABLE_ROWS)
     assert not page.errors, page.errors
+
+
+SHOWN_TEXT = """([i, needle]) => {
+  // How many visible text nodes in cell i's outputs hold ``needle``.
+  const area = window.__rn.cellNode(i).querySelector('.jp-Cell-outputArea');
+  const walker = document.createTreeWalker(area, NodeFilter.SHOW_TEXT);
+  let n = 0;
+  for (let t = walker.nextNode(); t; t = walker.nextNode())
+    if (t.data.includes(needle) && t.parentElement.getClientRects().length) n++;
+  return n;
+}"""
+
+
+@pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
+def test_a_failed_run_shows_its_error_once_as_jupyter_does(page, lab, wire, theme):
+    """A stream that drops mid-way: what arrived stays, the status line says ``error``, and the
+    error shows once, as Jupyter shows a failed cell's: the cell's own error line (Run All stops
+    there), not a second copy in the widget. A re-run from the dropdown that fails after the
+    cell ended has no error line of the cell: the widget shows the error, on Jupyter's error
+    background, readable at 4.5:1 or better."""
+    frames = wf.chat_sse("Thinking about the sky " * 6, "The answer is", done=False)
+    dropped = Reply.sse(frames, drop_after=len("".join(frames[:-2])))
+    wire.route("POST", CHAT, dropped, dropped)
+    name = f"error-{theme.split()[-1].lower()}.ipynb"
+    think_notebook(lab, wire, name)
+    try:
+        set_theme(page, theme)
+        open_notebook(page, name)
+        run_all(page)
+        wait_cell_done(page)
+        final = wait_state(page, "s.status.startsWith('error')")
+        assert "dropped" not in final["status"]  # not in the small grey line
+        cell_error = cell(page).locator("[data-mime-type='application/vnd.jupyter.stderr']")
+        expect(cell_error).to_contain_text("%%think failed: ")
+        expect(cell_error).to_contain_text("dropped mid-stream")
+        assert page.evaluate(SHOWN_TEXT, [1, "dropped mid-stream"]) == 1  # said once
+        slug = theme.split()[-1].lower()
+        shot(page, f"16-error-{slug}", cell(page))
+
+        live(page).locator(".reasoning-nb-header select").select_option("high")
+        wait_state(page, "s.runs.length === 2 && s.status.startsWith('error')")
+        error = live(page).locator(".reasoning-nb-error")
+        expect(error).to_be_visible()
+        expect(error).to_contain_text("✖")
+        expect(error).to_contain_text("dropped mid-stream")
+        look = looks(error.locator(".widget-html-content"))
+        assert look["background"] not in ("rgba(0, 0, 0, 0)", "transparent"), look
+        worst = live(page).evaluate(CONTRAST)
+        shot(page, f"16-error-rerun-{slug}", cell(page))
+        assert worst["ratio"] >= 4.5, worst
+    finally:
+        set_theme(page, "JupyterLab Light")
+    assert not page.errors, page.errors
+
+
+def test_a_reopened_failed_run_shows_its_error_once(page, lab, wire):
+    """Reopened without widget state, a failed run's static twin stands in for the widget: the
+    cell's saved error line says the error, the twin's own error line is hidden."""
+    from nbclient import NotebookClient
+    from nbformat.sign import NotebookNotary
+
+    wire.route("POST", CHAT, Reply.json({"error": {"message": "model 'm' not found"}}, 404))
+    nb = nbformat.read(think_notebook(lab, wire, "failed-reopened.ipynb"), as_version=4)
+    NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True).execute()
+    nb.metadata.pop("widgets", None)  # Lab's default saveState: false
+    NotebookNotary().sign(nb)
+    nbformat.write(nb, lab.root / "failed-reopened.ipynb")
+    open_notebook(page, "failed-reopened.ipynb")
+    expect(static(page)).to_be_visible()
+    expect(cell(page).locator("[data-mime-type='application/vnd.jupyter.stderr']")).to_contain_text(
+        "model 'm' not found"
+    )
+    assert page.evaluate(SHOWN_TEXT, [1, "model 'm' not found"]) == 1
+    shot(page, "16-error-reopened", cell(page))
 
 
 def test_saved_notebook_size(page, lab, wire):

@@ -193,3 +193,89 @@ def test_static_views_typeset_math_and_read_in_light_and_dark(page, lab):  # noq
         for name, figure in report[theme].items():
             assert figure["min"] >= 4.5, (theme, name, figure["worst"])
     assert not page.errors, page.errors
+
+
+TABLE = "| colour | nm | scattering |\n|---|---:|:-:|\n" + "".join(
+    f"| {c} | {nm} | {(700 / nm) ** 4:.2f} |\n" for c, nm in [("red", 700), ("green", 530)] * 2
+)
+FAILED = (
+    f"t = trace('r', {'Here it is:' + chr(10) * 2 + TABLE!r})\n"
+    "t.status, t.error = 'error', 'HTTP 500 from llamacpp: the model crashed'\n"
+    "display(render.bundle(t), raw=True)"
+)
+TABLE_LOOK = """(table) => {
+  const look = (e, ps) => { const c = getComputedStyle(e); return ps.map((p) => c[p]).join(' '); };
+  return {
+    head: look(table.querySelector('thead'), ['borderBottomWidth', 'borderBottomStyle',
+                                              'borderBottomColor']),
+    cells: [...table.querySelectorAll('th, td')].map((e) => look(e, ['padding', 'textAlign'])
+      .replace('-webkit-', '').replace('start', 'left')),  // (marked writes align="…")
+    rows: [...table.querySelectorAll('tbody tr')].map((e) => look(e, ['backgroundColor'])),
+  };
+}"""
+
+
+ERROR_BACKGROUND = """() => {  // Jupyter's error background in the theme, as a computed colour
+  const probe = document.body.appendChild(document.createElement('div'));
+  probe.style.background = 'var(--jp-rendermime-error-background)';
+  const colour = getComputedStyle(probe).backgroundColor;
+  probe.remove();
+  return colour;
+}"""
+
+
+def test_static_tables_and_errors_read_as_lab_draws_them(page, lab):  # noqa: F811
+    """The static view's table looks like the same table in a markdown cell (the rule under the
+    head, the stripes, each column aligned as the markdown says), in Lab Light and Dark and on a
+    bare page, light or dark; a failed run's error is a line of its own on Jupyter's error
+    background, readable at 4.5:1 or better (not the small grey note it was)."""
+    write_notebook(lab, "static-table.ipynb", SETUP, FAILED, "")
+    path = lab.root / "static-table.ipynb"
+    nb = json.loads(path.read_text())
+    nb["cells"][2] = {"cell_type": "markdown", "metadata": {}, "source": TABLE}
+    path.write_text(json.dumps(nb))
+    open_notebook(page, "static-table.ipynb")
+    run_all(page)
+    wait_cell_done(page, 1)
+    static, markdown_cell = cell(page, 1), cell(page, 2)
+    error = static.locator(".reasoning-nb-error")
+    report = {}
+    try:
+        for theme in ("JupyterLab Light", "JupyterLab Dark"):
+            set_theme(page, theme)
+            slug = "light" if theme.endswith("Light") else "dark"
+            ours = static.locator("table").evaluate(TABLE_LOOK)
+            lab_s = markdown_cell.locator("table").evaluate(TABLE_LOOK)
+            [line] = measure(page, 1, ".reasoning-nb-error")
+            report[theme] = {"table": ours, "error": line}
+            shot(page, f"21-static-table-error-{slug}", page.locator(".jp-Notebook"))
+            assert ours == lab_s, (theme, ours, lab_s)
+            assert line["ratio"] >= 4.5, (theme, line)
+            assert error.evaluate("(e) => getComputedStyle(e).backgroundColor") == page.evaluate(
+                ERROR_BACKGROUND
+            ), theme
+    finally:
+        set_theme(page, "JupyterLab Light")
+    assert "crashed" not in static.locator(".reasoning-nb-meta").inner_text()  # said once
+
+    html = page.evaluate(
+        "() => [...window.__rn.cellNode(1).querySelectorAll('.jp-RenderedHTMLCommon')]"
+        ".map((e) => e.innerHTML).join('')"
+    )
+    bare = page.context.new_page()
+    try:
+        for slug, colours in (("light", "#fff;color:#24292f"), ("dark", "#0d1117;color:#e6edf3")):
+            bare.set_content(f"<body style='background:{colours}'>{html}</body>")
+            look = bare.locator("table").evaluate(TABLE_LOOK)
+            cells = bare.evaluate(MEASURE, ["body", "td, th, .reasoning-nb-error"])
+            report[f"bare {slug}"] = {"table": look, "worst": min(c["ratio"] for c in cells)}
+            bare.locator(".reasoning-nb").screenshot(path=str(ARTIFACTS / f"22-bare-{slug}.png"))
+            assert look["head"].startswith("1px solid"), look
+            assert len(set(look["rows"])) == 2 and look["rows"][0] != look["rows"][1], look
+            assert [c.split()[-1] for c in look["cells"][3:6]] == ["left", "right", "center"]
+            assert min(c["ratio"] for c in cells) >= 4.5, cells
+    finally:
+        bare.close()
+        (ARTIFACTS / "static-table-error.json").write_text(json.dumps(report, indent=1))
+    print(json.dumps(report, indent=1))
+    assert not page.errors, page.errors

@@ -146,6 +146,38 @@ def test_a_failed_run_fails_the_cell_with_one_line(kernel, wire_server):
     assert kernel.comms[steer]["children"] == []  # no Continue after a 404: it would fail again
 
 
+def shown_in(kernel: KernelSession, comm_id: str) -> bool:
+    """Is the widget a child of another (the front end shows it)?"""
+    return any(f"IPY_MODEL_{comm_id}" in s.get("children", ()) for s in kernel.comms.values())
+
+
+def test_a_failed_run_says_its_error_once(kernel, wire_server):
+    """The cell's error line says why its run failed: the widget does not say it again, nor
+    does its static twin where Lab shows that (its error line is marked, for the stylesheet
+    that hides it). A re-run that fails after the cell ended has no error line of the cell:
+    the widget and the twin say it."""
+    not_found = [Reply.json({"error": {"message": f"model '{m}' not found"}}, 404) for m in "mx"]
+    wire_server.route("POST", CHAT, *not_found)
+    msgs = kernel.run(cell(wire_server, "--preset low"))
+    [error] = errors(msgs)
+    [line] = error["traceback"]
+    assert line.startswith("%%think failed: ") and "model 'm' not found" in line
+    first = kernel.find("HTMLModel", _dom_classes=["reasoning-nb-error"])
+    assert not shown_in(kernel, first)
+    [static] = [m["content"]["data"]["text/html"] for m in msgs if m["msg_type"] == "display_data"
+                and "reasoning_nb" in m["content"]["metadata"]]  # fmt: skip
+    assert 'class="reasoning-nb-static reasoning-nb-error-in-cell"' in static
+
+    dropdown = kernel.find("DropdownModel")
+    kernel.set_state(dropdown, index=kernel.comms[dropdown]["_options_labels"].index("high"))
+    msg = wait_for(kernel, lambda m: m["msg_type"] == "update_display_data")
+    assert msg["content"]["metadata"]["reasoning_nb"]["status"] == "error"
+    assert 'class="reasoning-nb-static"' in msg["content"]["data"]["text/html"]
+    again = kernel.find("HTMLModel", _dom_classes=["reasoning-nb-error"])
+    assert again != first and shown_in(kernel, again)
+    assert "model &#x27;x&#x27; not found" in kernel.comms[again]["value"]
+
+
 def test_continue_is_offered_after_a_dropped_stream(kernel, wire_server):
     frames = wf.chat_sse("step one, step two", "The answer is", done=False)
     wire_server.route("POST", CHAT, Reply.sse(frames, drop_after=len("".join(frames[:-2]))))

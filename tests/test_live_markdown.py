@@ -10,12 +10,17 @@ from html.parser import HTMLParser
 
 import mistune
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+from test_math_text import FORMS as MATH_FORMS
+from test_math_text import PROSE as MATH_PROSE
+from test_math_text import TEX as MATH_TEX
+from test_math_text import math_in
 
 from reasoning_nb.markdown_safety import SAFE_LINK
 from reasoning_nb.notebook.live_markdown import live_markdown, markdown_output, math_spans
+from reasoning_nb.render import markdown_html
 
 ALLOWED = {
     "p", "em", "strong", "code", "pre", "a", "ul", "ol", "li", "blockquote", "hr", "br",
@@ -304,3 +309,36 @@ CODE = st.lists(
 def test_top_level_fences_survive(prose, code):
     fence = f"```python\n{code}\n```\n"
     assert live_markdown(f"{prose}\n\n{fence}\n{prose}").count(fence) == 1
+
+
+# -- the live and static views agree on what is math ----------------------------------------------
+
+
+def _live_tex(text: str) -> list[str]:
+    """The TeX of each span Lab finds in the live view's markdown, its delimiters taken off."""
+    md = live_markdown(text)
+    spans = [md[a:b] for a, b in math_spans(md)]
+    return [s[2:-2] if s.startswith("$$") else s[1:-1] for s in spans]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    MATH_PROSE,
+    MATH_TEX.filter(lambda t: "`" not in t),
+    st.sampled_from(sorted(MATH_FORMS)),
+    MATH_PROSE,
+)
+def test_the_live_and_static_views_find_the_same_math(before, tex, kind, after):
+    """Prose with a formula in any of the four delimiters, inline or as a block: Lab finds in
+    the live markdown the one span the static view typesets, with the same TeX. (They differ by
+    design where Lab's rules and Pandoc's part: ``$5 and $10`` and ``$ x $`` are math to Lab
+    and prose to the static view; a backtick pair in TeX is code to Lab, as to CommonMark.)"""
+    opening, closing, block = MATH_FORMS[kind]
+    assume(closing not in tex and (block or "\n" not in tex))
+    if block:
+        text = f"{before}\n{opening}\n{tex}\n{closing}\n{after}"
+    else:
+        text = f"{before} {opening}{tex}{closing} {after}"
+    spaceless = lambda tex: "".join(tex.split())  # noqa: E731  (spaces: TeX ignores them)
+    static = [spaceless(t) for t in math_in(markdown_html(text))]
+    assert [spaceless(t) for t in _live_tex(text)] == static, (text, live_markdown(text))

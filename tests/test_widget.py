@@ -986,6 +986,9 @@ SHAPES = {  # about 40 n chars: n blocks or lines of ~40 chars (n / 10 items of 
     ),
     "blockquote": lambda n: "".join(f"> line {i}: {ITEM}\n>\n" for i in range(n)) + "\nEnd.",
     "paragraphs": lambda n: "".join(f"Para {i}: {ITEM}.\n\n" for i in range(n)) + "End.",
+    "table": lambda n: (  # each piece cut by force opens with the table's head again
+        "| n | step |\n|---|---|\n" + "".join(f"| {i} | {ITEM} |\n" for i in range(n)) + "\nEnd."
+    ),
 }
 
 

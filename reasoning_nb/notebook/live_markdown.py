@@ -17,7 +17,12 @@ make HTML, load anything, or link anywhere but :data:`SAFE_LINK`, whatever rende
 * math stays TeX. Lab's markdown escapes what it takes for math (``removeMath`` in rendermime's
   ``latex.ts``, ported in :func:`math_spans`); for renderers that find math elsewhere, a ``<``
   before a letter gets a space and ``](``, ``]:``, ``![`` are spaced apart (TeX ignores spaces);
-* ``\\(…\\)`` and ``\\[…\\]`` become ``$…$`` and ``$$…$$``: Lab's markdown drops their backslashes;
+* ``\\(…\\)`` and ``\\[…\\]`` become ``$…$`` and ``$$…$$`` (Lab's markdown drops their
+  backslashes), and a dollar after a TeX line break gets a space: Lab then finds the spans the
+  static view typesets (``math_text``; a test holds them equal). Where their rules part, Lab's
+  win here: ``$5 and $10`` and ``$ x $`` are math to Lab, prose to the static view (Pandoc's
+  rule), and no spelling of a dollar keeps Lab from typesetting it; a backtick pair in TeX is
+  code to Lab, as to CommonMark, and math to the static view;
 * with ``breaks`` (the reasoning), a line end inside a paragraph is a hard break, as in
   ``render.markdown_html(breaks=True)``.
 """
@@ -32,7 +37,7 @@ from markdown_it import MarkdownIt
 
 from ..markdown_safety import SAFE_LINK
 
-__all__ = ["live_markdown", "markdown_output", "math_spans"]
+__all__ = ["live_markdown", "markdown_output", "math_spans", "opens_table"]
 
 _RISKY = re.compile(r"<[A-Za-z/!?]|!\[|\]\(|^[ \t>]*\[[^\]\n]*\]:", re.M)
 """Code that would make HTML, an image or a link if a renderer read it as text."""
@@ -46,6 +51,7 @@ _MATH_SPLIT = re.compile(
 _PARAGRAPH_BREAK = re.compile(r"\n.*\n")
 _DELIMITER = re.compile(r"\\+[(\[]")
 _CLOSER = {"(": re.compile(r"\\+\)"), "[": re.compile(r"\\+\]")}
+_BREAK_DOLLAR = re.compile(r"(?<!\\)((?:\\\\)+)(?=\$)")  # an even run of backslashes, a dollar
 _DEST_JUNK = re.compile(r"[\x00-\x20\x7f]+")
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 
@@ -103,6 +109,11 @@ def live_markdown(text: str, *, breaks: bool = False) -> str:
 def _parser() -> MarkdownIt:
     # Raw HTML off: the output has none outside code, so this is the structure renderers see.
     return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+
+
+def opens_table(header: str, delimiter: str) -> bool:
+    """Do these two lines open a table (a header row, then a delimiter row that fits it)?"""
+    return any(t.type == "table_open" for t in _parser().parse(f"{header}\n{delimiter}\n"))
 
 
 def _code(text: str) -> list[tuple[int, int, str]]:
@@ -182,7 +193,9 @@ def _entities(code: str) -> str:
 
 def _delimiters(text: str) -> str:
     """``\\(…\\)`` -> ``$…$`` and ``\\[…\\]`` -> ``$$…$$`` (an odd run of backslashes; the
-    pair within one paragraph)."""
+    pair within one paragraph); a dollar after a TeX line break (``\\\\$``) gets a space before
+    it: Lab's math finder reads the break's second backslash and the dollar as an escaped
+    dollar, and would miss the closer."""
     out, pos = [], 0
     for m in _DELIMITER.finditer(text):
         if m.start() < pos or len(m.group(0)) % 2:  # (backslashes: one less)
@@ -199,7 +212,7 @@ def _delimiters(text: str) -> str:
         out.append(f"{text[pos : m.end() - 2]}{dollars}{body}{dollars}")
         pos = closer.end()
     out.append(text[pos:])
-    return "".join(out)
+    return _BREAK_DOLLAR.sub(r"\1 ", "".join(out))
 
 
 def math_spans(text: str) -> list[tuple[int, int]]:

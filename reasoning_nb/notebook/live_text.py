@@ -11,11 +11,13 @@ it shows: the front end re-renders nothing and never shows a block twice.
 So that a freeze never takes back text the tail showed, the tail never shows text past a place
 where it may be cut: after a blank line that ends a list item, what follows waits until its
 first characters tell whether the list goes on; a word shows once it is whole (or the text
-paused: ``settle``). A tail past ``tail_limit`` with no block end (a long paragraph, list or
-code fence) is then cut by force where the tail ends. The fresh tail after a forced cut carries
-``CONT_CLASS`` (the stylesheet runs the two pieces on as one paragraph or code box). Once the
-block has ended, ``flush(join=True)`` shows its pieces as one new ``Output`` swapped in for
-them in a single message, and ``finalize`` joins what is left.
+paused: ``settle``). A table shows only as a table, paused or not: a header row waits for its
+delimiter row, a row for its line end (``fences.table_hold``). A tail past ``tail_limit`` with
+no block end (a long paragraph, list, code fence or table) is then cut by force where the tail
+ends. The fresh tail after a forced cut carries ``CONT_CLASS`` (the stylesheet runs the two
+pieces on as one paragraph, code box or table). Once the block has ended, ``flush(join=True)``
+shows its pieces as one new ``Output`` swapped in for them in a single message, and
+``finalize`` joins what is left.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 
 import ipywidgets as W
 
-from .fences import TAIL_LIMIT, Cut, Scanner, cut_at, fence_mark, find_cut
+from .fences import TAIL_LIMIT, Cut, Scanner, closing, cut_at, find_cut, table_hold
 from .live_markdown import live_markdown, markdown_output
 from .pages import ID_BYTES, Pages
 from .throttle import Meter
@@ -45,7 +47,7 @@ OUTPUT_BYTES = 95
 class _Block:
     src: str  # its part of the text
     out: W.Output
-    fence: str | None  # the code fence open at its start (a cut inside a fence)
+    reopen: str | None  # what is open at its start: a code fence or a table (a forced cut)
     forced: bool  # cut by force: the next block goes on with it
 
 
@@ -73,7 +75,7 @@ class LiveText:
         self._blocks: list[_Block] = []
         self._ended: list[list[_Block]] = []  # blocks cut by force, ended: to be joined
         self._open = ""  # the text not frozen yet, taken from ``_pending``
-        self._fence: str | None = None  # the fence open at the start of ``_open``
+        self._reopen: str | None = None  # what is open at the start of ``_open``
         self._shown = 0  # how much of ``_open`` the tail shows
         self._pending: list[str] = []
         self._chars = 0
@@ -83,6 +85,7 @@ class LiveText:
         self._stale: list[W.Output] = []  # blocks dropped by ``clear``, closed at the next flush
         self._plan_key: tuple | None = None  # _plan's last question and answer
         self._plan_value: tuple[Cut, int] = (Cut(0, None, False), 0)
+        self._here: tuple[str | None, str, Cut | None] = (None, "", None)  # see _cut_where_shown
 
     # -- text ----------------------------------------------------------------------------------
 
@@ -97,7 +100,7 @@ class LiveText:
     def clear(self) -> None:
         """Forget the text; the widgets are emptied at the next ``flush``."""
         self._stale += [b.out for b in self._blocks]
-        self._blocks, self._open, self._fence, self._shown = [], "", None, 0
+        self._blocks, self._open, self._reopen, self._shown = [], "", None, 0
         self._ended, self._plan_key = [], None
         self._pending, self._chars, self._reset = [], 0, True
 
@@ -131,10 +134,13 @@ class LiveText:
     def sources(self) -> list[str]:
         """The text each ``Output`` shows, before ``live_markdown``, in the page's order (the
         frozen blocks, then the tail): what Pin maps a selection back to (:mod:`.selection`)."""
-        shown = [(b.src, b.fence) for b in self._blocks]
-        shown.append((self._open[: self._shown], self._fence))
-        closing = [fence for _, fence in shown[1:]] + [None]  # (a cut inside a fence closes it)
-        return [self._source(*each, out) for each, out in zip(shown, closing, strict=True)]
+        shown = [(b.src, b.reopen) for b in self._blocks]
+        shown.append((self._open[: self._shown], self._reopen))
+        open_out = [reopen for _, reopen in shown[1:]] + [None]  # (a cut inside a fence closes it)
+        return [
+            self._source(src, reopen, out) if src.strip() else ""
+            for (src, reopen), out in zip(shown, open_out, strict=True)
+        ]
 
     # -- costs, for the owner's pacing ---------------------------------------------------------
 
@@ -177,13 +183,13 @@ class LiveText:
         cut, show = self._plan(text)
         if cut.at:
             if cut.at != self._shown:  # the tail shows the block (it only grows: see _plan)
-                sent += self._show(self.tail, text[: cut.at], self._fence, cut.fence)
+                sent += self._show(self.tail, text[: cut.at], self._reopen, cut.reopen)
             sent += self._freeze(text[: cut.at], cut, text[cut.at : show])
             text, show = text[cut.at :], show - cut.at
-            self._fence, self._shown = cut.fence, show
+            self._reopen, self._shown = cut.reopen, show
         self._open = text
         if show != self._shown:
-            sent += self._show(self.tail, text[:show], self._fence)
+            sent += self._show(self.tail, text[:show], self._reopen)
             self._shown = show
         return sent
 
@@ -204,7 +210,7 @@ class LiveText:
         if self._blocks and self._blocks[-1].forced:  # the tail goes on with the last block
             chains.append((self._blocks[self._chain_start(len(self._blocks) - 1) :], rest))
         else:
-            sent += self._show(self.tail, rest, self._fence)
+            sent += self._show(self.tail, rest, self._reopen)
         return sent + (self._join(chains) if chains else 0)
 
     # -- inside --------------------------------------------------------------------------------
@@ -224,48 +230,67 @@ class LiveText:
         the tail ends if it can, else after it. The tail then shows the text up to a blank line
         that may yet turn out to be a block end (after a list item), else all of it.
         """
-        key = (len(text), self._fence, self._shown, self.tail_limit, self._settled)
+        key = (len(text), self._reopen, self._shown, self.tail_limit, self._settled)
         if key == self._plan_key:
             return self._plan_value
-        fence, shown = self._fence, self._shown
-        cut = find_cut(text, fence, tail_limit=self.tail_limit, keep=shown, scanner=self._scanner)
-        if cut.forced and shown and (here := cut_at(text, fence, shown)) is not None:
+        reopen, shown = self._reopen, self._shown
+        cut = find_cut(text, reopen, tail_limit=self.tail_limit, keep=shown, scanner=self._scanner)
+        scan = self._scanner(text, reopen)
+        hold = table_hold(text, scan)
+        if (
+            cut.forced
+            and 0 < shown <= (len(text) if hold is None else hold)
+            and (here := self._cut_where_shown(text)) is not None
+        ):
             cut = here  # where the tail ends: the block needs no resend
         if cut.at and cut.at < shown:  # (cannot happen: the tail never passes a cut)
-            cut = Cut(0, fence, False)
+            cut = Cut(0, reopen, False)
         show = len(text)
         if not self._settled:
-            undecided = self._scanner(text, fence).candidate
-            if undecided > cut.at:
-                show = undecided
+            if scan.candidate > cut.at:
+                show = scan.candidate
             elif not text[-1:].isspace():  # a word shows once whole: a forced cut can go there
                 space = max(text.rfind(" ", -WORD), text.rfind("\n", -WORD))
                 show = space + 1 if space >= cut.at else show
+        # a table shows only as one (a pause too: a lone header reads as a line of pipes)
+        if hold is not None:
+            show = min(show, max(hold, shown, cut.at))
         self._plan_key, self._plan_value = key, (cut, show)
         return cut, show
 
+    def _cut_where_shown(self, text: str) -> Cut | None:
+        """``cut_at`` where the tail ends, remembered: it reads only the text the tail shows,
+        which stays the same until a flush (a forced cut may wait for many deltas)."""
+        reopen, shown = self._reopen, self._shown
+        if self._here[:2] != (reopen, text[:shown]):
+            self._here = (reopen, text[:shown], cut_at(text, reopen, shown))
+        return self._here[2]
+
     @staticmethod
-    def _source(src: str, fence: str | None, fence_out: str | None = None) -> str:
-        if fence is not None:  # a piece inside a code fence: the fence opens (and closes) again
-            src = f"{fence}\n{src}"
-        if fence_out is not None:
-            src = f"{src}{'' if src.endswith(chr(10)) else chr(10)}{fence_mark(fence_out)}\n"
+    def _source(src: str, reopen: str | None, open_out: str | None = None) -> str:
+        """The model text one Output shows: a piece inside a code fence or a table opens it
+        again (``reopen``), and a code fence open at its end (``open_out``) closes."""
+        if reopen is not None:
+            src = f"{reopen}\n{src}"
+        if open_out is not None and (close := closing(open_out)):
+            src = f"{src}{'' if src.endswith(chr(10)) else chr(10)}{close}\n"
         return src
 
-    def _markdown(self, src: str, fence: str | None, fence_out: str | None = None) -> str:
-        src = self._source(src, fence, fence_out)
-        return live_markdown(src, breaks=self.breaks) if src.strip() else ""
+    def _markdown(self, src: str, reopen: str | None, open_out: str | None = None) -> str:
+        if not src.strip():
+            return ""
+        return live_markdown(self._source(src, reopen, open_out), breaks=self.breaks)
 
-    def _show(self, out: W.Output, src: str, fence: str | None, fence_out: str | None = None):
-        return self.meter.set(out, outputs=markdown_output(self._markdown(src, fence, fence_out)))
+    def _show(self, out: W.Output, src: str, reopen: str | None, open_out: str | None = None):
+        return self.meter.set(out, outputs=markdown_output(self._markdown(src, reopen, open_out)))
 
     def _freeze(self, src: str, cut: Cut, rest: str) -> int:
         """The tail (showing ``src``) becomes a block; a fresh tail goes after it, made
         showing ``rest`` (so it appears with it: one message, the append)."""
-        self._blocks.append(_Block(src, self.tail, self._fence, cut.forced))
+        self._blocks.append(_Block(src, self.tail, self._reopen, cut.forced))
         if not cut.forced and len(self._blocks) > 1 and self._blocks[-2].forced:
             self._ended.append(self._blocks[self._chain_start(len(self._blocks) - 1) :])
-        markdown = self._markdown(rest, cut.fence)
+        markdown = self._markdown(rest, cut.reopen)
         self.tail = W.Output(
             layout=self._layout,
             outputs=markdown_output(markdown),
@@ -287,17 +312,17 @@ class LiveText:
         swaps = []
         for chain, more in chains:
             src = "".join(b.src for b in chain) + (more or "")
-            fence = chain[0].fence
-            markdown = self._markdown(src, fence)
+            reopen = chain[0].reopen
+            markdown = self._markdown(src, reopen)
             out = W.Output(layout=self._layout, outputs=markdown_output(markdown))
             self.meter.opened(out, markdown)
             at = next(i for i, b in enumerate(self._blocks) if b is chain[0])
             self._blocks[at : at + len(chain)] = (
-                [] if more is not None else [_Block(src, out, fence, False)]
+                [] if more is not None else [_Block(src, out, reopen, False)]
             )
             swaps.append(([b.out for b in chain] + ([self.tail] if more is not None else []), out))
             if more is not None:  # the joined block is the tail now: the text is over
-                self._fence, self._open, self._shown = fence, src, len(src)
+                self._reopen, self._open, self._shown = reopen, src, len(src)
         sent = self._pages.replace(swaps)
         self.tail = self._pages.tail
         return sent

@@ -14,7 +14,7 @@ import ipywidgets as W
 
 from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Usage, Waiting
 from ..core.trace import USAGE_KEYS, Trace, answer_start
-from ..render import reasoning_summary, seconds_label, thought_label, tokens_label
+from ..render import ERROR_CLASS, reasoning_summary, seconds_label, thought_label, tokens_label
 from .live_text import LiveText
 from .throttle import Meter
 
@@ -24,10 +24,10 @@ THOUGHTS_CLASS, TEXT_CLASS = "reasoning-nb-thoughts", "reasoning-nb-text"
 SCROLL_CLASS = "reasoning-nb-scroll"
 """The reasoning's scroll box: capped, following the newest text, while a run is live (its
 status line's clock counts: see ``style.STYLE``)."""
-TOGGLE_CLASS, ERROR_CLASS = "reasoning-nb-pane-toggle", "reasoning-nb-error"
+TOGGLE_CLASS = "reasoning-nb-pane-toggle"
 """The pane's title as a button (it opens and closes the pane, from the keyboard too; the
 Accordion's own header, a plain div, takes over where no kernel answers: see
-``style.STYLE``), and a failed run's error line."""
+``style.STYLE``)."""
 CLOCK_CLASS = "reasoning-nb-clock"
 """The elapsed time in the status line while a run is live: the page counts on by itself (see
 ``style.CLOCK_STYLE``), so the clock never waits for a message."""
@@ -201,16 +201,19 @@ class RunView:
         ``join``: also join the pieces of a block cut by force that has ended."""
         return sum(t.flush(join=join) for t in self._texts()) + self._flush_pane()
 
-    def finalize(self, *, fold: bool) -> int:
-        """Full final render: all text, the pane folded to its summary (or open)."""
+    def finalize(self, *, fold: bool, error_in_cell: bool = False) -> int:
+        """Full final render: all text, the pane folded to its summary (or open), the error on
+        a line of its own that looks it, as the static view says it (unless ``error_in_cell``:
+        the cell's error line, just below, says it)."""
         trace = self.trace
         sent = self.reasoning.finalize(trace.reasoning) + self.answer.finalize(trace.answer)
         if trace.reasoning:
             self._set_pane(reasoning_summary(trace), not self.hide and not (fold and trace.answer))
         sent += self._flush_pane()
-        if trace.error:  # as the static view says it, on a line of its own that looks it
+        error = trace.error and not error_in_cell
+        if error:
             sent += self.meter.set(self.error, value=html.escape(f"✖ {trace.error}"))
-        kids = self._panes() + (self.answer.box,) + ((self.error,) if trace.error else ())
+        kids = self._panes() + (self.answer.box,) + ((self.error,) if error else ())
         return sent + self.meter.set(self.root, children=kids)
 
     def _set_pane(self, title: str, open_: bool) -> None:

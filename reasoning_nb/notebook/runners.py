@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 METADATA_KEY = "reasoning_nb"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 LIVE_CLASS, STATIC_CLASS = "reasoning-nb-live", "reasoning-nb-static"
+ERROR_IN_CELL_CLASS = "reasoning-nb-error-in-cell"
+"""On the static twin of a run whose error ends the cell: the cell's error line says it."""
 # A %%think cell leaves two outputs: the live widget, then the static trace (the one output
 # with the metadata). Where the widget renders (live, or restored from saved widget state) the
 # static twin is hidden; where it cannot ("model not found" after reopening in a Lab that did
@@ -40,6 +42,8 @@ PAIRING_STYLE = (
     "{display:none}"
     f".jp-OutputArea-child:has(+ .jp-OutputArea-child .{STATIC_CLASS}):not(:has(.{LIVE_CLASS}))"
     "{display:none}"
+    # The static twin's error line, where the cell's own error line (just below) says it.
+    f".{STATIC_CLASS}.{ERROR_IN_CELL_CLASS} .{render.ERROR_CLASS}{{display:none}}"
     # Code blocks in the static twin, where Lab shows it: the same calm box as the widget's.
     f".{STATIC_CLASS} pre{{background:var(--jp-layout-color2,#f6f8fa);padding:0.5em 0.8em;"
     "border-radius:4px;overflow-x:auto}"
@@ -127,6 +131,7 @@ class WidgetRunner:
         self.static = None
         self.scope: anyio.CancelScope | None = None
         self.runs: list[Trace] = []
+        self._in_cell = False  # the cell runs (its last run's error fails it: CellError)
         self._next: tuple[dict[str, Any], Continuation | None] | None = None
         self._driving = False  # a loop (the cell's, or a task's after the cell) takes _next
         self._task = None  # that task: the loop holds tasks only weakly
@@ -152,7 +157,11 @@ class WidgetRunner:
         view_only = {WIDGET_VIEW: self.view.root._repr_mimebundle_()[WIDGET_VIEW], "text/plain": ""}
         display(view_only, raw=True)
         self._next = (options, None)
-        return [await self._drive()]
+        self._in_cell = True
+        try:
+            return [await self._drive()]
+        finally:
+            self._in_cell = False
 
     def stop(self) -> None:
         if self.scope is not None:
@@ -240,10 +249,12 @@ class WidgetRunner:
                 trace.error = error_line(error, self.debug)
             elif error is not None and self.debug:
                 trace.error = error_line(error, True)
-            view.finish(trace)
+            # the cell's last run: its error fails the cell, whose error line says it
+            in_cell = self._in_cell and self._next is None and trace.status == "error"
+            view.finish(trace, error_in_cell=in_cell)
             self.runs.append(trace)
             self.magics.remember(trace, self.chat if len(self.runs) == 1 else None)
-            self._save(trace)
+            self._save(trace, error_in_cell=in_cell)
         return trace
 
     async def _tick(self, interval: float) -> None:
@@ -251,10 +262,11 @@ class WidgetRunner:
             await anyio.sleep(interval)
             self.view.tick()
 
-    def _save(self, trace: Trace) -> None:
+    def _save(self, trace: Trace, *, error_in_cell: bool = False) -> None:
         """The static output (shown or updated): the trace's bundle with its metadata."""
         data = render.bundle(trace)
-        data["text/html"] = f'<div class="{STATIC_CLASS}">{PAIRING_STYLE}{data["text/html"]}</div>'
+        classes = f"{STATIC_CLASS} {ERROR_IN_CELL_CLASS}" if error_in_cell else STATIC_CLASS
+        data["text/html"] = f'<div class="{classes}">{PAIRING_STYLE}{data["text/html"]}</div>'
         metadata: dict[str, Any] = {METADATA_KEY: trace.to_dict()}
         if len(self.runs) > 1:
             metadata[f"{METADATA_KEY}_history"] = [t.to_dict() for t in self.runs[:-1]]

@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
+from ..render import ERROR_CLASS, ERROR_LOOK
 from .live_text import CONT_CLASS
 from .run_view import (
     CLOCK_CLASS,
-    ERROR_CLASS,
     PANE_CLASS,
     SCROLL_CLASS,
     TEXT_CLASS,
@@ -30,6 +30,11 @@ _BEFORE_CONT = (
     f".widget-box:has(+.widget-box>.{CONT_CLASS}:first-child)>.widget-output:last-child)"
 )
 """The Output before one that goes on with it, in the same page or at the end of the last."""
+_TABLE_PIECE = (
+    f":is({_BEFORE_CONT} .jp-RenderedMarkdown>table:last-child,"
+    f".{TEXT_CLASS} .{CONT_CLASS} .jp-RenderedMarkdown>table:first-child)"
+)
+"""A piece of a table cut by force."""
 STYLE = "".join(
     f"{_L} {rule}"
     for rule in (
@@ -82,6 +87,12 @@ STYLE = "".join(
         "{margin-bottom:0;border-bottom-left-radius:0;border-bottom-right-radius:0}",
         f".{TEXT_CLASS} .{CONT_CLASS} .jp-RenderedMarkdown>:first-child"
         "{margin-top:0;border-top-left-radius:0;border-top-right-radius:0}",
+        # ...and a table cut is one table: the pieces' rows laid out in one grid (each piece
+        # opens with the table's head again: only the first one's shows)
+        f".{TEXT_CLASS} .{CONT_CLASS} .jp-RenderedMarkdown>table:first-child>thead{{display:none}}",
+        f"{_TABLE_PIECE},{_TABLE_PIECE}>tbody{{display:contents}}",
+        f"{_TABLE_PIECE}>thead th{{border-bottom:var(--jp-border-width,1px) solid "
+        "var(--jp-border-color1,#bdbdbd)}",  # (the head's rule, on its cells: no table box)
         # the reasoning: quieter than the answer, a hairline on its left
         f".{THOUGHTS_CLASS}{{border-left:2px solid var(--jp-border-color2,#e0e0e0);"
         "padding-left:.9em}",
@@ -104,10 +115,7 @@ STYLE = "".join(
         f".{PANE_CLASS} .jupyter-widget-Collapse-contents{{background:none;border:none;"
         "padding:.2em 0 .3em 2px}",
         # a failed run: its error as Jupyter shows one, not in the small grey status line
-        f".{ERROR_CLASS} .widget-html-content{{background:var(--jp-rendermime-error-background,"
-        "#fdd);color:var(--jp-content-font-color1,#212121);padding:.3em .7em;line-height:1.4;"
-        "white-space:pre-wrap;font-family:var(--jp-code-font-family,monospace);"
-        "font-size:var(--jp-code-font-size,13px)}",
+        f".{ERROR_CLASS} .widget-html-content{{{ERROR_LOOK}}}",
         # restored without a kernel: one "disconnected" mark (on the root), not one per part
         ".jupyter-widgets-disconnected::before{display:none}",
     )

@@ -233,22 +233,23 @@ class ThinkWidget:
             self._status_dirty = True
             self._pump(self.clock())
 
-    def finish(self, trace: Trace) -> None:
-        """The run ended: render it in full, mark the phase, enable the history."""
+    def finish(self, trace: Trace, *, error_in_cell: bool = False) -> None:
+        """The run ended: render it in full, mark the phase, enable the history.
+        ``error_in_cell``: its error ends the cell, whose error line says it (not twice)."""
         run = next((r for r in self._all if r.trace is trace), None) or self._live
         if run is None:  # a trace with no live run (e.g. a saved one): show it as a run
             self.start_run(trace)
             run = self._live
             assert run is not None
         now, mark = self.clock(), self._mark()
-        self._close(run, trace, now)
+        self._close(run, trace, now, error_in_cell)
         self._follow_model(run)
         self._update_selector()
         self._update_steer()
         self._render_status(now)
         self._note(now, mark)
 
-    def _close(self, run: RunView, trace: Trace, now: float) -> None:
+    def _close(self, run: RunView, trace: Trace, now: float, error_in_cell: bool = False) -> None:
         run.end(trace, now)
         if trace.status == "running":  # superseded by a re-run before it was finished
             run.phase, run.detail = "stopped", ""
@@ -256,7 +257,7 @@ class ThinkWidget:
             run.phase = _PHASE_OF_STATUS.get(trace.status, "error")
             run.detail = "truncated" if trace.status == "truncated" else ""  # (errors: own line)
         run.warnings += [w for w in trace.warnings if w not in run.warnings]
-        run.finalize(fold=self.fold_on_answer)
+        run.finalize(fold=self.fold_on_answer, error_in_cell=error_in_cell)
         if run is self._live:
             self._live = None
             self._status_dirty = False
