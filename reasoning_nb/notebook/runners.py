@@ -248,7 +248,7 @@ class WidgetRunner:
 
     def _save(self, trace: Trace) -> None:
         """The static output (shown or updated): the trace's bundle with its metadata."""
-        data = render.bundle(trace)
+        data = render.cell_bundle(trace)
         data["text/html"] = f'<div class="{STATIC_CLASS}">{PAIRING_STYLE}{data["text/html"]}</div>'
         metadata: dict[str, Any] = {METADATA_KEY: trace.to_dict()}
         if len(self.runs) > 1:
