@@ -143,20 +143,23 @@ window.__rn = {
     });
   },
   // Record the widget state of cell i at every painted frame (requestAnimationFrame runs just
-  // before the browser paints) until `until` holds or `timeout` ms pass.
-  recordFrames(i, timeout, until) {
+  // before the browser paints) until `until` has held for `after` ms or `timeout` ms pass.
+  recordFrames(i, timeout, until, after = 0) {
     const done = new Function('s', 'return (' + until + ');');
     const t0 = performance.now();
     const seen = [];
+    let doneAt = null;
     return new Promise(resolve => {
       const frame = () => {
         const s = this.state(i);
+        const now = performance.now();
         if (s) {
           const key = JSON.stringify([s.reasoning, s.answer, s.paneOpen, s.status]);
           if (!seen.length || seen[seen.length - 1].key !== key)
-            seen.push({t: Math.round(performance.now() - t0), key, ...s});
+            seen.push({t: Math.round(now - t0), key, ...s});
         }
-        if ((s && done(s)) || performance.now() - t0 > timeout)
+        if (doneAt === null && s && done(s)) doneAt = now;
+        if ((doneAt !== null && now - doneAt >= after) || now - t0 > timeout)
           resolve(seen.map(({key, ...rest}) => rest));
         else requestAnimationFrame(frame);
       };
@@ -577,9 +580,10 @@ def test_readme_picture(page, lab, wire):
 def test_live_text_grows_without_flashing(page, lab, wire):
     """Every frame painted is a prefix of the final text, and never shorter than the frame
     before: no paragraph flashes twice or disappears while the stream is live (a block freezes
-    in place: the tail Output becomes it, then a fresh tail is appended). Frames, not every DOM
-    state: the front end replaces an Output's content by clearing it and rendering the new
-    markdown, within one task (so no frame shows the cleared tail)."""
+    in place: the tail Output becomes it, then a fresh tail is appended), nor when the run ends
+    and each text's Outputs are joined into one (frames are recorded for 2 s more). Frames, not
+    every DOM state: the front end replaces an Output's content by clearing it and rendering
+    the new markdown, within one task (so no frame shows the cleared tail)."""
     words = "about light, air and the colour of the sky"
     reasoning = "\n\n".join(f"Reasoning step {i} {words}." for i in range(10))
     answer = "\n\n".join(f"Answer part {i} {words}." for i in range(6))
@@ -588,7 +592,7 @@ def test_live_text_grows_without_flashing(page, lab, wire):
     open_notebook(page, "flash.ipynb")
     page.evaluate(
         "() => { window.__seen = window.__rn.recordFrames(1, 45000, "
-        "\"s.status.startsWith('done')\"); }"
+        "\"s.status.startsWith('done')\", 2000); }"
     )
     run_all(page)
     seen = recorded(page)

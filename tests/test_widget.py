@@ -873,7 +873,7 @@ def test_long_fence_is_cut_by_force_then_joined(wire):
     live.append(LONG_CODE[close:])
     live.flush()
     live.finalize(LONG_CODE)
-    assert len(live._blocks) == 1 and not live._blocks[0].forced
+    assert not live._blocks  # one Output: the tail
     assert wire.shown(live.box) == live_markdown(LONG_CODE)
     assert trusted_render(wire.shown(live.box)).count("<pre>") == 1
 
@@ -920,19 +920,24 @@ def test_a_loose_list_stays_one_block(wire):
     assert wire.shown(live.box) == live.markdown == live_markdown(text)
 
 
-def test_finalize_sends_only_the_tail(wire):
-    """Blocks that froze at block ends are final as they are: the end sends the tail alone."""
+def test_finalize_joins_the_blocks_into_one_output(wire):
+    """At the end the frozen blocks and the tail become one Output, swapped in with one
+    message (a saved notebook keeps one model per text, not one per block); the blocks'
+    Outputs and pages are closed."""
     text = "".join(f"Paragraph {i} says something. " * 8 + "\n\n" for i in range(6)) + "Last."
     live = LiveText()
     for i in range(0, len(text), 5):
         live.append(text[i : i + 5])
         live.flush()
-    kept = [b.out for b in live._blocks]
+    old = [b.out for b in live._blocks] + [live.tail] + list(live.box.children)
+    assert len(old) > 8
     msgs = live.meter.msgs
     live.finalize(text)
-    assert [b.out for b in live._blocks] == kept and len(kept) == 6
-    assert live.meter.msgs - msgs <= 1
-    assert wire.shown(live.box) == live_markdown(text)
+    assert live.meter.msgs - msgs == 1
+    assert not live._blocks and all(w.comm is None for w in old if w not in live.box.children)
+    [page] = live.box.children
+    assert page.children == (live.tail,) and live.tail not in old
+    assert wire.shown(live.box) == live.markdown == live_markdown(text)
 
 
 @pytest.mark.parametrize("hide", [False, True])

@@ -179,7 +179,9 @@ class LiveText:
         return sent
 
     def finalize(self, text: str) -> int:
-        """Show ``text``, all of it: the pieces of each block cut by force joined into one."""
+        """Show ``text``, all of it, in one ``Output``: the frozen blocks and the tail are
+        joined (one message), so a saved notebook keeps one widget model per text, not one per
+        block."""
         sent = self._empty() if self._reset else 0
         self._pending.clear()
         self._chars = len(text)
@@ -189,14 +191,10 @@ class LiveText:
             sent += self._empty()
             frozen = ""
         rest = text[len(frozen) :]
-        self._open, self._shown, self._settled = rest, len(rest), True
-        chains: list[tuple[list[_Block], str | None]] = [(c, None) for c in self._ended]
-        self._ended = []
-        if self._blocks and self._blocks[-1].forced:  # the tail goes on with the last block
-            chains.append((self._blocks[self._chain_start(len(self._blocks) - 1) :], rest))
-        else:
-            sent += self._show(self.tail, rest, self._fence)
-        return sent + (self._join(chains) if chains else 0)
+        self._open, self._shown, self._settled, self._ended = rest, len(rest), True, []
+        if self._blocks:
+            return sent + self._join([(self._blocks[:], rest)])
+        return sent + self._show(self.tail, rest, self._fence)
 
     # -- inside --------------------------------------------------------------------------------
 
