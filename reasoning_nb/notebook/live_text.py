@@ -65,10 +65,10 @@ class LiveText:
     ) -> None:
         self.breaks, self.tail_limit = breaks, tail_limit
         self.meter = meter = meter or Meter()
-        self._layout = layout or W.Layout()  # one for every Output: a block opens one comm
+        self._layout = layout or W.Layout()  # one for every widget: a block opens one comm
         self.tail = W.Output(layout=self._layout)
-        self._pages = Pages(self.tail, page_size, meter)
-        self.box = W.VBox(self._pages.pages, _dom_classes=classes)
+        self._pages = Pages(self.tail, page_size, meter, self._layout)
+        self.box = W.VBox(self._pages.pages, layout=self._layout, _dom_classes=classes)
         self._pages.box = self.box
         self._blocks: list[_Block] = []
         self._ended: list[list[_Block]] = []  # blocks cut by force, ended: to be joined

@@ -53,27 +53,28 @@ class RunView:
         self.trace, self.number, self.hide = trace, number, hide_reasoning
         self._held = ""  # whitespace before the answer's first visible text
         self.meter = meter = meter or Meter()
-        layout = layout or W.Layout()  # one for all the Outputs
+        self._layout = layout = layout or W.Layout()  # one for every part with no layout of its own
         self.reasoning = LiveText(
             breaks=True, meter=meter, layout=layout, classes=(TEXT_CLASS, THOUGHTS_CLASS)
         )
         self.answer = LiveText(meter=meter, layout=layout, classes=(TEXT_CLASS, ANSWER_CLASS))
         self._title, self._open = (HIDDEN_TITLE, False) if hide_reasoning else (LIVE_TITLE, True)
         self.pane = W.Accordion(
-            [W.Box([self.reasoning.box], _dom_classes=(SCROLL_CLASS,))],
+            [W.Box([self.reasoning.box], layout=layout, _dom_classes=(SCROLL_CLASS,))],
             titles=(self._title,),
             selected_index=0 if self._open else None,
+            layout=layout,
             _dom_classes=(PANE_CLASS,),
         )
         self.toggle = W.ToggleButton(
             value=self._open, description=self._title, icon=_CARET[self._open],
-            tooltip="Show or hide the reasoning", _dom_classes=(TOGGLE_CLASS,),
+            tooltip="Show or hide the reasoning", layout=layout, _dom_classes=(TOGGLE_CLASS,),
         )  # fmt: skip
         self._quiet = False  # True while we set the toggle ourselves
         self.toggle.observe(self._on_toggle, "value")
-        self.error = W.HTML(_dom_classes=(ERROR_CLASS,))
+        self.error: W.HTML | None = None  # a failed run's error line, made at the end
         # the pane joins when reasoning arrives
-        self.root = W.VBox([self.answer.box])
+        self.root = W.VBox([self.answer.box], layout=layout)
         self.phase, self.detail = "connecting", ""
         self.warnings = list(trace.warnings)
         self.usage = dict(trace.usage)
@@ -207,7 +208,11 @@ class RunView:
             self._set_pane(reasoning_summary(trace), not self.hide and not (fold and trace.answer))
         sent += self._flush_pane()
         if trace.error:  # as the static view says it, on a line of its own that looks it
-            sent += self.meter.set(self.error, value=html.escape(f"✖ {trace.error}"))
+            line = html.escape(f"✖ {trace.error}")
+            if self.error is None:
+                self.error = W.HTML(line, layout=self._layout, _dom_classes=(ERROR_CLASS,))
+            else:
+                sent += self.meter.set(self.error, value=line)
         kids = self._panes() + (self.answer.box,) + ((self.error,) if trace.error else ())
         return sent + self.meter.set(self.root, children=kids)
 
@@ -217,7 +222,7 @@ class RunView:
     @property
     def parts(self) -> tuple[W.Widget, ...]:
         """Every widget of this run, shown or not yet (to close them all)."""
-        return (self.root, self.toggle, self.pane, self.answer.box, self.error)
+        return tuple(w for w in (self.root, self.toggle, self.pane, self.answer.box, self.error) if w)
 
     def _panes(self) -> tuple[W.Widget, ...]:
         return (self.toggle, self.pane) if self.reasoning.chars else ()
