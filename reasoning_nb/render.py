@@ -363,14 +363,14 @@ def cell_bundle(trace: Trace) -> dict[str, str]:
     once, as ``text/html`` (code in the text colour: highlighted, code took ~3x its size);
     ``text/markdown`` and ``text/plain``, which only a console or a LaTeX export reads, sum the
     run up. The exporters rebuild all three in full from the trace (:func:`bundle`)."""
-    return {"text/html": _flat(to_html(trace, highlight=False)), **outline(trace)}
+    return {"text/html": flat(to_html(trace, highlight=False)), **outline(trace)}
 
 
 _LINES_KEPT = re.compile(rf'<pre[\s>].*?</pre>|<(span|div) class="{PROCESS}">.*?</\1>', re.S)
 """Code and math: their line ends mean something (a TeX ``%`` comment ends with its line)."""
 
 
-def _flat(fragment: str) -> str:
+def flat(fragment: str) -> str:
     """``fragment`` with its line ends outside code and math as spaces, which a browser reads
     alike: a notebook stores a string as one JSON string per line, ~13 bytes more a line."""
     out, at = [], 0

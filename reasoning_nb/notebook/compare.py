@@ -5,8 +5,8 @@ the cell's preset). The variants run at once (at most ``MAX_CONCURRENT``), each 
 Trace. The widget shows one column per variant (a :class:`~.run_view.RunView` each, flushed by a
 single ticker under one message budget, final renders included) and one Stop for all, then a
 summary table and a diff of the answers. The static output (``compare_view``, which the exporters
-share) carries the first trace under ``reasoning_nb`` (exactly one output carries it) and every
-trace under ``reasoning_nb_compare``.
+share) carries the first trace under ``reasoning_nb`` (exactly one output carries it) and the
+others under ``reasoning_nb_variants``.
 
 Model text reaches the front end only escaped, as inert markdown (``live_markdown``, in the
 columns' ``Output`` widgets) or through ``render.markdown_html`` (raw HTML off).
@@ -24,13 +24,13 @@ import anyio
 from IPython.display import display
 
 from .. import render
-from ..compare_view import bundle, diff_html, label, table_html
+from ..compare_view import bundle, cell_bundle, diff_html, label, table_html
 from ..core.events import Done, Event
 from ..core.history import Conversation
 from ..core.presets import PRESETS
 from ..core.trace import Trace
 from ..errors import ConfigError, ReasoningNBError
-from ..export.schema import COMPARE_KEY
+from ..export.schema import VARIANTS_KEY
 from ..providers import catalog
 from ..run import Run
 from .runners import LIVE_CLASS, METADATA_KEY, PAIRING_STYLE, STATIC_CLASS, WIDGET_VIEW, error_line
@@ -136,10 +136,14 @@ async def run_variants(
 
 
 def save(traces: list[Trace], *, static_class: bool) -> dict[str, Any]:
-    data = bundle(traces)
+    """The static output; ``static_class``: the twin of the live view (see ``PAIRING_STYLE``),
+    which saves the text once (``cell_bundle``), else the text view's whole bundle."""
     if static_class:
+        data = cell_bundle(traces)
         data["text/html"] = f'<div class="{STATIC_CLASS}">{PAIRING_STYLE}{data["text/html"]}</div>'
-    metadata = {METADATA_KEY: traces[0].to_dict(), COMPARE_KEY: [t.to_dict() for t in traces]}
+    else:
+        data = bundle(traces)
+    metadata = {METADATA_KEY: traces[0].to_dict(), VARIANTS_KEY: [t.to_dict() for t in traces[1:]]}
     display(data, raw=True, metadata=metadata)
     return metadata
 

@@ -222,7 +222,8 @@ class RunView:
     @property
     def parts(self) -> tuple[W.Widget, ...]:
         """Every widget of this run, shown or not yet (to close them all)."""
-        return tuple(w for w in (self.root, self.toggle, self.pane, self.answer.box, self.error) if w)
+        parts = (self.root, self.toggle, self.pane, self.answer.box, self.error)
+        return tuple(w for w in parts if w is not None)
 
     def _panes(self) -> tuple[W.Widget, ...]:
         return (self.toggle, self.pane) if self.reasoning.chars else ()
