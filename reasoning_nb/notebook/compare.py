@@ -221,18 +221,18 @@ class CompareWidget:
         self.labels, self.hide, self.fold = labels, hide_reasoning, fold_on_answer
         self.max_rate, self.on_stop, self.clock = max(1.0, max_rate), on_stop, clock
         self.meter = Meter()
-        self._layout = W.Layout()  # one for every text Output of every column
+        self._layout = layout = W.Layout()  # every part's with no layout of its own
         self.views: list[Any] = [None] * len(labels)
-        self.statuses = [W.HTML(value="waiting…") for _ in labels]
-        self.slots = [W.VBox() for _ in labels]
+        self.summary = W.HTML(layout=layout)
+        style = self.summary.style  # (the HTML parts share it)
+        self.statuses = [W.HTML(value="waiting…", layout=layout, style=style) for _ in labels]
+        self.slots = [W.VBox(layout=layout) for _ in labels]
         # The single view's stylesheet (scoped to LIVE_CLASS), sent once with the first label.
         heads = [f"<b>{html.escape(name)}</b>" for name in labels]
         heads[0] = f"<style>{STYLE}</style>{heads[0]}"
+        column = W.Layout(flex="1 1 0", min_width="0", padding="0 0.5em")
         self.columns = [
-            W.VBox(
-                [W.HTML(head), status, slot],
-                layout=W.Layout(flex="1 1 0", min_width="0", padding="0 0.5em"),
-            )
+            W.VBox([W.HTML(head, layout=layout, style=style), status, slot], layout=column)
             for head, status, slot in zip(heads, self.statuses, self.slots, strict=True)
         ]
         self.stop_button = W.Button(
@@ -240,9 +240,9 @@ class CompareWidget:
             layout=W.Layout(width="auto"),
         )  # fmt: skip
         self.stop_button.on_click(self._on_stop)
-        self.summary = W.HTML()
         self.root = W.VBox(
             [self.stop_button, W.HBox(self.columns, layout=W.Layout(width="100%")), self.summary],
+            layout=layout,
             _dom_classes=("reasoning-nb-compare-live", LIVE_CLASS),
         )
         # 80% of the rate, a fifth of it as burst: a window of one second stays within the rate,
