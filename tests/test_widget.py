@@ -690,6 +690,35 @@ def test_history_selector_after_two_runs(wire):
     assert "done" in w.status.value
 
 
+def test_a_finished_run_off_screen_keeps_no_widgets(wire):
+    """After a re-run the first run's widgets are closed (a saved notebook would keep its text
+    once more: its trace has it); picked again, it is shown whole, and the run it replaces is
+    closed in turn. The layout they share stays."""
+    from ipywidgets.widgets.widget import _instances
+
+    w = make_widget(wire)
+    for preset, text in (("low", "First answer."), ("high", "Second answer.")):
+        trace = new_trace(wire, preset)
+        w.start_run(trace)
+        feed(w, trace, [ReasoningDelta(f"thinking {preset}"), TextDelta(text)], wire.clock, 0.5)
+        trace.finish()
+        w.finish(trace)
+        if preset == "low":
+            first, open_after_one = w.view, len(_instances)
+    second = w.view
+    assert first.answer.tail.comm is None and first.root.comm is None
+    assert len(_instances) - open_after_one == 2  # (the run selector and its style)
+    assert w._layout.comm is not None and second.answer.tail.comm is not None
+    w.selector.value = 0  # the user picks run 1: made again, whole
+    assert w.view is first and first.root.comm is not None
+    assert wire.shown(first.answer.box) == "First answer."
+    assert wire.shown(first.reasoning.box) == "thinking low"
+    assert wire.state(w.body)["children"] == [f"IPY_MODEL_{first.root.model_id}"]
+    assert second.root.comm is None and w._layout.comm is not None
+    w.selector.value = 1
+    assert wire.shown(w.view.answer.box) == "Second answer." and first.root.comm is None
+
+
 def test_rerun_before_finish_keeps_both_runs(wire):
     w = make_widget(wire)
     first = new_trace(wire)

@@ -386,7 +386,7 @@ class CompareWidgetRunner:
         self.stop()
         view = getattr(self, "view", None)
         if view is not None:
-            from .widget import close_tree
+            from .run_view import close_tree
 
             runs = [part for run in view.views if run is not None for part in run.parts]
             close_tree(view.root, *runs)

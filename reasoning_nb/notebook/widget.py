@@ -25,7 +25,7 @@ from ..core.events import ReasoningDelta, TextDelta
 from ..core.presets import PRESETS
 from ..core.trace import Trace
 from .pin import PinButton
-from .run_view import RunView
+from .run_view import RunView, close_tree
 from .style import HEADER_CLASS, ROOT_CLASSES, RUNS_CLASS, STATUS_CLASS, STEER_CLASS, STYLE
 from .throttle import Meter, Throttle
 
@@ -248,6 +248,8 @@ class ThinkWidget:
             run.detail = "truncated" if trace.status == "truncated" else ""  # (errors: own line)
         run.warnings += [w for w in trace.warnings if w not in run.warnings]
         run.finalize(fold=self.fold_on_answer)
+        if run is not self._shown:  # it ended while an earlier run was picked
+            run.park()
         if run is self._live:
             self._live = None
             self._status_dirty = False
@@ -352,8 +354,13 @@ class ThinkWidget:
         return sent
 
     def _show(self, run: RunView) -> int:
-        self._shown = run
-        return self._meter.set(self.body, children=(run.root,))
+        """Put ``run`` on screen; the finished run it replaces is parked (see ``RunView.park``)."""
+        before, self._shown = self._shown, run
+        sent = run.unpark(fold=self.fold_on_answer)
+        sent += self._meter.set(self.body, children=(run.root,))
+        if before is not None and before is not run:
+            before.park()  # (once off screen: the front end never shows a closed widget)
+        return sent
 
     def _follow_model(self, run: RunView) -> int:
         """The model label names the model of the run on screen, once it is known (a default
@@ -481,20 +488,3 @@ def _model_html(model: str) -> str:
 def _steerable(trace: Trace) -> bool:
     arrived = bool(trace.reasoning or trace.answer)
     return trace.status in STEERABLE or (trace.status == "error" and arrived)
-
-
-def close_tree(*roots: W.Widget) -> None:
-    """Close these widgets and every widget they reach (children, layout, style, ...): a closed
-    model leaves the kernel's registry and the front end."""
-    seen: set[int] = set()
-    todo = list(roots)
-    while todo:
-        widget = todo.pop()
-        if id(widget) in seen:
-            continue
-        seen.add(id(widget))
-        for name in widget.keys:
-            value = getattr(widget, name, None)
-            items = value if isinstance(value, (list, tuple)) else (value,)
-            todo.extend(v for v in items if isinstance(v, W.Widget))
-        widget.close()
