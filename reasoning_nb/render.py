@@ -1,5 +1,6 @@
 """Trace -> safe static views: ``text/html``, ``text/markdown``, ``text/plain``, in one of
-three modes. Shared by the notebook output (collapsible) and the exporters (any mode).
+three modes, for the exporters (:func:`bundle`); a ``%%think`` cell saves its text once, as
+``text/html`` (:func:`cell_bundle`).
 
 * ``collapsible``: the reasoning in a closed ``<details>`` whose summary reads
   ``Reasoning · 12.4 s · 2,310 tokens · preset high · ollama:deepseek-r1``.
