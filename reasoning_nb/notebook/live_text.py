@@ -15,7 +15,8 @@ paused: ``settle``). A tail past ``tail_limit`` with no block end (a long paragr
 code fence) is then cut by force where the tail ends. The fresh tail after a forced cut carries
 ``CONT_CLASS`` (the stylesheet runs the two pieces on as one paragraph or code box). Once the
 block has ended, ``flush(join=True)`` shows its pieces as one new ``Output`` swapped in for
-them in a single message, and ``finalize`` joins what is left.
+them in a single message. At the end ``finalize`` swaps one ``Output`` holding the whole text
+in for all of them, the same way: what a saved notebook keeps is one widget per text.
 """
 
 from __future__ import annotations
