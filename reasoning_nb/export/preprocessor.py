@@ -361,6 +361,7 @@ def _rendered(text: str) -> set[str]:
         render.markdown_html(text, breaks=True).strip(),
         render.markdown_html(text, breaks=True, highlight=False).strip(),
         render.markdown_html(text, breaks=True, code_classes=True).strip(),  # the static view's
+        render.flat(render.markdown_html(text, breaks=True, highlight=False)).strip(),  # a cell's
         quoted,
         render.quote(quoted),
         *(line.strip() for line in inert.splitlines()),
