@@ -39,7 +39,14 @@ from typing import Any
 
 from .core.tokens import estimate, reasoning_tokens
 from .core.trace import Trace
-from .export.schema import COMPARE_KEY, HISTORY_KEY, METADATA_KEY, read_trace
+from .export.schema import (
+    COMPARE_KEY,
+    HISTORY_KEY,
+    METADATA_KEY,
+    VARIANTS_KEY,
+    read_trace,
+    saved_variants,
+)
 from .markdown_safety import md_escape, one_line
 
 BUFFERED_MS = 50.0
@@ -152,19 +159,21 @@ class _Reader:
 
     def output(self, meta: dict[str, Any], cell: str) -> None:
         """One output's runs: earlier preset runs then the last, or every --compare variant
-        (the first of which is also the output's own trace)."""
-        if COMPARE_KEY in meta:
-            runs = self.listed(meta, COMPARE_KEY, cell)
+        (the first of which is the output's own trace)."""
+        variants = saved_variants(meta)
+        if variants is not None:
+            key = VARIANTS_KEY if VARIANTS_KEY in meta else COMPARE_KEY
+            runs = self.listed(variants, key, cell)
             if runs:
                 for k, data in enumerate(runs, 1):
                     self.add(data, f"{cell} variant {k}/{len(runs)}")
                 return
-        runs = [*self.listed(meta, HISTORY_KEY, cell), meta[METADATA_KEY]]
+        runs = [*self.listed(meta.get(HISTORY_KEY, []), HISTORY_KEY, cell), meta[METADATA_KEY]]
         for k, data in enumerate(runs, 1):
             self.add(data, cell if len(runs) == 1 else f"{cell} run {k}/{len(runs)}")
 
-    def listed(self, meta: dict[str, Any], key: str, cell: str) -> list[Any]:
-        found = meta.get(key, [])
+    def listed(self, found: Any, key: str, cell: str) -> list[Any]:
+        """``found`` (saved under ``key``) if it is a list; else noted, and none."""
         if not isinstance(found, list):
             self.note(f"{cell}: {key} is {type(found).__name__}, not a list; skipped")
             return []

@@ -152,3 +152,24 @@ def bundle(traces: list[Trace], mode: str = "collapsible") -> dict[str, str]:
         "text/markdown": "\n\n".join(md_parts),
         "text/plain": "\n\n".join(plain_parts),
     }
+
+
+def cell_bundle(traces: list[Trace]) -> dict[str, str]:
+    """What a ``--compare`` cell saves beside its traces (see ``render.cell_bundle``): the table
+    and each variant's section once, as ``text/html``; ``text/markdown`` and ``text/plain``:
+    the table. The answer diff stays in the live view and the exports: for answers that
+    differ, it holds them both again."""
+    parts = [table_html(traces)]
+    for trace in traces:
+        parts.append(f"<h4>{html.escape(label(trace))}</h4>")
+        parts.append(render.to_html(trace, highlight=False))
+    parts.append(f'<p class="reasoning-nb-meta">{html.escape(DIFF_ELSEWHERE)}</p>')
+    html_view = f'<div class="reasoning-nb-compare {IGNORE}">{"".join(parts)}</div>'
+    return {
+        "text/html": render.flat(html_view),
+        "text/markdown": f"{table_markdown(traces)}\n\n*{md_escape(render.FULL_TEXT)}*",
+        "text/plain": f"{table_plain(traces)}\n\n{render.FULL_TEXT}",
+    }
+
+
+DIFF_ELSEWHERE = "(the answer diff: in the live view, or jupyter nbconvert --to reasoning-html)"

@@ -1,5 +1,6 @@
 """Trace -> safe static views: ``text/html``, ``text/markdown``, ``text/plain``, in one of
-three modes. Shared by the notebook output (collapsible) and the exporters (any mode).
+three modes, for the exporters (:func:`bundle`); a ``%%think`` cell saves its text once, as
+``text/html`` (:func:`cell_bundle`).
 
 * ``collapsible``: the reasoning in a closed ``<details>`` whose summary reads
   ``Reasoning · 12.4 s · 2,310 tokens · preset high · ollama:deepseek-r1``.
@@ -22,14 +23,16 @@ a failed cell's (:data:`ERROR_LOOK`).
 from __future__ import annotations
 
 import html
+import re
 from functools import lru_cache, partial
 from typing import TYPE_CHECKING
 
 from markdown_it import MarkdownIt
+from pygments.token import Comment, Generic, Keyword, Name, Number, Operator, String
 
 from .core.tokens import reasoning_tokens
 from .markdown_safety import SAFE_LINK, html_block, is_inert, md_escape, one_line
-from .math_text import IGNORE, math_plugin
+from .math_text import IGNORE, PROCESS, math_plugin
 from .math_text import to_markdown as math_markdown
 
 if TYPE_CHECKING:
@@ -87,48 +90,78 @@ def markdown_html(
     return _md(breaks, highlight, code_classes).render(text)
 
 
+CODE_PREFIX = "rnb-hl-"
+"""Highlighted code's classes: ``rnb-hl-k`` (keyword), ``rnb-hl-s`` (string)..."""
+# (class, token types, light, dark): >= 4.5:1 on white and on Lab Dark's #111, even at 0.85
+# opacity. The first that holds a token's type gives its class.
+_CODE_COLOURS = (
+    ("k", (Keyword, Operator.Word), "#a40e26", "#ff9492"),  # keywords
+    ("s", (String,), "#0a3069", "#a5d6ff"),  # strings
+    ("c", (Comment,), "#424a53", "#b1bac4"),  # comments
+    ("m", (Number, Generic.Heading, Generic.Subheading), "#044289", "#79c0ff"),  # numbers
+    ("f", (Name.Function, Name.Class, Name.Decorator), "#5a32a3", "#d2a8ff"),  # functions
+    ("b", (Name.Builtin,), "#7c2e00", "#ffa657"),  # builtins
+    ("d", (Generic.Deleted,), "#82071e", "#ffa198"),  # diff: removed
+    ("i", (Generic.Inserted,), "#0f5323", "#7ee787"),  # diff: added
+)
+
+
 def _highlight(code_classes: bool, code: str, lang: str, attrs: str) -> str:
-    try:
-        from pygments import highlight
-        from pygments.formatters import HtmlFormatter
-        from pygments.lexers import get_lexer_by_name
-        from pygments.util import ClassNotFound
-    except ImportError:  # pragma: no cover - pygments comes with IPython
-        return ""
+    from pygments import highlight  # (pygments comes with IPython; its lexers load slowly)
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
     try:
         lexer = get_lexer_by_name(lang.strip() or "text")
     except ClassNotFound:
         return ""  # markdown-it escapes the code itself
     if code_classes:
-        formatter = HtmlFormatter(nowrap=True, classprefix=CODE_PREFIX)
-    else:
-        formatter = HtmlFormatter(noclasses=True, nowrap=True)
-    return highlight(code, lexer, formatter)
+        return _coloured(lexer.get_tokens(code))
+    return highlight(code, lexer, HtmlFormatter(noclasses=True, nowrap=True))
 
 
-CODE_PREFIX = "rnb-hl-"
-"""Pygments' short token classes, prefixed: ``rnb-hl-k`` (keyword), ``rnb-hl-s2``..."""
-# (classes, light, dark): >= 4.5:1 on white and on Lab Dark's #111, even at 0.85 opacity.
-_CODE_COLOURS = (
-    ("[class^=$k],.$ow", "#a40e26", "#ff9492"),  # keywords
-    ("[class^=$s],.$dl", "#0a3069", "#a5d6ff"),  # strings
-    ("[class^=$c]", "#424a53", "#b1bac4"),  # comments
-    ("[class^=$m],.$il,.$gh,.$gu", "#044289", "#79c0ff"),  # numbers; diff headings
-    (".$nf,.$fm,.$nc,.$nd", "#5a32a3", "#d2a8ff"),  # functions, classes, decorators
-    (".$nb,.$bp", "#7c2e00", "#ffa657"),  # builtins
-    (".$gd", "#82071e", "#ffa198"),  # diff: removed
-    (".$gi", "#0f5323", "#7ee787"),  # diff: added
-)
+def _coloured(tokens) -> str:
+    """Code as HTML with a class (:data:`CODE_PREFIX` and a letter) on the tokens that
+    :data:`CODE_STYLE` colours, and no markup on the rest: Pygments' own formatter wraps every
+    token, names and spaces included, which made code ~4x its size in a saved notebook. Tokens
+    of one colour with only spaces between them share a span."""
+    out: list[str] = []
+    run, run_class, spaces = "", "", ""
+    for ttype, value in tokens:
+        if not value.strip():
+            spaces += value
+            continue
+        cls = _code_class(ttype)
+        if cls == run_class:
+            run += spaces + value
+        else:
+            out += [_span(run_class, run), _span("", spaces)]
+            run, run_class = value, cls
+        spaces = ""
+    return "".join([*out, _span(run_class, run), _span("", spaces)])
+
+
+def _span(cls: str, text: str) -> str:
+    text = html.escape(text, quote=False)
+    return f'<span class="{CODE_PREFIX}{cls}">{text}</span>' if cls and text else text
+
+
+@lru_cache(maxsize=512)
+def _code_class(ttype) -> str:
+    return next((cls for cls, kinds, *_ in _CODE_COLOURS if any(ttype in k for k in kinds)), "")
+
+
 # JupyterLab marks a dark theme on <body>; VS Code's notebook outputs have .vscode-dark.
 _DARK = ('[data-jp-theme-light="false"]', ".vscode-dark")
 
 
 def _code_rules() -> str:
     rules = []
-    for selector, light, dark in _CODE_COLOURS:
-        sel = selector.replace("$", CODE_PREFIX)
+    for cls, _, light, dark in _CODE_COLOURS:
+        sel = f".{CODE_PREFIX}{cls}"
         rules.append(f"{sel}{{color:{light}}}")
-        rules.append(",".join(f"{theme} :is({sel})" for theme in _DARK) + f"{{color:{dark}}}")
+        rules.append(",".join(f"{theme} {sel}" for theme in _DARK) + f"{{color:{dark}}}")
     return "".join(rules)
 
 
@@ -269,11 +302,11 @@ def page_style(fragment: str) -> str:
     return code + (TABLE_STYLE if "<table" in fragment else "")
 
 
-def to_html(trace: Trace, mode: str = "collapsible") -> str:
+def to_html(trace: Trace, mode: str = "collapsible", *, highlight: bool = True) -> str:
     out = [f'<div class="{CSS_CLASS} {CSS_CLASS}-export {CSS_CLASS}-{mode} {IGNORE}">']
     if trace.reasoning and mode != "strip":
         head = html.escape(summary(trace))
-        body = markdown_html(trace.reasoning, breaks=True, code_classes=True)
+        body = markdown_html(trace.reasoning, breaks=True, highlight=highlight, code_classes=True)
         if mode == "inline":
             out.append(
                 f'<div class="{CSS_CLASS}-reasoning" style="{_INLINE_BOX}">'
@@ -285,7 +318,7 @@ def to_html(trace: Trace, mode: str = "collapsible") -> str:
                 f'<summary style="{_SUMMARY}">{head}</summary>'
                 f'<div style="{_FOLDED_BODY}">{body}</div></details>'
             )
-    answer = markdown_html(trace.answer, code_classes=True)
+    answer = markdown_html(trace.answer, highlight=highlight, code_classes=True)
     out.append(f'<div class="{CSS_CLASS}-answer">{answer}</div>')
     meta = "<br>".join(html.escape(n) for n in notes(trace))
     out.append(f'<div class="{CSS_CLASS}-meta" style="{_META}">{meta}</div>')
@@ -361,4 +394,40 @@ def bundle(trace: Trace, mode: str = "collapsible") -> dict[str, str]:
         "text/html": to_html(trace, mode),
         "text/markdown": to_markdown(trace, mode),
         "text/plain": to_plain(trace, mode),
+    }
+
+
+FULL_TEXT = "(reasoning and answer in full: as HTML, or jupyter nbconvert --to reasoning-markdown)"
+
+
+def cell_bundle(trace: Trace) -> dict[str, str]:
+    """The static views a ``%%think`` cell saves beside its trace: the reasoning and answer
+    once, as ``text/html`` (code in the text colour: highlighted, code took ~3x its size);
+    ``text/markdown`` and ``text/plain``, which only a console or a LaTeX export reads, sum the
+    run up. The exporters rebuild all three in full from the trace (:func:`bundle`)."""
+    return {"text/html": flat(to_html(trace, highlight=False)), **outline(trace)}
+
+
+_LINES_KEPT = re.compile(rf'<pre[\s>].*?</pre>|<(span|div) class="{PROCESS}">.*?</\1>', re.S)
+"""Code and math: their line ends mean something (a TeX ``%`` comment ends with its line)."""
+
+
+def flat(fragment: str) -> str:
+    """``fragment`` with its line ends outside code and math as spaces, which a browser reads
+    alike: a notebook stores a string as one JSON string per line, ~13 bytes more a line."""
+    out, at = [], 0
+    for m in _LINES_KEPT.finditer(fragment):
+        out += [fragment[at : m.start()].replace("\n", " "), m.group()]
+        at = m.end()
+    return "".join([*out, fragment[at:].replace("\n", " ")])
+
+
+def outline(trace: Trace) -> dict[str, str]:
+    """``text/markdown`` and ``text/plain`` that sum a run up and say where its text is."""
+    lines = [f"[{summary(trace)}]"] if trace.reasoning else []
+    lines += [f"[Answer · {len(trace.answer):,} characters]"] if trace.answer else []
+    lines += [*notes(trace), FULL_TEXT]
+    return {
+        "text/markdown": "  \n".join(f"*{md_escape(n)}*" for n in lines),
+        "text/plain": "\n".join(lines),
     }

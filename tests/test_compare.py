@@ -23,7 +23,7 @@ from reasoning_nb import Trace
 from reasoning_nb.compare_view import answer_diff, bundle, label
 from reasoning_nb.core.events import ReasoningDelta, TextDelta
 from reasoning_nb.errors import ConfigError
-from reasoning_nb.export.schema import COMPARE_KEY, METADATA_KEY
+from reasoning_nb.export.schema import METADATA_KEY, VARIANTS_KEY, saved_variants
 from reasoning_nb.notebook.compare import CompareWidget, parse_variants
 from reasoning_nb.notebook.live_markdown import live_markdown as inert_markdown
 
@@ -74,9 +74,9 @@ def test_text_path_runs_both_and_saves_every_trace(ip, wire_server):
     assert efforts == ["high", "low"]
     assert "== low · llamacpp:m ==" in cap.stdout and "== high · llamacpp:m ==" in cap.stdout
     [output] = cap.outputs  # exactly one output carries the trace
-    saved = output.metadata[COMPARE_KEY]
+    saved = saved_variants(output.metadata)
     assert [t["request"]["reasoning_effort"] for t in saved] == ["low", "high"]
-    assert output.metadata[METADATA_KEY] == saved[0]
+    assert output.metadata[VARIANTS_KEY] == saved[1:]  # each trace saved once
     assert saved[1]["answer"].startswith("Answer at high.")
     page = output.data["text/html"]
     assert "reasoning-nb-compare-table" in page and "reasoning tokens" in page
@@ -93,7 +93,7 @@ def test_models_compare_uses_the_cells_preset(ip, wire_server):
     wire_server.route("POST", CHAT, by_effort())
     line = f"--base-url {wire_server.url} -p medium --compare llamacpp:a,llamacpp:b"
     cap = think_cell(ip, line, "Q")
-    saved = cap.outputs[-1].metadata[COMPARE_KEY]
+    saved = saved_variants(cap.outputs[-1].metadata)
     assert [t["model"] for t in saved] == ["llamacpp:a", "llamacpp:b"]
     assert {b["reasoning_effort"] for b in wire_server.bodies(CHAT)} == {"medium"}
     assert "(the answers of" in cap.outputs[-1].data["text/plain"]  # same answers
@@ -137,7 +137,7 @@ def test_three_way_compare_runs_concurrently(ip, wire_server):
     wire_server.route("POST", CHAT, all_three_in)
     line = f"--model llamacpp:m --base-url {wire_server.url} --compare low,medium,high"
     cap = think_cell(ip, line, "Q")
-    assert [t["status"] for t in cap.outputs[-1].metadata[COMPARE_KEY]] == ["complete"] * 3
+    assert [t["status"] for t in saved_variants(cap.outputs[-1].metadata)] == ["complete"] * 3
     efforts = sorted(b["reasoning_effort"] for b in wire_server.bodies(CHAT))
     assert efforts == ["high", "low", "medium"] and not arrived.broken
 
@@ -266,7 +266,7 @@ def test_widget_path_in_a_real_kernel_saves_every_trace(wire_server):
     [output] = traced  # exactly one output carries the trace
     live = outputs[0]
     assert "application/vnd.jupyter.widget-view+json" in live.data
-    saved = output.metadata[COMPARE_KEY]
+    saved = saved_variants(output.metadata)
     assert [t["preset"] for t in saved] == ["low", "high"]
     assert all(t["status"] == "complete" for t in saved)
     assert saved[0]["answer"].startswith("Answer at low.")
@@ -350,9 +350,9 @@ def test_stop_button_stops_every_variant(wire_server):
         kernel.close()
     assert not [m for m in msgs if m["msg_type"] == "error"]
     [saved] = [
-        m["content"]["metadata"][COMPARE_KEY]
+        saved_variants(m["content"]["metadata"])
         for m in msgs
-        if m["msg_type"] == "display_data" and COMPARE_KEY in m["content"]["metadata"]
+        if m["msg_type"] == "display_data" and VARIANTS_KEY in m["content"]["metadata"]
     ]
     assert [t["status"] for t in saved] == ["cancelled", "cancelled"]
     assert all(t["reasoning"].startswith("thinking slowly") for t in saved)  # partial, kept
@@ -374,5 +374,5 @@ def test_a_failed_variant_fails_the_cell_and_every_trace_is_kept(ip, wire_server
     cap = think_cell(ip, f"--model llamacpp:m --base-url {wire_server.url} --compare low,high", "Q")
     assert cap.error.startswith("%%think failed: ") and "effort high is not allowed" in cap.error
     assert len(cap.error.splitlines()) == 1
-    saved = cap.outputs[-1].metadata[COMPARE_KEY]
+    saved = saved_variants(cap.outputs[-1].metadata)
     assert [t["status"] for t in saved] == ["complete", "error"]

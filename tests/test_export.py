@@ -27,6 +27,8 @@ from needs import requires
 from test_export_safety import PAYLOAD, hostile_notebook, live_document, live_markdown
 from wire_server import Reply, WireServer
 
+from reasoning_nb.export.schema import saved_variants
+
 pytestmark = pytest.mark.kernel
 
 HERE = Path(__file__).resolve().parent
@@ -342,7 +344,7 @@ def test_compare_strip_leaves_no_reasoning_of_any_variant(exports, fmt):
     nb = json.loads(text)
     assert "widgets" not in nb["metadata"]
     [traced] = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("metadata")]
-    saved = traced["metadata"]["reasoning_nb_compare"]
+    saved = saved_variants(traced["metadata"])
     assert [t["preset"] for t in saved] == ["low", "high"]
     assert all(t["reasoning"] == "" and t["provider_state"] == {} for t in saved)
     assert traced["metadata"]["reasoning_nb"]["reasoning"] == ""
@@ -351,7 +353,7 @@ def test_compare_strip_leaves_no_reasoning_of_any_variant(exports, fmt):
 def test_compare_notebook_copy_keeps_every_trace(exports):
     nb = json.loads(exports[("collapsible", "notebook")]["compare"].read_text())
     [traced] = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("metadata")]
-    saved = traced["metadata"]["reasoning_nb_compare"]
+    saved = saved_variants(traced["metadata"])
     assert [t["reasoning"].split(":")[0] for t in saved] == list(COMPARE_MARKERS[:2])
     assert "<h4>high · llamacpp:m</h4>" in "".join(traced["data"]["text/html"])
     assert "widgets" in nb["metadata"]

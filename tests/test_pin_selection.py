@@ -135,16 +135,22 @@ def test_a_selection_is_read_from_the_page_message():
     assert Selection.read({"pane": "reasoning", "text": "t"}) == Selection("reasoning", "t")
 
 
+def _check_sources(live: LiveText) -> list[str]:
+    sources = live.sources
+    outs = [b.out for b in live._blocks] + [live.tail]
+    assert len(sources) == len(outs)
+    for source, out in zip(sources, outs, strict=True):
+        shown = out.outputs[0]["data"]["text/markdown"] if out.outputs else ""
+        assert shown == (LiveText(breaks=False)._markdown(source, None))
+    return sources
+
+
 def test_live_text_sources_are_what_each_output_shows():
     live = LiveText(tail_limit=40)
     text = "First paragraph.\n\n" + "word " * 30 + "\n\n```\n" + "code line\n" * 12 + "```\n\nEnd."
     for k in range(0, len(text), 7):
         live.append(text[k : k + 7])
         live.flush()
+    assert len(_check_sources(live)) > 1  # while it streams: a block per Output, and the tail
     live.finalize(text)
-    sources = live.sources
-    outs = [b.out for b in live._blocks] + [live.tail]
-    assert len(sources) == len(outs) > 1 and "".join(sources) == text
-    for source, out in zip(sources, outs, strict=True):
-        shown = out.outputs[0]["data"]["text/markdown"] if out.outputs else ""
-        assert shown == (LiveText(breaks=False)._markdown(source, None))
+    assert _check_sources(live) == [text]  # at the end: one Output holds the whole text

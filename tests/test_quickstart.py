@@ -9,6 +9,7 @@ import pytest
 from nbclient import NotebookClient
 from needs import unavailable
 
+from reasoning_nb.export.schema import VARIANTS_KEY, saved_variants
 from reasoning_nb.providers import discovery
 from reasoning_nb.providers.embedded import INSTALL_HINT
 
@@ -43,9 +44,7 @@ def test_quickstart_executes_on_the_embedded_default(monkeypatch):
     assert "Default model: local:smollm2" in printed
     assert "answer:" in printed and "{'reasoning': " in printed
     [compared] = [
-        o.metadata["reasoning_nb_compare"]
-        for o in outputs
-        if "reasoning_nb_compare" in o.get("metadata", {})
+        saved_variants(o.metadata) for o in outputs if VARIANTS_KEY in o.get("metadata", {})
     ]
     assert [(t["preset"], t["status"]) for t in compared] == [
         ("low", "complete"),

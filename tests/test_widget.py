@@ -664,17 +664,16 @@ def test_status_line_once_done_and_stop_only_while_running(wire):
 
 def test_history_selector_after_two_runs(wire):
     w = make_widget(wire)
-    assert w.selector.layout.display == "none"
     for preset, text in (("low", "First answer."), ("high", "Second answer.")):
         trace = new_trace(wire, preset)
         w.start_run(trace)
         feed(w, trace, [ReasoningDelta("hmm"), TextDelta(text)], wire.clock, 0.5)
         trace.finish()
         w.finish(trace)
-        if preset == "low":
-            assert w.selector.layout.display == "none"  # one run: no selector
+        if preset == "low":  # one run: no selector (not even a hidden one: it would be saved)
+            assert w.selector is None and len(wire.state(w.root)["children"]) == 3
     assert [t.preset for t in w.runs] == ["low", "high"]
-    assert w.selector.layout.display is None
+    assert wire.state(w.root)["children"][1] == f"IPY_MODEL_{w.selector.model_id}"
     assert [label for label, _ in w.selector.options] == [
         "Run 1 · low · 1.0 s",
         "Run 2 · high · 1.0 s",
@@ -689,6 +688,35 @@ def test_history_selector_after_two_runs(wire):
     assert wire.shown(w.view.answer.box) == "First answer."
     assert "Second" not in wire.shown(w.body)
     assert "done" in w.status.value
+
+
+def test_a_finished_run_off_screen_keeps_no_widgets(wire):
+    """After a re-run the first run's widgets are closed (a saved notebook would keep its text
+    once more: its trace has it); picked again, it is shown whole, and the run it replaces is
+    closed in turn. The layout they share stays."""
+    from ipywidgets.widgets.widget import _instances
+
+    w = make_widget(wire)
+    for preset, text in (("low", "First answer."), ("high", "Second answer.")):
+        trace = new_trace(wire, preset)
+        w.start_run(trace)
+        feed(w, trace, [ReasoningDelta(f"thinking {preset}"), TextDelta(text)], wire.clock, 0.5)
+        trace.finish()
+        w.finish(trace)
+        if preset == "low":
+            first, open_after_one = w.view, len(_instances)
+    second = w.view
+    assert first.answer.tail.comm is None and first.root.comm is None
+    assert len(_instances) - open_after_one == 2  # (the run selector and its style)
+    assert w._layout.comm is not None and second.answer.tail.comm is not None
+    w.selector.value = 0  # the user picks run 1: made again, whole
+    assert w.view is first and first.root.comm is not None
+    assert wire.shown(first.answer.box) == "First answer."
+    assert wire.shown(first.reasoning.box) == "thinking low"
+    assert wire.state(w.body)["children"] == [f"IPY_MODEL_{first.root.model_id}"]
+    assert second.root.comm is None and w._layout.comm is not None
+    w.selector.value = 1
+    assert wire.shown(w.view.answer.box) == "Second answer." and first.root.comm is None
 
 
 def test_rerun_before_finish_keeps_both_runs(wire):
@@ -873,7 +901,7 @@ def test_long_fence_is_cut_by_force_then_joined(wire):
     live.append(LONG_CODE[close:])
     live.flush()
     live.finalize(LONG_CODE)
-    assert len(live._blocks) == 1 and not live._blocks[0].forced
+    assert not live._blocks  # one Output: the tail
     assert wire.shown(live.box) == live_markdown(LONG_CODE)
     assert trusted_render(wire.shown(live.box)).count("<pre>") == 1
 
@@ -920,19 +948,24 @@ def test_a_loose_list_stays_one_block(wire):
     assert wire.shown(live.box) == live.markdown == live_markdown(text)
 
 
-def test_finalize_sends_only_the_tail(wire):
-    """Blocks that froze at block ends are final as they are: the end sends the tail alone."""
+def test_finalize_joins_the_blocks_into_one_output(wire):
+    """At the end the frozen blocks and the tail become one Output, swapped in with one
+    message (a saved notebook keeps one model per text, not one per block); the blocks'
+    Outputs and pages are closed."""
     text = "".join(f"Paragraph {i} says something. " * 8 + "\n\n" for i in range(6)) + "Last."
     live = LiveText()
     for i in range(0, len(text), 5):
         live.append(text[i : i + 5])
         live.flush()
-    kept = [b.out for b in live._blocks]
+    old = [b.out for b in live._blocks] + [live.tail] + list(live.box.children)
+    assert len(old) > 8
     msgs = live.meter.msgs
     live.finalize(text)
-    assert [b.out for b in live._blocks] == kept and len(kept) == 6
-    assert live.meter.msgs - msgs <= 1
-    assert wire.shown(live.box) == live_markdown(text)
+    assert live.meter.msgs - msgs == 1
+    assert not live._blocks and all(w.comm is None for w in old if w not in live.box.children)
+    [page] = live.box.children
+    assert page.children == (live.tail,) and live.tail not in old
+    assert wire.shown(live.box) == live.markdown == live_markdown(text)
 
 
 @pytest.mark.parametrize("hide", [False, True])

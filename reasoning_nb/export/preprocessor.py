@@ -1,7 +1,8 @@
 """``ReasoningPreprocessor``: rebuild every ``%%think`` output from its saved trace.
 
-An output is *traced* when its metadata has ``reasoning_nb`` (or ``reasoning_nb_history``, or
-``reasoning_nb_compare``), or ``reasoning_nb_display`` (a displayed ``Trace``, e.g. ``_think``).
+An output is *traced* when its metadata has ``reasoning_nb`` (or ``reasoning_nb_history``,
+``reasoning_nb_variants`` or the older ``reasoning_nb_compare``), or ``reasoning_nb_display`` (a
+displayed ``Trace``, e.g. ``_think``).
 These keys are the package's marker: its outputs are recognised by them, not by their text.
 For each traced output:
 
@@ -49,12 +50,21 @@ from .. import compare_view, render
 from ..core.trace import DISPLAY_KEY, Trace
 from ..notebook.live_markdown import live_markdown
 from . import widgets
-from .schema import COMPARE_KEY, HISTORY_KEY, METADATA_KEY, PIN_KEY, read_trace, stripped
+from .schema import (
+    COMPARE_KEY,
+    HISTORY_KEY,
+    METADATA_KEY,
+    PIN_KEY,
+    VARIANTS_KEY,
+    read_trace,
+    saved_variants,
+    stripped,
+)
 
 TARGETS = ("auto", "html", "markdown", "notebook")
 REMOVED = "[reasoning removed]"
 TRACEBACK_REMOVED = "[traceback removed: it may hold reasoning]"
-_RUN_KEYS = (METADATA_KEY, HISTORY_KEY, COMPARE_KEY)  # a %%think run's own output
+_RUN_KEYS = (METADATA_KEY, HISTORY_KEY, VARIANTS_KEY, COMPARE_KEY)  # a %%think run's output
 _TRACE_KEYS = (*_RUN_KEYS, DISPLAY_KEY)
 _THINK_CELL = re.compile(r"\s*%%think\b")
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
@@ -174,10 +184,11 @@ class ReasoningPreprocessor(Preprocessor):
         if key is not None:
             trace, problems = read_trace(meta[key])
         else:
-            other = HISTORY_KEY if HISTORY_KEY in meta else COMPARE_KEY
+            other = next(k for k in _RUN_KEYS if k in meta)
             trace, problems = None, [f"it has {other} but no {METADATA_KEY}"]
         self._report(where, problems)
-        variants = self._variants(meta[COMPARE_KEY], where) if COMPARE_KEY in meta else None
+        saved = saved_variants(meta)
+        variants = self._variants(saved, meta, where) if saved is not None else None
         data = output.get("data") if isinstance(output.get("data"), dict) else {}
         keep_view = self._target == "notebook" and not strip
         model_id = widgets.view_id(data)
@@ -229,12 +240,13 @@ class ReasoningPreprocessor(Preprocessor):
             plain = "[output not shown: its saved reasoning trace is unreadable]"
         return {"text/plain": plain}, (meta if self._target == "notebook" else {})
 
-    def _variants(self, saved: Any, where: str) -> list[Trace] | None:
+    def _variants(self, saved: Any, meta: dict, where: str) -> list[Trace] | None:
         """The readable traces of a ``--compare`` output; None (shown as its single trace, with
         a warning) when the list is not a list or none of it is readable."""
+        name = VARIANTS_KEY if VARIANTS_KEY in meta else COMPARE_KEY
         if not isinstance(saved, list):
             kind = type(saved).__name__
-            self._warn(f"{where}: {COMPARE_KEY} is {kind}, not a list; shown as a single trace")
+            self._warn(f"{where}: {name} is {kind}, not a list; shown as a single trace")
             return None
         traces, problems = [], []
         for i, item in enumerate(saved):
@@ -244,7 +256,7 @@ class ReasoningPreprocessor(Preprocessor):
                 traces.append(trace)
         self._report(where, problems)  # once for all variants: bounded per output
         if not traces:
-            self._warn(f"{where}: no variant in {COMPARE_KEY} is readable; shown as a single trace")
+            self._warn(f"{where}: no variant in {name} is readable; shown as a single trace")
             return None
         return traces
 
@@ -291,7 +303,7 @@ def _saved_reasoning(nb) -> list[str]:
             if not isinstance(meta, dict):
                 continue
             every = [meta.get(METADATA_KEY), meta.get(DISPLAY_KEY)]
-            for key in (HISTORY_KEY, COMPARE_KEY):
+            for key in (HISTORY_KEY, VARIANTS_KEY, COMPARE_KEY):
                 more = meta.get(key)
                 every += more if isinstance(more, list) else []
             for saved in every:
@@ -351,6 +363,7 @@ def _rendered(text: str) -> set[str]:
         render.markdown_html(text, breaks=True).strip(),
         render.markdown_html(text, breaks=True, highlight=False).strip(),
         render.markdown_html(text, breaks=True, code_classes=True).strip(),  # the static view's
+        render.flat(render.markdown_html(text, breaks=True, highlight=False)).strip(),  # a cell's
         quoted,
         render.quote(quoted),
         *(line.strip() for line in inert.splitlines()),

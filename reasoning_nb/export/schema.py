@@ -19,8 +19,11 @@ from ..markdown_safety import one_line
 
 METADATA_KEY = "reasoning_nb"
 HISTORY_KEY = "reasoning_nb_history"
+VARIANTS_KEY = "reasoning_nb_variants"
+"""A ``--compare`` output: the traces of its variants after the first, which is the output's
+own trace (``METADATA_KEY``): each trace is saved once. See :func:`saved_variants`."""
 COMPARE_KEY = "reasoning_nb_compare"
-"""A ``--compare`` output: every variant's trace (the first is also under ``METADATA_KEY``)."""
+"""An older ``--compare`` output: every variant's trace, the first also under ``METADATA_KEY``."""
 PIN_KEY = "reasoning_nb_pin"
 """A pinned markdown cell's metadata (``notebook.pin``): where it came from (model, preset,
 run, part). Its source is reasoning (or, with part ``answer``, answer) quoted under one head
@@ -186,6 +189,15 @@ def _continued(raw: Any, warn: list[str]) -> dict[str, Any] | None:
         warn.append(f"field 'continued' is not a valid continuation ({_kind(raw)}); skipped")
         return None
     return {"run": run, "hint": one_line(hint), "reasoning_chars": chars}
+
+
+def saved_variants(meta: dict[str, Any]) -> Any:
+    """A ``--compare`` output's saved variants, first to last, as saved (unchecked); what its
+    metadata holds instead of a list, for the caller to report; None for any other output."""
+    if VARIANTS_KEY in meta:
+        rest = meta[VARIANTS_KEY]
+        return [meta.get(METADATA_KEY), *rest] if isinstance(rest, list) else rest
+    return meta.get(COMPARE_KEY)
 
 
 def stripped(trace: Trace) -> dict[str, Any]:

@@ -5,8 +5,8 @@ the cell's preset). The variants run at once (at most ``MAX_CONCURRENT``), each 
 Trace. The widget shows one column per variant (a :class:`~.run_view.RunView` each, flushed by a
 single ticker under one message budget, final renders included) and one Stop for all, then a
 summary table and a diff of the answers. The static output (``compare_view``, which the exporters
-share) carries the first trace under ``reasoning_nb`` (exactly one output carries it) and every
-trace under ``reasoning_nb_compare``.
+share) carries the first trace under ``reasoning_nb`` (exactly one output carries it) and the
+others under ``reasoning_nb_variants``.
 
 Model text reaches the front end only escaped, as inert markdown (``live_markdown``, in the
 columns' ``Output`` widgets) or through ``render.markdown_html`` (raw HTML off).
@@ -24,13 +24,13 @@ import anyio
 from IPython.display import display
 
 from .. import render
-from ..compare_view import bundle, diff_html, label, table_html
+from ..compare_view import bundle, cell_bundle, diff_html, label, table_html
 from ..core.events import Done, Event
 from ..core.history import Conversation
 from ..core.presets import PRESETS
 from ..core.trace import Trace
 from ..errors import ConfigError, ReasoningNBError
-from ..export.schema import COMPARE_KEY
+from ..export.schema import VARIANTS_KEY
 from ..providers import catalog
 from ..run import Run
 from .runners import LIVE_CLASS, METADATA_KEY, PAIRING_STYLE, STATIC_CLASS, WIDGET_VIEW, error_line
@@ -136,10 +136,14 @@ async def run_variants(
 
 
 def save(traces: list[Trace], *, static_class: bool) -> dict[str, Any]:
-    data = bundle(traces)
+    """The static output; ``static_class``: the twin of the live view (see ``PAIRING_STYLE``),
+    which saves the text once (``cell_bundle``), else the text view's whole bundle."""
     if static_class:
+        data = cell_bundle(traces)
         data["text/html"] = f'<div class="{STATIC_CLASS}">{PAIRING_STYLE}{data["text/html"]}</div>'
-    metadata = {METADATA_KEY: traces[0].to_dict(), COMPARE_KEY: [t.to_dict() for t in traces]}
+    else:
+        data = bundle(traces)
+    metadata = {METADATA_KEY: traces[0].to_dict(), VARIANTS_KEY: [t.to_dict() for t in traces[1:]]}
     display(data, raw=True, metadata=metadata)
     return metadata
 
@@ -217,18 +221,18 @@ class CompareWidget:
         self.labels, self.hide, self.fold = labels, hide_reasoning, fold_on_answer
         self.max_rate, self.on_stop, self.clock = max(1.0, max_rate), on_stop, clock
         self.meter = Meter()
-        self._layout = W.Layout()  # one for every text Output of every column
+        self._layout = layout = W.Layout()  # every part's with no layout of its own
         self.views: list[Any] = [None] * len(labels)
-        self.statuses = [W.HTML(value="waiting…") for _ in labels]
-        self.slots = [W.VBox() for _ in labels]
+        self.summary = W.HTML(layout=layout)
+        style = self.summary.style  # (the HTML parts share it)
+        self.statuses = [W.HTML(value="waiting…", layout=layout, style=style) for _ in labels]
+        self.slots = [W.VBox(layout=layout) for _ in labels]
         # The single view's stylesheet (scoped to LIVE_CLASS), sent once with the first label.
         heads = [f"<b>{html.escape(name)}</b>" for name in labels]
         heads[0] = f"<style>{STYLE}</style>{heads[0]}"
+        column = W.Layout(flex="1 1 0", min_width="0", padding="0 0.5em")
         self.columns = [
-            W.VBox(
-                [W.HTML(head), status, slot],
-                layout=W.Layout(flex="1 1 0", min_width="0", padding="0 0.5em"),
-            )
+            W.VBox([W.HTML(head, layout=layout, style=style), status, slot], layout=column)
             for head, status, slot in zip(heads, self.statuses, self.slots, strict=True)
         ]
         self.stop_button = W.Button(
@@ -236,9 +240,9 @@ class CompareWidget:
             layout=W.Layout(width="auto"),
         )  # fmt: skip
         self.stop_button.on_click(self._on_stop)
-        self.summary = W.HTML()
         self.root = W.VBox(
             [self.stop_button, W.HBox(self.columns, layout=W.Layout(width="100%")), self.summary],
+            layout=layout,
             _dom_classes=("reasoning-nb-compare-live", LIVE_CLASS),
         )
         # 80% of the rate, a fifth of it as burst: a window of one second stays within the rate,
@@ -382,7 +386,7 @@ class CompareWidgetRunner:
         self.stop()
         view = getattr(self, "view", None)
         if view is not None:
-            from .widget import close_tree
+            from .run_view import close_tree
 
             runs = [part for run in view.views if run is not None for part in run.parts]
             close_tree(view.root, *runs)

@@ -16,8 +16,9 @@ delimiter row, a row for its line end (``fences.table_hold``). A tail past ``tai
 no block end (a long paragraph, list, code fence or table) is then cut by force where the tail
 ends. The fresh tail after a forced cut carries ``CONT_CLASS`` (the stylesheet runs the two
 pieces on as one paragraph, code box or table). Once the block has ended, ``flush(join=True)``
-shows its pieces as one new ``Output`` swapped in for them in a single message, and
-``finalize`` joins what is left.
+shows its pieces as one new ``Output`` swapped in for them in a single message. At the end
+``finalize`` swaps one ``Output`` holding the whole text in for all of them, the same way: what
+a saved notebook keeps is one widget per text.
 """
 
 from __future__ import annotations
@@ -67,10 +68,10 @@ class LiveText:
     ) -> None:
         self.breaks, self.tail_limit = breaks, tail_limit
         self.meter = meter = meter or Meter()
-        self._layout = layout or W.Layout()  # one for every Output: a block opens one comm
+        self._layout = layout or W.Layout()  # one for every widget: a block opens one comm
         self.tail = W.Output(layout=self._layout)
-        self._pages = Pages(self.tail, page_size, meter)
-        self.box = W.VBox(self._pages.pages, _dom_classes=classes)
+        self._pages = Pages(self.tail, page_size, meter, self._layout)
+        self.box = W.VBox(self._pages.pages, layout=self._layout, _dom_classes=classes)
         self._pages.box = self.box
         self._blocks: list[_Block] = []
         self._ended: list[list[_Block]] = []  # blocks cut by force, ended: to be joined
@@ -194,7 +195,9 @@ class LiveText:
         return sent
 
     def finalize(self, text: str) -> int:
-        """Show ``text``, all of it: the pieces of each block cut by force joined into one."""
+        """Show ``text``, all of it, in one ``Output``: the frozen blocks and the tail are
+        joined (one message), so a saved notebook keeps one widget model per text, not one per
+        block."""
         sent = self._empty() if self._reset else 0
         self._pending.clear()
         self._chars = len(text)
@@ -204,14 +207,10 @@ class LiveText:
             sent += self._empty()
             frozen = ""
         rest = text[len(frozen) :]
-        self._open, self._shown, self._settled = rest, len(rest), True
-        chains: list[tuple[list[_Block], str | None]] = [(c, None) for c in self._ended]
-        self._ended = []
-        if self._blocks and self._blocks[-1].forced:  # the tail goes on with the last block
-            chains.append((self._blocks[self._chain_start(len(self._blocks) - 1) :], rest))
-        else:
-            sent += self._show(self.tail, rest, self._reopen)
-        return sent + (self._join(chains) if chains else 0)
+        self._open, self._shown, self._settled, self._ended = rest, len(rest), True, []
+        if self._blocks:
+            return sent + self._join([(self._blocks[:], rest)])
+        return sent + self._show(self.tail, rest, self._reopen)
 
     # -- inside --------------------------------------------------------------------------------
 

@@ -20,9 +20,11 @@ ID_BYTES = 45
 
 
 class Pages:
-    def __init__(self, tail: W.Widget, page_size: int, meter: Meter) -> None:
+    def __init__(
+        self, tail: W.Widget, page_size: int, meter: Meter, layout: W.Layout | None = None
+    ) -> None:
         self.tail, self.page_size, self.meter = tail, page_size, meter
-        self._layout = W.Layout()  # shared by every page: a new page opens one comm, not two
+        self._layout = layout or W.Layout()  # every page's: a new page opens one comm, not two
         self.pages: list[W.VBox] = [W.VBox([tail], layout=self._layout)]
         self.box: W.Box | None = None
         """The outer box, set by the owner once it is built around ``pages``."""

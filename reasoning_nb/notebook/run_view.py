@@ -52,28 +52,12 @@ class RunView:
     ) -> None:
         self.trace, self.number, self.hide = trace, number, hide_reasoning
         self._held = ""  # whitespace before the answer's first visible text
-        self.meter = meter = meter or Meter()
-        layout = layout or W.Layout()  # one for all the Outputs
-        self.reasoning = LiveText(
-            breaks=True, meter=meter, layout=layout, classes=(TEXT_CLASS, THOUGHTS_CLASS)
-        )
-        self.answer = LiveText(meter=meter, layout=layout, classes=(TEXT_CLASS, ANSWER_CLASS))
+        self.meter = meter or Meter()
+        self._layout = layout or W.Layout()  # one for every part with no layout of its own
         self._title, self._open = (HIDDEN_TITLE, False) if hide_reasoning else (LIVE_TITLE, True)
-        self.pane = W.Accordion(
-            [W.Box([self.reasoning.box], _dom_classes=(SCROLL_CLASS,))],
-            titles=(self._title,),
-            selected_index=0 if self._open else None,
-            _dom_classes=(PANE_CLASS,),
-        )
-        self.toggle = W.ToggleButton(
-            value=self._open, description=self._title, icon=_CARET[self._open],
-            tooltip="Show or hide the reasoning", _dom_classes=(TOGGLE_CLASS,),
-        )  # fmt: skip
         self._quiet = False  # True while we set the toggle ourselves
-        self.toggle.observe(self._on_toggle, "value")
-        self.error = W.HTML(_dom_classes=(ERROR_CLASS,))
-        # the pane joins when reasoning arrives
-        self.root = W.VBox([self.answer.box])
+        self._parked = False
+        self._build()
         self.phase, self.detail = "connecting", ""
         self.warnings = list(trace.warnings)
         self.usage = dict(trace.usage)
@@ -85,6 +69,43 @@ class RunView:
         self.t_answer: float | None = None
         self._last = ""
         self._pane_dirty = False
+
+    def _build(self) -> None:
+        """The run's widgets, with no text yet (the pane joins when reasoning arrives)."""
+        layout, meter = self._layout, self.meter
+        self.reasoning = LiveText(
+            breaks=True, meter=meter, layout=layout, classes=(TEXT_CLASS, THOUGHTS_CLASS)
+        )
+        self.answer = LiveText(meter=meter, layout=layout, classes=(TEXT_CLASS, ANSWER_CLASS))
+        self.pane = W.Accordion(
+            [W.Box([self.reasoning.box], layout=layout, _dom_classes=(SCROLL_CLASS,))],
+            titles=(self._title,),
+            selected_index=0 if self._open else None,
+            layout=layout,
+            _dom_classes=(PANE_CLASS,),
+        )
+        self.toggle = W.ToggleButton(
+            value=self._open, description=self._title, icon=_CARET[self._open],
+            tooltip="Show or hide the reasoning", layout=layout, _dom_classes=(TOGGLE_CLASS,),
+        )  # fmt: skip
+        self.toggle.observe(self._on_toggle, "value")
+        self.error: W.HTML | None = None  # a failed run's error line, made at the end
+        self.root = W.VBox([self.answer.box], layout=layout)
+
+    def park(self) -> None:
+        """A finished run off screen: its widgets are closed, so a saved notebook does not keep
+        its text once more (its trace has it); :meth:`unpark` makes them again."""
+        if self.finished and not self._parked:
+            close_tree(*self.parts, keep=(self._layout,))
+            self._parked = True
+
+    def unpark(self, *, fold: bool) -> int:
+        """Widgets again for a parked run, showing all of it; returns the messages sent."""
+        if not self._parked:
+            return 0
+        self._parked = False
+        self._build()
+        return self.finalize(fold=fold)
 
     # -- text, folded as Trace.fold does ---------------------------------------------------------
 
@@ -210,9 +231,13 @@ class RunView:
         if trace.reasoning:
             self._set_pane(reasoning_summary(trace), not self.hide and not (fold and trace.answer))
         sent += self._flush_pane()
-        error = trace.error and not error_in_cell
-        if error:
-            sent += self.meter.set(self.error, value=html.escape(f"✖ {trace.error}"))
+        error = trace.error and not error_in_cell  # (else the cell's error line says it)
+        if error:  # as the static view says it, on a line of its own that looks it
+            line = html.escape(f"✖ {trace.error}")
+            if self.error is None:
+                self.error = W.HTML(line, layout=self._layout, _dom_classes=(ERROR_CLASS,))
+            else:
+                sent += self.meter.set(self.error, value=line)
         kids = self._panes() + (self.answer.box,) + ((self.error,) if error else ())
         return sent + self.meter.set(self.root, children=kids)
 
@@ -222,7 +247,8 @@ class RunView:
     @property
     def parts(self) -> tuple[W.Widget, ...]:
         """Every widget of this run, shown or not yet (to close them all)."""
-        return (self.root, self.toggle, self.pane, self.answer.box, self.error)
+        parts = (self.root, self.toggle, self.pane, self.answer.box, self.error)
+        return tuple(w for w in parts if w is not None)
 
     def _panes(self) -> tuple[W.Widget, ...]:
         return (self.toggle, self.pane) if self.reasoning.chars else ()
@@ -316,3 +342,21 @@ class RunView:
                 f"<span>{parts[1]}</span></span>"
             )
         return "<br>".join([" · ".join(parts), *(html.escape(f"⚠ {w}") for w in self.warnings)])
+
+
+def close_tree(*roots: W.Widget, keep: tuple[W.Widget, ...] = ()) -> None:
+    """Close these widgets and every widget they reach (children, layout, style, ...) but
+    ``keep`` (shared with widgets that stay): a closed model leaves the kernel's registry and
+    the front end."""
+    seen = {id(widget) for widget in keep}
+    todo = list(roots)
+    while todo:
+        widget = todo.pop()
+        if id(widget) in seen:
+            continue
+        seen.add(id(widget))
+        for name in widget.keys:
+            value = getattr(widget, name, None)
+            items = value if isinstance(value, (list, tuple)) else (value,)
+            todo.extend(v for v in items if isinstance(v, W.Widget))
+        widget.close()

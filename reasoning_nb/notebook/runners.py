@@ -264,7 +264,7 @@ class WidgetRunner:
 
     def _save(self, trace: Trace, *, error_in_cell: bool = False) -> None:
         """The static output (shown or updated): the trace's bundle with its metadata."""
-        data = render.bundle(trace)
+        data = render.cell_bundle(trace)
         classes = f"{STATIC_CLASS} {ERROR_IN_CELL_CLASS}" if error_in_cell else STATIC_CLASS
         data["text/html"] = f'<div class="{classes}">{PAIRING_STYLE}{data["text/html"]}</div>'
         metadata: dict[str, Any] = {METADATA_KEY: trace.to_dict()}

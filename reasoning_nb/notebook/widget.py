@@ -25,7 +25,7 @@ from ..core.events import ReasoningDelta, TextDelta
 from ..core.presets import PRESETS
 from ..core.trace import Trace
 from .pin import PinButton
-from .run_view import RunView
+from .run_view import RunView, close_tree
 from .style import HEADER_CLASS, ROOT_CLASSES, RUNS_CLASS, STATUS_CLASS, STEER_CLASS, STYLE
 from .throttle import Meter, Throttle
 
@@ -96,7 +96,9 @@ class ThinkWidget:
             byte_ratio=BYTE_RATIO, byte_slack=BYTE_SLACK, byte_rate=BYTE_RATE,
         )  # fmt: skip
         self._meter = Meter()
-        self._layout = W.Layout()  # one for every text Output of every run
+        self._layout = W.Layout()
+        """One for every widget of this view with no layout of its own: each Layout is one more
+        model in a saved notebook."""
         self._all: list[RunView] = []
         self._live: RunView | None = None
         self._shown: RunView | None = None
@@ -113,7 +115,8 @@ class ThinkWidget:
         options = list(presets) + ([preset] if preset not in presets else [])
         self.stylesheet = W.HTML(f"<style>{STYLE}</style>", layout=W.Layout(display="none"))
         """Never updated: the stylesheet goes out once."""
-        self.model_label = W.HTML(_model_html(model))
+        html_style = self.stylesheet.style  # (the same: the HTML parts share their style)
+        self.model_label = W.HTML(_model_html(model), layout=self._layout, style=html_style)
         """The model that answers the run on screen, once the run knows it."""
         self.dropdown = W.Dropdown(
             options=options, value=preset, tooltip="Reasoning preset", layout=W.Layout(width="8em")
@@ -125,41 +128,29 @@ class ThinkWidget:
             tooltip="Stop this run",
             layout=W.Layout(width="auto"),
         )  # fmt: skip  (disabled, hence hidden, while no run is live: see STYLE)
-        self.status = W.HTML(_dom_classes=(STATUS_CLASS,))
-        self.selector = W.ToggleButtons(
-            options=[], style={"button_width": "auto"}, layout=W.Layout(display="none"),
-            _dom_classes=(RUNS_CLASS,),
-        )  # fmt: skip
-        self.body = W.VBox()
-        # Steering, under a stopped run: ask again with its reasoning kept and a hint.
-        self.hint = W.Text(  # (continuous: the page sends Enter before the text typed last)
-            placeholder="Hint for the model (optional)",
-            continuous_update=True,
-            layout=W.Layout(width="24em"),
-        )
-        self.continue_button = W.Button(
-            description="Continue",
-            icon="play",
-            tooltip="Ask again with this run's reasoning kept, and the hint",
-            layout=W.Layout(width="auto"),
-        )
-        self.pin = PinButton(self._pinnable)
+        self.status = W.HTML(layout=self._layout, style=html_style, _dom_classes=(STATUS_CLASS,))
+        self.selector: W.ToggleButtons | None = None
+        """The run selector, made for the second run (see ``_update_selector``)."""
+        self.body = W.VBox(layout=self._layout)
+        # Steering, under a stopped run: ask again with its reasoning kept and a hint (made the
+        # first time they are offered: see _steering).
+        self.hint: W.Text | None = None
+        self.continue_button: W.Button | None = None
+        self.pin = PinButton(self._pinnable, layout=self._layout)
+        row = W.Layout(align_items="center")
         self.steer = W.HBox(
-            layout=W.Layout(align_items="center"), _dom_classes=(STEER_CLASS,)
+            layout=row, _dom_classes=(STEER_CLASS,)
         )  # its parts join under a run that ended (see _update_steer); empty, it is not shown
-        header = W.HBox(
+        self._header = W.HBox(
             [self.stylesheet, self.model_label, self.dropdown, self.stop_button, self.status],
-            layout=W.Layout(align_items="center"),
+            layout=row,
             _dom_classes=(HEADER_CLASS,),
         )
         self.root = W.VBox(
-            [header, self.selector, self.body, self.steer], _dom_classes=ROOT_CLASSES
+            [self._header, self.body, self.steer], layout=self._layout, _dom_classes=ROOT_CLASSES
         )
         self.dropdown.observe(self._on_preset, "value")
         self.stop_button.on_click(self._on_stop)
-        self.continue_button.on_click(self._on_continue)
-        self.hint.on_msg(self._on_hint_msg)  # Enter in the hint: Continue
-        self.selector.observe(self._on_pick, "value")
 
     # -- the contract with the magic ------------------------------------------------------------
 
@@ -258,6 +249,8 @@ class ThinkWidget:
             run.detail = "truncated" if trace.status == "truncated" else ""  # (errors: own line)
         run.warnings += [w for w in trace.warnings if w not in run.warnings]
         run.finalize(fold=self.fold_on_answer, error_in_cell=error_in_cell)
+        if run is not self._shown:  # it ended while an earlier run was picked
+            run.park()
         if run is self._live:
             self._live = None
             self._status_dirty = False
@@ -362,8 +355,13 @@ class ThinkWidget:
         return sent
 
     def _show(self, run: RunView) -> int:
-        self._shown = run
-        return self._meter.set(self.body, children=(run.root,))
+        """Put ``run`` on screen; the finished run it replaces is parked (see ``RunView.park``)."""
+        before, self._shown = self._shown, run
+        sent = run.unpark(fold=self.fold_on_answer)
+        sent += self._meter.set(self.body, children=(run.root,))
+        if before is not None and before is not run:
+            before.park()  # (once off screen: the front end never shows a closed widget)
+        return sent
 
     def _follow_model(self, run: RunView) -> int:
         """The model label names the model of the run on screen, once it is known (a default
@@ -388,13 +386,19 @@ class ThinkWidget:
             return 0
         labels = tuple((run.label(), i) for i, run in enumerate(self._all))
         index = self._all.index(self._shown) if self._shown else 0
-        sent = self._meter.set(self.selector.layout, display=None)
+        if self.selector is None:  # the second run: the selector joins, under the header
+            self.selector = W.ToggleButtons(
+                options=labels, value=index, style={"button_width": "auto"},
+                layout=self._layout, _dom_classes=(RUNS_CLASS,),
+            )  # fmt: skip
+            self.selector.observe(self._on_pick, "value")
+            kids = (self._header, self.selector, self.body, self.steer)
+            return self._meter.set(self.root, children=kids)
         self._quiet = True
         try:  # new options reset the value: set both, one message
-            sent += self._meter.set(self.selector, options=labels, value=index)
+            return self._meter.set(self.selector, options=labels, value=index)
         finally:
             self._quiet = False
-        return sent
 
     def _update_steer(self) -> int:
         """Under the shown run, once nothing runs: Continue (and its hint) if the run was
@@ -403,10 +407,29 @@ class ThinkWidget:
         parts: list[W.Widget] = []
         if self._live is None and run is not None and run.finished:
             if self.on_continue is not None and _steerable(run.trace):
-                parts += [self.continue_button, self.hint]
+                parts += self._steering()
             if run.trace.reasoning:
                 parts.append(self.pin)
         return self._meter.set(self.steer, children=tuple(parts))
+
+    def _steering(self) -> list[W.Widget]:
+        """Continue and its hint, made the first time they are offered."""
+        if self.hint is None or self.continue_button is None:
+            self.hint = W.Text(  # (continuous: the page sends Enter before the text typed last)
+                placeholder="Hint for the model (optional)",
+                continuous_update=True,
+                layout=W.Layout(width="24em"),
+            )
+            self.continue_button = W.Button(
+                description="Continue",
+                icon="play",
+                tooltip="Ask again with this run's reasoning kept, and the hint",
+                layout=self.stop_button.layout,  # (as wide as its text, as Stop is)
+                style=self.stop_button.style,
+            )
+            self.continue_button.on_click(self._on_continue)
+            self.hint.on_msg(self._on_hint_msg)  # Enter in the hint: Continue
+        return [self.continue_button, self.hint]
 
     def _pinnable(self) -> RunView | None:
         run = self._shown
@@ -415,7 +438,7 @@ class ThinkWidget:
     def close(self) -> None:
         """Close every widget model of this view, the runs not on screen included."""
         roots = [self.root, self.continue_button, self.hint, self.pin]
-        close_tree(*roots, *(part for run in self._all for part in run.parts))
+        close_tree(*(r for r in roots if r), *(part for run in self._all for part in run.parts))
 
     # -- user actions ----------------------------------------------------------------------------
 
@@ -436,9 +459,10 @@ class ThinkWidget:
         run = self._shown
         if self._live is not None or run is None or self.on_continue is None:
             return
-        hint = self.hint.value
+        hint = self.hint.value if self.hint is not None else ""
         now, mark = self.clock(), self._mark()
-        self._meter.set(self.hint, value="")
+        if self.hint is not None:
+            self._meter.set(self.hint, value="")
         self._note(now, mark)
         self.on_continue(run.trace, hint, run.number)
 
@@ -465,20 +489,3 @@ def _model_html(model: str) -> str:
 def _steerable(trace: Trace) -> bool:
     arrived = bool(trace.reasoning or trace.answer)
     return trace.status in STEERABLE or (trace.status == "error" and arrived)
-
-
-def close_tree(*roots: W.Widget) -> None:
-    """Close these widgets and every widget they reach (children, layout, style, ...): a closed
-    model leaves the kernel's registry and the front end."""
-    seen: set[int] = set()
-    todo = list(roots)
-    while todo:
-        widget = todo.pop()
-        if id(widget) in seen:
-            continue
-        seen.add(id(widget))
-        for name in widget.keys:
-            value = getattr(widget, name, None)
-            items = value if isinstance(value, (list, tuple)) else (value,)
-            todo.extend(v for v in items if isinstance(v, W.Widget))
-        widget.close()
