@@ -154,3 +154,15 @@ def test_live_text_sources_are_what_each_output_shows():
     assert len(_check_sources(live)) > 1  # while it streams: a block per Output, and the tail
     live.finalize(text)
     assert _check_sources(live) == [text]  # at the end: one Output holds the whole text
+
+
+def test_the_pin_script_is_saved_without_comments_or_indentation():
+    from pathlib import Path
+
+    from reasoning_nb.notebook import pin
+
+    source = (Path(pin.__file__).parent / "static" / "pin.js").read_text(encoding="utf-8")
+    saved = pin.PinButton._esm
+    assert "//" not in saved and not any(line != line.strip() for line in saved.splitlines())
+    assert len(saved) < 0.75 * len(source)  # (it is in every saved cell's widget state)
+    assert pin.compact_js("a(1); // why\n  // more\n  b('x');\n") == "a(1);\nb('x');"

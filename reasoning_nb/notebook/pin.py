@@ -62,12 +62,23 @@ def executing_cell_id() -> str:
     return cell_id if isinstance(cell_id, str) else ""
 
 
+_COMMENT = re.compile(r"^\s*//.*$|\s+//\s.*$", re.M)
+
+
+def compact_js(source: str) -> str:
+    """``source`` without its comments and indentation: a saved notebook keeps the script in
+    every cell's widget state, where they were two fifths of it. Line ends stay (they may end
+    statements); the file has no ``//`` inside a string."""
+    lines = (line.strip() for line in _COMMENT.sub("", source).splitlines())
+    return "\n".join(line for line in lines if line)
+
+
 class PinButton(anywidget.AnyWidget):
     """The "Pin" button of a ``ThinkWidget``; pins from the run ``shown()`` returns."""
 
     # The text, not the path: anywidget ties every instance made from a file path to the file
     # (for hot reload) with a strong reference, so no PinButton would ever be freed.
-    _esm = (Path(__file__).parent / "static" / "pin.js").read_text(encoding="utf-8")
+    _esm = compact_js((Path(__file__).parent / "static" / "pin.js").read_text(encoding="utf-8"))
     cell_id = Unicode("", help="The notebook cell the widget was made in.").tag(sync=True)
 
     def __init__(self, shown: Callable[[], RunView | None], **kwargs: Any) -> None:
