@@ -18,6 +18,17 @@ def wire_server() -> Iterator[WireServer]:
     assert not server.errors, f"wire_server hook errors: {server.errors!r}"
 
 
+@pytest.fixture
+def kernel():
+    """A real IPython kernel of its own, with ``%load_ext reasoning_nb`` run (``KernelSession``)."""
+    from kernel_session import KernelSession
+
+    session = KernelSession()
+    session.run("%load_ext reasoning_nb")
+    yield session
+    session.close()
+
+
 # -- the real llama-server (tests/test_real_llamacpp.py) ----------------------------------------
 
 

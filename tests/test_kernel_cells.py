@@ -18,14 +18,6 @@ CHAT = "/v1/chat/completions"
 pytestmark = pytest.mark.kernel
 
 
-@pytest.fixture
-def kernel():
-    session = KernelSession()
-    session.run("%load_ext reasoning_nb")
-    yield session
-    session.close()
-
-
 def stalled(reasoning: str = "thinking slowly " * 5) -> Reply:
     """A stream that sends some reasoning, then waits 10 min: only a stop ends it in time."""
     frames = wf.chat_sse(reasoning, "never finished", done=False)

@@ -16,14 +16,6 @@ CHAT = "/v1/chat/completions"
 pytestmark = pytest.mark.kernel
 
 
-@pytest.fixture
-def kernel():
-    session = KernelSession()
-    session.run("%load_ext reasoning_nb")
-    yield session
-    session.close()
-
-
 def cell(wire_server) -> str:
     return f"%%think --model llamacpp:m --base-url {wire_server.url} --preset low\nQ"
 
