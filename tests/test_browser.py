@@ -50,13 +50,14 @@ ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "browser"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 LONG = 60_000  # ms: generous, for a loaded 2-core CI machine
 
-pytestmark = [
+BROWSER = [
     pytest.mark.browser,
     requires(
         os.path.exists(CHROMIUM),
         f"{CHROMIUM} is missing (apt-get install -y chromium fonts-dejavu-core)",
     ),
 ]
+pytestmark = BROWSER
 
 REASONING = (
     "The question is about the colour of the daytime sky, so start with sunlight: it holds "

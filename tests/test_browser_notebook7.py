@@ -14,12 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 import test_browser as tb
-from needs import requires
 
-pytestmark = [
-    pytest.mark.browser,
-    requires(os.path.exists(tb.CHROMIUM), f"{tb.CHROMIUM} is missing (apt-get install chromium)"),
-]
+pytestmark = tb.BROWSER
 
 
 @pytest.fixture(scope="module")

@@ -10,14 +10,12 @@ helpers; screenshots and the measured figures land in ``test-artifacts/browser/`
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
-from needs import requires
 from playwright.sync_api import expect
 from test_browser import (  # noqa: F401 - the fixtures are used by name
     ARTIFACTS,
-    CHROMIUM,
+    BROWSER,
     browser_page,
     cell,
     close_all,
@@ -30,13 +28,7 @@ from test_browser import (  # noqa: F401 - the fixtures are used by name
     write_notebook,
 )
 
-pytestmark = [
-    pytest.mark.browser,
-    requires(
-        os.path.exists(CHROMIUM),
-        f"{CHROMIUM} is missing (apt-get install -y chromium fonts-dejavu-core)",
-    ),
-]
+pytestmark = BROWSER  # (a real Lab and chromium, as test_browser)
 
 SETUP = r"""
 from IPython.display import display

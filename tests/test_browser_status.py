@@ -9,16 +9,13 @@ Shares ``test_browser``'s Lab, wire server and page; screenshots land in
 
 from __future__ import annotations
 
-import os
 import threading
 
-import pytest
 import wire_fixtures as wf
-from needs import requires
 from playwright.sync_api import expect
 from test_browser import (  # noqa: F401 - the fixtures are used by name
+    BROWSER,
     CHAT,
-    CHROMIUM,
     browser_page,
     cell,
     lab,
@@ -38,13 +35,7 @@ from test_browser import (  # noqa: F401 - the fixtures are used by name
 )
 from wire_server import Reply
 
-pytestmark = [
-    pytest.mark.browser,
-    requires(
-        os.path.exists(CHROMIUM),
-        f"{CHROMIUM} is missing (apt-get install -y chromium fonts-dejavu-core)",
-    ),
-]
+pytestmark = BROWSER  # (a real Lab and chromium, as test_browser)
 
 KERNEL = "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
 
