@@ -40,12 +40,11 @@ from typing import Any
 from .core.tokens import estimate, reasoning_tokens
 from .core.trace import Trace
 from .export.schema import (
-    COMPARE_KEY,
     HISTORY_KEY,
     METADATA_KEY,
-    VARIANTS_KEY,
     read_trace,
     saved_variants,
+    variants_key,
 )
 from .markdown_safety import md_escape, one_line
 
@@ -162,8 +161,7 @@ class _Reader:
         (the first of which is the output's own trace)."""
         variants = saved_variants(meta)
         if variants is not None:
-            key = VARIANTS_KEY if VARIANTS_KEY in meta else COMPARE_KEY
-            runs = self.listed(variants, key, cell)
+            runs = self.listed(variants, variants_key(meta), cell)
             if runs:
                 for k, data in enumerate(runs, 1):
                     self.add(data, f"{cell} variant {k}/{len(runs)}")

@@ -59,6 +59,7 @@ from .schema import (
     read_trace,
     saved_variants,
     stripped,
+    variants_key,
 )
 
 TARGETS = ("auto", "html", "markdown", "notebook")
@@ -243,7 +244,7 @@ class ReasoningPreprocessor(Preprocessor):
     def _variants(self, saved: Any, meta: dict, where: str) -> list[Trace] | None:
         """The readable traces of a ``--compare`` output; None (shown as its single trace, with
         a warning) when the list is not a list or none of it is readable."""
-        name = VARIANTS_KEY if VARIANTS_KEY in meta else COMPARE_KEY
+        name = variants_key(meta)
         if not isinstance(saved, list):
             kind = type(saved).__name__
             self._warn(f"{where}: {name} is {kind}, not a list; shown as a single trace")

@@ -200,6 +200,11 @@ def saved_variants(meta: dict[str, Any]) -> Any:
     return meta.get(COMPARE_KEY)
 
 
+def variants_key(meta: dict[str, Any]) -> str:
+    """The key a ``--compare`` output saves its variants under (for messages about them)."""
+    return VARIANTS_KEY if VARIANTS_KEY in meta else COMPARE_KEY
+
+
 def stripped(trace: Trace) -> dict[str, Any]:
     """The saved form with no reasoning: its text and the provider state (signatures,
     encrypted reasoning) are gone; counts and timings stay; ``schema`` stays 1."""
