@@ -108,6 +108,9 @@ class Trace:
     continued: dict[str, Any] | None = None
     """Set on a run that continues a stopped one: ``{"run", "hint", "reasoning_chars"}``
     (see ``core.steering``); saved only when set."""
+    replay: dict[str, Any] | None = None
+    """Set on a run served from the replay cache instead of the model: ``{"recorded_at": the
+    recorded run's ``started_at``, "pace": "instant" | "recorded"}``; saved only when set."""
 
     # Live bookkeeping, not saved.
     clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
@@ -258,6 +261,7 @@ class Trace:
             "provider_state": _json_copy(self.provider_state),
             "started_at": self.started_at,
             **({"continued": _json_copy(self.continued)} if self.continued else {}),
+            **({"replay": _json_copy(self.replay)} if self.replay else {}),
         }
 
     @classmethod
@@ -292,6 +296,7 @@ class Trace:
             provider_state=dict(data.get("provider_state") or {}),
             started_at=data.get("started_at"),
             continued=dict(data["continued"]) if data.get("continued") else None,
+            replay=dict(data["replay"]) if data.get("replay") else None,
         )
 
 
