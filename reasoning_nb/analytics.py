@@ -2,6 +2,7 @@
 
     from reasoning_nb import stats
     stats("their.ipynb")          # or a notebook dict, a list of traces / trace dicts, or None
+    stats("log", since="2025-06-01")  # every logged run (see analytics_log)
     %think --stats                # this session's runs
 
 Only the saved metadata is read (``metadata["reasoning_nb"]`` and the earlier preset runs in
@@ -9,7 +10,14 @@ Only the saved metadata is read (``metadata["reasoning_nb"]`` and the earlier pr
 a notebook is untrusted input. An entry that cannot be read is skipped with a note under the
 table; every string is escaped in every view.
 
+What is plotted: complete runs only. Cancelled and failed runs stopped early, and truncated
+ones stopped at a token limit, so their counts say where the run was cut, not what the preset
+spends; replays repeat a recorded run. All of them are listed in the table (dimmed in HTML),
+with their real numbers, and never plotted.
+
 Columns, and how honest each one is:
+
+* **prompt**: the question's first 40 characters on one line, to match rows to questions.
 
 * **reasoning / answer tokens**: the server's counts where it sent them (answer = output minus
   reasoning: every provider here counts reasoning inside its output). Estimates read ``≈``:
@@ -37,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .core.presets import PRESETS
 from .core.tokens import estimate, reasoning_tokens
 from .core.trace import Trace
 from .export.schema import (
@@ -55,10 +64,12 @@ BUFFERED_RATE = 2000.0
 UNTIMED_CHARS = 200
 """Reasoning this long with no timing at all did not stream."""
 MAX_NOTES = 50
+PROMPT_CHARS = 40
 MAX_COUNT = 10**12
 
 COLUMNS = (
     ("source", "run", "where the trace came from"),
+    ("prompt", "prompt", f"the question's first {PROMPT_CHARS} characters"),
     ("model", "model", ""),
     ("preset", "preset", ""),
     ("status", "status", ""),
@@ -74,18 +85,33 @@ LEGEND = (
     "≈ estimated from the text's length · first token: of either kind · "
     "buffered: the reasoning arrived in one piece, so its time is not thinking time"
 )
+UNPLOTTED = (
+    "the plot shows complete runs only: cancelled, failed, truncated and replayed runs "
+    "are listed, not plotted"
+)
 
 
-def stats(source: Any = None) -> TraceStats:
+def stats(source: Any = None, *, since: Any = None) -> TraceStats:
     """Tabulate traces: ``source`` is a ``.ipynb`` path, a notebook (nbformat node or dict), a
-    trace, a list of traces or trace dicts, or None for this IPython session's ``%%think`` runs."""
+    trace, a list of traces or trace dicts, None for this IPython session's ``%%think`` runs, or
+    the trace log: ``"log"`` (``$REASONING_NB_DB`` or the default log) or a path ending in
+    ``.sqlite3``, ``.sqlite`` or ``.db``. ``since`` (an ISO date or datetime, UTC unless it says
+    otherwise) keeps the log's runs started then or later. Logged replays are listed, marked
+    ``replay``, and left out of the plot (see :mod:`~reasoning_nb.analytics_log`)."""
+    from .analytics_log import is_log, read_log
+
     reader = _Reader()
+    is_path = isinstance(source, (str, os.PathLike))
+    if since is not None and not (is_path and is_log(source)):
+        raise TypeError("since= filters the trace log only: stats('log', since=...)")
     if source is None:
         rows = _session_rows()
         if rows is not None:
             return session_stats(rows)
         reader.note("no %think session here: %load_ext reasoning_nb, or pass a notebook")
-    elif isinstance(source, (str, os.PathLike)):
+    elif is_path and is_log(source):
+        read_log(source, since, reader)
+    elif is_path:
         reader.notebook(_load(Path(source)))
     elif isinstance(source, dict) and "cells" in source:
         reader.notebook(source)
@@ -100,7 +126,8 @@ def stats(source: Any = None) -> TraceStats:
 
 
 def session_stats(rows: Iterable[dict[str, Any]]) -> TraceStats:
-    """A session's runs from the rows ``%%think`` kept of them (numbers, no text), numbered."""
+    """A session's runs from the rows ``%%think`` kept of them (numbers and the short prompt),
+    numbered."""
     return TraceStats([{**r, "source": f"#{i}"} for i, r in enumerate(rows, 1)], [])
 
 
@@ -137,12 +164,15 @@ class _Reader:
         for i, item in enumerate(items, 1):
             self.add(item.to_dict() if isinstance(item, Trace) else item, f"#{i}")
 
-    def add(self, data: Any, source: str) -> None:
+    def add(self, data: Any, source: str, *, replay: bool = False) -> None:
+        """``replay``: the run was served from the replay cache (the log's own column says so)."""
         trace, problems = read_trace(data)
         for problem in problems:
             self.note(f"{source}: {problem}" + ("" if trace else "; skipped"))
         if trace is not None:
-            self.rows.append(row(trace, source))
+            found = row(trace, source)
+            found["replay"] = found["replay"] or replay
+            self.rows.append(found)
 
     def notebook(self, nb: Any) -> None:
         cells = nb.get("cells") if isinstance(nb, dict) else None
@@ -222,6 +252,8 @@ def row(trace: Trace, source: str = "") -> dict[str, Any]:
         "budget_tokens": trace.budget_tokens,
         "status": trace.status,
         "continued": bool(trace.continued),  # re-asked after a stop (see core.steering)
+        "replay": bool(trace.replay),  # served from the replay cache: the recorded run's numbers
+        "prompt": _short(trace.prompt, PROMPT_CHARS),
         "reasoning_tokens": reasoning,
         "reasoning_estimated": reasoning_est,
         "answer_tokens": answer,
@@ -237,6 +269,11 @@ def row(trace: Trace, source: str = "") -> dict[str, Any]:
         "warnings": list(trace.warnings),
         "started_at": trace.started_at,
     }
+
+
+def plotted(r: dict[str, Any]) -> bool:
+    """The rule in the module docstring: a complete run, not a replay, at a known preset."""
+    return r["status"] == "complete" and not r.get("replay") and r["preset"] in PRESETS
 
 
 def _short(text: str, limit: int) -> str:
@@ -261,8 +298,9 @@ def cell_text(r: dict[str, Any], key: str, *, full: bool = False) -> str:
         if value is None:
             return "—"
         return ("≈" if r["tokens_per_s_estimated"] else "") + f"{value:,.1f}"
-    if key == "status" and r.get("continued"):
-        return f"{value}, continued"
+    if key == "status":
+        marks = [m for m in ("continued", "replay") if r.get(m)]
+        return ", ".join([value, *marks])
     if key == "warnings":
         if full:
             return " · ".join(one_line(w) for w in value)
@@ -287,6 +325,10 @@ class TraceStats:
         head = [title for _, title, _ in COLUMNS]
         return [head] + [[cell_text(r, key, full=full) for key, _, _ in COLUMNS] for r in self.rows]
 
+    def legend(self) -> list[str]:
+        """The legend lines: what the marks mean, and which rows the plot leaves out."""
+        return [LEGEND] + ([UNPLOTTED] if not all(map(plotted, self.rows)) else [])
+
     def plot_svg(self) -> str | None:
         """Reasoning tokens by preset, a line per model; None when a plot would not help."""
         from .analytics_view import svg
@@ -303,7 +345,7 @@ class TraceStats:
             for line in table
         ]
         lines.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join([*lines, "", LEGEND, *(f"! {n}" for n in self.notes)])
+        return "\n".join([*lines, "", *self.legend(), *(f"! {n}" for n in self.notes)])
 
     def __repr__(self) -> str:
         return f"<TraceStats: {len(self.rows)} trace{'' if len(self.rows) == 1 else 's'}>"
@@ -317,7 +359,7 @@ class TraceStats:
         table = self.table()
         lines = ["| " + " | ".join(md_escape(c) for c in line) + " |" for line in table]
         lines.insert(1, "|" + " --- |" * len(COLUMNS))
-        notes = [md_escape(LEGEND), *(f"⚠ {md_escape(n)}" for n in self.notes)]
+        notes = [*map(md_escape, self.legend()), *(f"⚠ {md_escape(n)}" for n in self.notes)]
         return "\n".join(lines) + "\n\n" + "  \n".join(notes)
 
     def _repr_html_(self) -> str:
@@ -348,4 +390,4 @@ def _csv_cell(value: Any) -> Any:
     return "" if value is None else value
 
 
-__all__ = ["TraceStats", "is_buffered", "row", "stats"]
+__all__ = ["TraceStats", "is_buffered", "plotted", "row", "stats"]

@@ -2,9 +2,10 @@
 reasoning tokens (y) by preset (x), one series per model, as inline SVG.
 
 Drawn by hand (no plotting library); every label comes from a notebook, so all text is escaped
-and shortened. A filled point is the server's count, a hollow one an estimate from characters;
-the line joins each model's mean per preset from ``off`` to ``max`` (``auto`` is not a level,
-so its point stands alone).
+and shortened. Only complete runs are drawn (:func:`~reasoning_nb.analytics.plotted`); the rest
+are dimmed in the table. A filled point is the server's count, a hollow one an estimate from
+characters; the line joins each model's mean per preset from ``off`` to ``max`` (``auto`` is not
+a level, so its point stands alone).
 
 Text and grid take ``currentColor``, the colour of the text around the plot, so the plot reads in
 JupyterLab Light and Dark and on a white page; the series colours (Okabe-Ito, a mid grey last)
@@ -17,6 +18,7 @@ import html
 import math
 from typing import TYPE_CHECKING, Any
 
+from .analytics import plotted
 from .core.presets import PRESETS
 from .markdown_safety import one_line
 
@@ -29,13 +31,19 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#8
 FONT = 'font-family="sans-serif" font-size="11" fill="currentColor"'
 GRID = 'stroke="currentColor" stroke-opacity="0.2"'
 HOLLOW = 'style="fill:var(--jp-layout-color0,#fff)"'  # the page's background
-_TD = {"source": "white-space:nowrap", "model": "white-space:nowrap", "warnings": ""}
+_TD = {
+    "source": "white-space:nowrap",
+    "prompt": "white-space:nowrap",
+    "model": "white-space:nowrap",
+    "warnings": "",
+}
+_UNPLOTTED_ROW = '<tr style="opacity:0.6" title="not plotted: only complete runs are">'
 _SMALL = "font-size:0.85em"
 
 
 def html_view(stats: TraceStats) -> str:
     """The table (every cell escaped), the plot when it helps, the legend and the notes."""
-    from .analytics import COLUMNS, LEGEND, cell_text, seconds
+    from .analytics import COLUMNS, cell_text, seconds
 
     e = html.escape
     out = ['<div class="reasoning-nb-stats">']
@@ -44,7 +52,7 @@ def html_view(stats: TraceStats) -> str:
         out.extend(f'<th title="{e(tip)}">{e(title)}</th>' for _, title, tip in COLUMNS)
         out.append("</tr></thead><tbody>")
         for r in stats.rows:
-            out.append("<tr>")
+            out.append("<tr>" if plotted(r) else _UNPLOTTED_ROW)
             for key, _, _ in COLUMNS:
                 tip = ""
                 if key == "reasoning_ms" and r["buffered"] and r["reasoning_ms"] is not None:
@@ -57,7 +65,7 @@ def html_view(stats: TraceStats) -> str:
         plot = svg(stats.rows)
         if plot:
             out.append(f"<div>{plot}</div>")
-        out.append(f'<div style="{_SMALL};opacity:0.7">{e(LEGEND)}</div>')
+        out.extend(f'<div style="{_SMALL};opacity:0.7">{e(line)}</div>' for line in stats.legend())
     else:
         out.append("<p>No traces.</p>")
     out.extend(f'<div style="{_SMALL}">⚠ {e(n)}</div>' for n in stats.notes)
@@ -66,10 +74,10 @@ def html_view(stats: TraceStats) -> str:
 
 
 def useful(rows: list[dict[str, Any]]) -> bool:
-    """A plot helps when it compares: two presets, or two runs that reasoned."""
-    plotted = [r for r in rows if r["preset"] in PRESETS]
-    presets = {r["preset"] for r in plotted}
-    return len(presets) >= 2 or sum(1 for r in plotted if r["reasoning_tokens"] > 0) >= 2
+    """A plot helps when it compares: two presets, or two runs that reasoned (complete runs)."""
+    drawn = [r for r in rows if plotted(r)]
+    presets = {r["preset"] for r in drawn}
+    return len(presets) >= 2 or sum(1 for r in drawn if r["reasoning_tokens"] > 0) >= 2
 
 
 def _nice(top: float) -> float:
@@ -93,11 +101,11 @@ def svg(rows: list[dict[str, Any]]) -> str | None:
     """The SVG markup, or None when there is nothing to compare."""
     if not useful(rows):
         return None
-    plotted = [r for r in rows if r["preset"] in PRESETS]
-    presets = [p for p in PRESETS if any(r["preset"] == p for r in plotted)]
-    models = list(dict.fromkeys(r["model"] for r in plotted))
+    drawn = [r for r in rows if plotted(r)]
+    presets = [p for p in PRESETS if any(r["preset"] == p for r in drawn)]
+    models = list(dict.fromkeys(r["model"] for r in drawn))
     shown, hidden = models[: len(PALETTE)], len(models) - len(PALETTE)
-    top = _nice(max(r["reasoning_tokens"] for r in plotted))
+    top = _nice(max(r["reasoning_tokens"] for r in drawn))
     step = (RIGHT - LEFT) / len(presets)
 
     def x(preset: str) -> float:
@@ -125,7 +133,7 @@ def svg(rows: list[dict[str, Any]]) -> str | None:
         )
     for n, model in enumerate(shown):
         color = PALETTE[n]
-        mine = [r for r in plotted if r["model"] == model]
+        mine = [r for r in drawn if r["model"] == model]
         means = [
             (x(p), y(sum(vals) / len(vals)))
             for p in presets
@@ -151,8 +159,11 @@ def svg(rows: list[dict[str, Any]]) -> str | None:
     foot = []
     if hidden > 0:
         foot.append(f"+{hidden} more model{'s' if hidden > 1 else ''} not shown")
-    if any(r["reasoning_estimated"] for r in plotted):
+    if any(r["reasoning_estimated"] for r in drawn):
         foot.append("hollow: estimated")
+    if len(drawn) < len(rows):
+        left = len(rows) - len(drawn)
+        foot.append(f"{left} run{'s' if left > 1 else ''} listed, not drawn")
     for k, text in enumerate(foot):
         out.append(f'<text x="{RIGHT + 14}" y="{BOTTOM - 16 * k}" {FONT}>{text}</text>')
     out.append("</svg>")
