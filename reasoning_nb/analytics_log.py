@@ -78,8 +78,8 @@ def _since(since: Any) -> datetime | None:
 
 
 def read_log(source: str | os.PathLike, since: Any, reader: _Reader) -> None:
-    """Add each logged run (started at or after ``since``, if given) to ``reader``, oldest
-    first, as ``log #<id>``."""
+    """Add each logged run (started at or after ``since``, if given) to ``reader`` as
+    ``log #<id>``, in the order they were logged."""
     path = default_path() if source == LOG else Path(source)
     cutoff = _since(since)
     if not path.is_file():
@@ -87,7 +87,7 @@ def read_log(source: str | os.PathLike, since: Any, reader: _Reader) -> None:
     connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     try:
         runs = connection.execute(
-            "SELECT id, started_at, replay, trace FROM runs ORDER BY started_at, id"
+            "SELECT id, started_at, replay, trace FROM runs ORDER BY id"
         ).fetchall()
     except sqlite3.DatabaseError as exc:  # not SQLite, or no runs table
         raise ValueError(f"{path} is not a reasoning_nb trace log ({exc})") from None
