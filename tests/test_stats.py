@@ -41,8 +41,7 @@ def trace(model="ollama:qwen3", preset="high", reasoning="r" * 400, answer="a" *
         answer=answer,
         usage=usage,
         timing=timing,
-        status="complete",
-        **kw,
+        **{"status": "complete", **kw},
     )
 
 
@@ -235,6 +234,57 @@ def test_plot_series_per_model_with_escaped_labels():
     assert [m for m in ("auto", "low", "high") if f">{m}</text>" in svg] == ["auto", "low", "high"]
 
 
+def test_plot_draws_complete_runs_and_lists_the_rest():
+    complete = [trace(preset="low"), trace(preset="high")]
+    stopped = [
+        trace(preset="medium", status="cancelled"),
+        trace(preset="max", status="error"),
+        trace(preset="high", status="truncated"),
+    ]
+    s = stats(complete + stopped)
+    assert len(s.rows) == 5 and [r["status"] for r in s.rows][2:] == [
+        "cancelled",
+        "error",
+        "truncated",
+    ]
+    svg = s.plot_svg()
+    assert svg.count("<circle") == 2 and "3 runs listed, not drawn" in svg
+    assert ">low</text>" in svg and ">medium</text>" not in svg and ">max</text>" not in svg
+    page = s._repr_html_()
+    assert page.count("<tr") == 6  # the header and every run
+    assert page.count('<tr style="opacity:0.6" title="not plotted') == 3
+    for view in (str(s), s._repr_markdown_(), page):
+        assert "the plot shows complete runs only" in view
+    assert "the plot shows complete runs only" not in str(stats(complete))
+    # stopped runs do not make a plot on their own: one complete run compares nothing
+    assert stats([complete[0], *stopped]).plot_svg() is None
+
+
+def test_session_rows_plot_complete_runs_only():
+    from reasoning_nb.analytics import row, session_stats
+
+    rows = [row(trace(preset="low")), row(trace(preset="high", status="cancelled"))]
+    assert session_stats(rows).plot_svg() is None
+    rows.append(row(trace(preset="high")))
+    assert session_stats(rows).plot_svg().count("<circle") == 2
+
+
+def test_prompt_column_is_short_one_line_and_escaped(tmp_path):
+    long = "Why is the sky blue\non a clear day, and why are sunsets red instead?"
+    s = stats([trace(prompt=long), trace(prompt=HOSTILE), trace(prompt="=cmd|' /c calc'!A0")])
+    shown = [r["prompt"] for r in s.rows]
+    assert shown[0] == "Why is the sky blue on a clear day, and…" and len(shown[0]) == 40
+    assert shown[1] == HOSTILE
+    [head, *lines] = s.table()
+    assert head[:2] == ["run", "prompt"] and lines[0][1] == shown[0]
+    assert "Why is the sky blue on a clear day" in str(s)
+    page, markdown = s._repr_html_(), s._repr_markdown_()
+    assert not LIVE_TAG.search(page) and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert not LIVE_TAG.search(markdown) and "&lt;script&gt;" in markdown
+    rows = list(csv.DictReader(io.StringIO(s.to_csv())))
+    assert [r["prompt"] for r in rows] == [shown[0], HOSTILE, "'=cmd|' /c calc'!A0"]
+
+
 # -- other views --------------------------------------------------------------------------------
 
 
@@ -318,6 +368,7 @@ def test_think_stats_shows_the_session(ip, wire_server, monkeypatch):
     assert "text/markdown" in out.data
     session = reasoning_nb.stats()  # stats(None): the same session's traces
     assert [r["preset"] for r in session.rows] == ["high", "low"]
+    assert [r["prompt"] for r in session.rows] == ["Q", "Q"]
     assert isinstance(session, TraceStats)
 
 
