@@ -349,7 +349,8 @@ def test_the_diff_colours_its_lines():
 
 def test_chart_text_follows_the_theme():
     rows = [
-        {"model": "m", "preset": p, "reasoning_tokens": n, "reasoning_estimated": est}
+        {"model": "m", "preset": p, "status": "complete", "reasoning_tokens": n}
+        | {"reasoning_estimated": est}
         for p, n, est in (("low", 100, False), ("high", 900, True))
     ]
     svg = analytics_view.svg(rows)
