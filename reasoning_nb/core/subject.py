@@ -17,9 +17,12 @@ import re
 LIMIT = 64
 """The longest subject in characters, before its ellipsis."""
 _PARA_CAP = 4 * LIMIT  # enough of a paragraph to find a first sentence worth showing
-_LINE_CAP = 200  # a longer line is prose, not a heading
+_LINE_CAP = 200  # a longer line is prose, not a heading (only its tail is kept)
 
 _HEADING = re.compile(r"\*\*([^*\n]+)\*\*:?|__([^_\n]+)__:?|#{1,6}[ \t]+(.+?)[ \t#]*")
+# Summary parts glued with no newline between them ("...the options.**Checking**") still open
+# with their heading; a bold phrase after a sentence's end, closing its line, is one.
+_GLUED_HEADING = re.compile(r"[.!?…:][ \t]*\*\*([^*\n]+)\*\*:?\s*\Z")
 _BLOCK_MARKS = re.compile(r"^(?:#{1,6}\s+|>\s*|[-*+]\s+|\d{1,3}[.)]\s+)+")
 _LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
 _NOISE = re.compile(r"\*+|_{2,}|~~|`+|\$+|\\[()\[\]]")
@@ -32,7 +35,8 @@ class Subject:
 
     def __init__(self) -> None:
         self._heading = ""  # the latest heading line's text, cleaned
-        self._line = ""  # the head of the current line (up to _LINE_CAP + 1)
+        self._line = ""  # the tail of the current line (up to _LINE_CAP chars)
+        self._line_len = 0
         self._line_blank = True
         self._para = ""  # the head of the current paragraph, newlines as spaces
         self._prev = ""  # the head of the paragraph before it
@@ -47,7 +51,8 @@ class Subject:
     def _add(self, piece: str) -> None:
         if not piece:
             return
-        self._line += piece[: _LINE_CAP + 1 - len(self._line)]
+        self._line = (self._line + piece[-_LINE_CAP:])[-_LINE_CAP:]
+        self._line_len += len(piece)
         blank = not piece.strip()
         self._line_blank &= blank
         if self._between:
@@ -58,14 +63,16 @@ class Subject:
         self._para += piece[: _PARA_CAP - len(self._para)]
 
     def _end_line(self) -> None:
-        heading = not self._line_blank and _heading_of(self._line)
+        heading = not self._line_blank and _heading_of(
+            self._line, whole=self._line_len <= _LINE_CAP
+        )
         if heading:
             self._heading = heading
         if heading or self._line_blank:
             self._between = True  # a heading is a block of its own, as a blank line ends one
         elif not self._between and len(self._para) < _PARA_CAP:
             self._para += " "
-        self._line, self._line_blank = "", True
+        self._line, self._line_len, self._line_blank = "", 0, True
 
     @property
     def current(self) -> str:
@@ -93,10 +100,9 @@ def shorten(text: str, limit: int = LIMIT) -> str:
     return head[: head.rindex(" ")].rstrip(" ,;:–—-") + "…"
 
 
-def _heading_of(line: str) -> str:
-    if len(line) > _LINE_CAP:
-        return ""
-    match = _HEADING.fullmatch(line.strip())
+def _heading_of(line: str, *, whole: bool) -> str:
+    """The heading ``line`` is or ends with (``whole``: it is the whole line, not its tail)."""
+    match = (whole and _HEADING.fullmatch(line.strip())) or _GLUED_HEADING.search(line)
     if not match:
         return ""
     return shorten(_plain(next(g for g in match.groups() if g is not None)))
@@ -110,12 +116,12 @@ def _plain(text: str) -> str:
 
 
 def _first_sentence(para: str) -> str:
-    if not para.strip():
-        return ""
+    if not para.strip() or (para.startswith("**") and "**" not in para[2:]):
+        return ""  # (nothing yet, or maybe a heading still arriving: the heading will say it)
     text = _plain(para)
     for match in _SENTENCE_END.finditer(text + " " if para[-1].isspace() else text):
         if not text[: match.end()].endswith(_NOT_AN_END):
             return shorten(text[: match.end()])
-    if not para[-1].isspace():  # the last word may not be whole yet
+    if not para[-1].isspace() and not para.endswith("**"):  # the last word may go on
         text = text.rsplit(" ", 1)[0] if " " in text else ""
     return shorten(text)
