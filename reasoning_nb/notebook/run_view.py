@@ -9,10 +9,12 @@ every widget change goes through a :class:`~.throttle.Meter` and waits for the o
 from __future__ import annotations
 
 import html
+from datetime import datetime, timezone
 
 import ipywidgets as W
 
 from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Usage, Waiting
+from ..core.subject import LIMIT, Subject, shorten
 from ..core.trace import USAGE_KEYS, Trace, answer_start
 from ..render import ERROR_CLASS, reasoning_summary, seconds_label, thought_label, tokens_label
 from .live_text import LiveText
@@ -35,6 +37,9 @@ LIVE_TITLE = "Thinking…"
 HIDDEN_TITLE = "Reasoning (hidden while the model runs)"
 _LIVE_LABEL = {"connecting": "connecting…", "thinking": "thinking…", "answering": "answering…"}
 _CARET = {True: "caret-down", False: "caret-right"}
+SUBJECT_EVERY = 1.0
+"""The live subject (what the model thinks about now) changes at most this often, in seconds,
+so it can be read."""
 
 
 class RunView:
@@ -69,6 +74,8 @@ class RunView:
         self.t_answer: float | None = None
         self._last = ""
         self._pane_dirty = False
+        self.subject = Subject()  # reads the reasoning as it arrives
+        self._subject, self._subject_at = "", float("-inf")  # the one shown, and since when
 
     def _build(self) -> None:
         """The run's widgets, with no text yet (the pane joins when reasoning arrives)."""
@@ -113,8 +120,8 @@ class RunView:
         if not text:
             return
         if self._last == "answer" and self.reasoning.chars:
-            self.reasoning.append("\n\n")  # a new block after some answer text
-        self.reasoning.append(text)
+            self._reason("\n\n")  # a new block after some answer text
+        self._reason(text)
         self._last = "reasoning"
         self._stamp(now)
         self.t_think = now if self.t_think is None else self.t_think
@@ -170,7 +177,7 @@ class RunView:
         moved = self.answer.text
         self.answer.clear()
         if moved:
-            self.reasoning.append(f"\n\n{moved}" if self.reasoning.chars else moved)
+            self._reason(f"\n\n{moved}" if self.reasoning.chars else moved)
             self.t_think = self.t_answer if self.t_think is None else self.t_think
             self.t_thought = now
         self.t_answer = None
@@ -181,6 +188,10 @@ class RunView:
     def end(self, trace: Trace, now: float) -> None:
         self.trace, self.finished, self.t_end = trace, True, now
         self.usage.update({k: v for k, v in trace.usage.items() if v is not None})
+
+    def _reason(self, text: str) -> None:
+        self.reasoning.append(text)
+        self.subject.feed(text)
 
     def _stamp(self, now: float) -> None:
         if self.t_first is None:
@@ -341,7 +352,47 @@ class RunView:
                 f'<span class="{CLOCK_CLASS}" style="animation-delay:-{elapsed:.2f}s">'
                 f"<span>{parts[1]}</span></span>"
             )
-        return "<br>".join([" · ".join(parts), *(html.escape(f"⚠ {w}") for w in self.warnings)])
+        lines = [" · ".join(parts)]
+        if subject := self.live_subject(now):
+            lines.append(f"<i>{html.escape(subject)}</i>")
+        notes = (replay_note(self.trace.replay), continue_note(self.trace.continued))
+        lines += [html.escape(n) for n in notes if n]
+        return "<br>".join([*lines, *(html.escape(f"⚠ {w}") for w in self.warnings)])
+
+    def live_subject(self, now: float) -> str:
+        """What the model thinks about now (see ``core.subject``), while it thinks; it changes
+        at most every ``SUBJECT_EVERY`` seconds of ``now``; never of hidden reasoning."""
+        if self.hide or self.finished or self.phase != "thinking":
+            return ""
+        latest = self.subject.current
+        if latest and latest != self._subject and now >= self._subject_at + SUBJECT_EVERY:
+            self._subject, self._subject_at = latest, now
+        return self._subject
+
+
+def replay_note(replay: dict | None) -> str:
+    """``↻ replay of a run recorded 2026-11-25 05:10 UTC`` for a run from the replay cache."""
+    if not replay:
+        return ""
+    when = str(replay.get("recorded_at") or "")
+    try:
+        stamp = datetime.fromisoformat(when)
+        stamp = stamp.astimezone(timezone.utc) if stamp.tzinfo else stamp  # (naive: UTC already)
+        when = stamp.strftime("%Y-%m-%d %H:%M UTC")
+    except ValueError:
+        when = shorten(when, 32) or "at an unknown time"  # (a hand-edited cache: say what it says)
+    return f"↻ replay of a run recorded {when}" if when else "↻ replay of a recorded run"
+
+
+def continue_note(continued: dict | None) -> str:
+    """``continues run 1 · hint: think about the ocean`` for a run that continues a stopped one
+    (see ``core.steering``)."""
+    if not continued:
+        return ""
+    run = continued.get("run")
+    note = f"continues run {run}" if run else "continues a stopped run"
+    hint = " ".join(str(continued.get("hint") or "").split())
+    return f"{note} · hint: {shorten(hint) or hint[:LIMIT] + '…'}" if hint else note
 
 
 def close_tree(*roots: W.Widget, keep: tuple[W.Widget, ...] = ()) -> None:
