@@ -169,8 +169,8 @@ class Run:
             return action(*args, **kwargs)
         except (sqlite3.Error, OSError) as exc:
             self.trace.warn(
-                f"The replay cache at {store.path()} could not be used ({exc}); fix or delete "
-                "it (python -m reasoning_nb cache clear)."
+                f"The cache and log database {store.path()} could not be used ({exc}); the run "
+                "went on without it: fix its folder's permissions or delete the file."
             )
             return None
 
