@@ -53,14 +53,16 @@ def test_run_all_twice_replays_with_zero_requests(wire_server, db):
         CHAT,
         Reply.sse(wf.chat_sse("Think " * 40, "First.", usage=True), pause=0.002),
         Reply.sse(wf.chat_sse("Ponder " * 40, "Second.", usage=True), pause=0.002),
-        Reply.sse(wf.chat_sse("Muse " * 40, "Third.", usage=True), pause=0.002),
     )
+    wire_server.route("POST", "/api/show", wf.ollama_show())  # Ollama probes before it sends
+    wire_server.route("POST", "/api/chat", Reply.ndjson(wf.ollama_chat("Muse " * 40, "Third.")))
     flags = f"--model llamacpp:m --base-url {wire_server.url} --cache"
     cells = [
         "%load_ext reasoning_nb",
         f"%%think {flags} --preset low\nWhy is the sky blue?",
         f"%%think {flags} --preset high\nWhy is the sea blue?",
-        f"%%think {flags} --system 'Be brief.'\nWhy are eyes blue?",
+        f"%%think --model ollama:qwen3 --base-url {wire_server.url} --cache --preset high\n"
+        "Why are eyes blue?",
     ]
 
     def notebook():
@@ -71,7 +73,7 @@ def test_run_all_twice_replays_with_zero_requests(wire_server, db):
     first_nb, second_nb = notebook(), notebook()
     first_s = run_all(first_nb)
     sent = len(wire_server.requests)
-    assert len(wire_server.requests_to(CHAT)) == 3
+    assert len(wire_server.requests_to(CHAT)) == 2 and sent == 4  # and /api/show, /api/chat
     second_s = run_all(second_nb)
     print(
         f"\nRun All with --cache, 3 cells: first pass {first_s:.2f} s ({sent} requests), "
