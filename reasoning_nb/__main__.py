@@ -2,6 +2,8 @@
 
 ``python -m reasoning_nb export NB.ipynb --mode strip --to html|md|notebook``: export a notebook
 with its reasoning collapsible, inline or stripped (see ``reasoning_nb.export``).
+
+``python -m reasoning_nb cache info|clear [--log]``: the replay cache and run log database.
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ def main(argv: list[str] | None = None) -> int:
         from .export.cli import main as export_main
 
         return export_main(argv[1:])
+    if argv and argv[0] == "cache":
+        from .cache.cli import main as cache_main
+
+        return cache_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m reasoning_nb", description=__doc__)
     parser.add_argument("prompt", help="what to ask")
     parser.add_argument("-m", "--model", help="PROVIDER:MODEL, e.g. ollama:qwen3")
@@ -34,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int)
     parser.add_argument("--temperature", type=float)
     parser.add_argument("--hide-reasoning", action="store_true")
+    parser.add_argument("--cache", action="store_true", help="replay an identical earlier run")
+    parser.add_argument("--refresh", action="store_true", help="ask again; replace the cached run")
     args = parser.parse_args(argv)
     view = TerminalView(show_reasoning=not args.hide_reasoning)
     try:
@@ -46,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
             system=args.system,
             max_tokens=args.max_tokens,
             temperature=args.temperature,
+            cache=args.cache,
+            refresh=args.refresh,
         )
 
         async def stream() -> None:

@@ -41,6 +41,10 @@ def think(
     timeout: float | None = None,
     continue_from: Trace | None = None,
     hint: str = "",
+    cache: bool = False,
+    refresh: bool = False,
+    pace: str = "instant",
+    log: bool | None = None,
 ) -> Trace:
     """Ask a reasoning model and wait for the whole answer; returns the ``Trace``.
 
@@ -51,6 +55,12 @@ def think(
     re-raised with the partial trace (status ``cancelled``) in its ``.trace`` attribute.
     ``continue_from``: a stopped run's trace; its reasoning is sent back, with ``hint``, so
     the model picks up where it stopped (see ``core.steering``).
+
+    ``cache=True`` replays a complete earlier run of the identical request instead of calling
+    the model (``trace.replay`` says so); ``refresh=True`` asks again and replaces it. ``pace``:
+    a replay arrives at once (``"instant"``) or at the recorded speed (``"recorded"``).
+    ``log=True`` (or ``REASONING_NB_LOG=1``) adds the run to the log table of the same
+    database (``python -m reasoning_nb cache info`` prints where it is).
     """
     run = Run(
         prompt,
@@ -64,6 +74,10 @@ def think(
         temperature=temperature,
         timeout=timeout,
         continuation=Continuation.of(continue_from, hint) if continue_from else None,
+        cache=cache,
+        refresh=refresh,
+        pace=pace,
+        log=log,
     )
     return run_blocking(run)
 

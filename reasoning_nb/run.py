@@ -2,18 +2,28 @@
 
 Everything a view shows comes from ``Run.events()``; ``Run.trace`` is always the fold of what has
 arrived, also after an error or a cancellation (its ``status`` says which).
+
+With ``cache=True`` an identical earlier run is replayed instead (see ``reasoning_nb.cache``):
+first by what was asked, before any I/O, then by the exact request body once it is built. A
+replayed trace equals the recorded one (its timing and ``started_at`` too: it *is* that run)
+except ``trace.replay``, which says it is a replay and when the run was recorded.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
+from dataclasses import fields
 from typing import Any
 
 import anyio
 
+from .cache import store
+from .cache.keys import ask_key, entry_key, host_of
+from .cache.recording import PACES, Recorder, replay
 from .core import capabilities, presets
 from .core.events import Done, Event, Notice, Waiting
 from .core.steering import Continuation
@@ -50,6 +60,11 @@ class Run:
         history: Sequence[dict[str, Any]] = (),
         continuation: Continuation | None = None,
         clock: Callable[[], float] = time.monotonic,
+        cache: bool = False,
+        refresh: bool = False,
+        pace: str = "instant",
+        log: bool | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = anyio.sleep,
     ):
         if not isinstance(prompt, str):
             raise ConfigError("The prompt must be a string.")
@@ -66,6 +81,13 @@ class Run:
         self.base_url, self.max_tokens, self.temperature = base_url, max_tokens, temperature
         self.timeout, self.continuation = timeout, continuation
         self._api_key = api_key
+        if pace not in PACES:
+            raise ConfigError(f"pace must be 'instant' or 'recorded', not {pace!r}.")
+        self.cache, self.refresh, self.pace, self.log = bool(cache), bool(refresh), pace, log
+        self._sleep = sleep
+        self._ask: str | None = None
+        self._entry: str | None = None
+        self._replayed: dict[str, Any] | None = None  # the recorded trace being replayed
         self.trace = Trace(
             model=model or "",
             preset=self.preset,
@@ -89,27 +111,98 @@ class Run:
     async def events(self) -> AsyncIterator[Event]:
         """Perform the call, yielding every event; the last one is ``Done(trace)``."""
         trace = self.trace.start()
+        recorder = Recorder(trace.clock) if self.cache or self.refresh else None
         try:
             # aclosing: closing this generator closes the HTTP response now, not at GC time
             async with aclosing(self._stream()) as stream:
                 async for event in stream:
                     trace.fold(event)
+                    if recorder is not None:
+                        recorder.add(event)
                     yield event
         except ConfigError as exc:
-            trace.finish("error", error=str(exc))
+            self._ended(trace.finish("error", error=str(exc)))
             raise
         except ProviderError as exc:
-            trace.finish("error", error=exc.message)
+            self._ended(trace.finish("error", error=exc.message))
             exc.trace = trace if (trace.reasoning or trace.answer) else None
             raise
         except (anyio.get_cancelled_exc_class(), KeyboardInterrupt, GeneratorExit):
-            trace.finish("cancelled")
+            self._ended(trace.finish("cancelled"))
             raise
         trace.finish()
+        if self._replayed is not None:
+            self._restore(self._replayed)
+        elif recorder is not None and trace.status == "complete" and self._entry is not None:
+            # only complete runs: a cancelled, failed or cut-off one must never be served
+            recording = recorder.recording(trace.to_dict())
+            self._cache_call(store.save, self._entry, self._ask_key(), recording)
+        self._ended(trace)
         yield Done(trace)
+
+    # -- the replay cache and the log ----------------------------------------------------------
+
+    def _ask_key(self) -> str:
+        if self._ask is None:
+            host = self.base_url
+            if host is None and self.model is not None:
+                info = catalog.parse_model(self.model).provider
+                if not hasattr(protocol_module(info.protocol), "ensure_server"):
+                    try:
+                        host = catalog.base_url_for(info)  # the env var may point elsewhere
+                    except ConfigError:
+                        host = None
+            options = {
+                "preset": self.preset,
+                "budget_tokens": self.budget_tokens,
+                "max_tokens": self.max_tokens,
+                "temperature": self.temperature,
+            }
+            self._ask = ask_key(
+                model=self.model, host=host_of(host), messages=self.messages(), options=options
+            )
+        return self._ask
+
+    def _cache_call(self, action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """A cache or log operation; a broken database costs a warning, never the run."""
+        try:
+            return action(*args, **kwargs)
+        except (sqlite3.Error, OSError) as exc:
+            self.trace.warn(
+                f"The cache and log database {store.path()} could not be used ({exc}); the run "
+                "went on without it: fix its folder's permissions or delete the file."
+            )
+            return None
+
+    async def _replay(self, recording: dict[str, Any]) -> AsyncIterator[Event]:
+        saved = recording["trace"]
+        trace = self.trace
+        trace.model, trace.provider = saved.get("model", ""), saved.get("provider", "")
+        trace.replay = {"recorded_at": saved.get("started_at"), "pace": self.pace}
+        self._replayed = saved
+        async for event in replay(recording["timeline"], self.pace, self._sleep):
+            yield event
+
+    def _restore(self, saved: dict[str, Any]) -> None:
+        """Make the trace the recorded one, keeping only the replay mark of its own."""
+        recorded = Trace.from_dict(saved)
+        for f in fields(Trace):
+            if f.compare and f.name != "replay":
+                setattr(self.trace, f.name, getattr(recorded, f.name))
+
+    def _ended(self, trace: Trace) -> None:
+        if store.log_enabled(self.log):
+            self._cache_call(store.log_run, trace.to_dict())
 
     async def _stream(self) -> AsyncIterator[Event]:
         trace = self.trace
+        lookups = self.cache and not self.refresh
+        if lookups:
+            recording = self._cache_call(store.lookup, ask=self._ask_key())
+            if recording is not None:  # asked before: no I/O at all
+                async for event in self._replay(recording):
+                    yield event
+                return
         model = self.model or await default_model()
         ref = catalog.parse_model(model)
         info = ref.provider
@@ -141,6 +234,16 @@ class Run:
             temperature=self.temperature,
         )
         request = proto.build_request(ctx)
+        embedded = self.base_url is None and hasattr(proto, "ensure_server")
+        host = "embedded" if embedded else host_of(base_url)  # its port changes per start
+        self._entry = entry_key(info.id, host, ref.full, request.body)
+        if lookups:
+            recording = self._cache_call(store.lookup, entry=self._entry)
+            if recording is not None:  # the same request, asked another way: not sent
+                self._cache_call(store.link, self._ask_key(), self._entry)  # next time: no I/O
+                async for event in self._replay(recording):
+                    yield event
+                return
         for text in (*plan.warnings, *ctx.warnings):
             yield Notice(text)
         transport = Transport(

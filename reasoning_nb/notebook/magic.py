@@ -26,6 +26,8 @@ from traitlets import Bool, Enum, Float, Int, Unicode
 
 from ..analytics import row, session_stats
 from ..api import call_blocking
+from ..cache import store
+from ..cache.recording import PACES
 from ..config import defaults
 from ..core.history import Conversation
 from ..core.presets import PRESETS
@@ -82,6 +84,26 @@ def _flags(func):
                 action="store_true",
                 help="(line form) a table of this session's runs: tokens, timing, warnings",
             ),
+            argument(
+                "--cache",
+                action="store_true",
+                help="replay an identical earlier run instead of calling the model",
+            ),
+            argument(
+                "--refresh",
+                action="store_true",
+                help="call the model even if a replay exists, and replace it",
+            ),
+            argument(
+                "--pace",
+                choices=PACES,
+                help="a replay arrives at once (instant, the default) or at the recorded speed",
+            ),
+            argument(
+                "--clear-cache",
+                action="store_true",
+                help="(line form) delete every cached run (the log is kept)",
+            ),
             argument("--debug", action="store_true", help="show the full traceback on errors"),
         )
     ):
@@ -118,6 +140,16 @@ class ThinkMagics(Magics):
     max_tokens = Int(None, allow_none=True, help="Default limit on generated tokens.").tag(
         config=True
     )
+
+    cache = Bool(
+        False, help="Replay an identical earlier run instead of calling the model (--cache)."
+    ).tag(config=True)
+    log = Bool(
+        False, help="Log every run to the runs table of the cache database (REASONING_NB_LOG=1)."
+    ).tag(config=True)
+    cache_max_mb = Float(
+        200.0, help="Size cap of the replay cache in MB; least recently used runs go first."
+    ).tag(config=True)
 
     def __init__(self, shell=None, **kwargs: Any):
         super().__init__(shell=shell, **kwargs)
@@ -173,6 +205,10 @@ class ThinkMagics(Magics):
         if args.stats:
             display(session_stats(self.stats_rows))
             return
+        if args.clear_cache:
+            count = store.clear()
+            print(f"%think: cleared {count} cached runs from {store.path()}")
+            return
         changed = {k: v for k, v in self._options(args).items() if v is not None}
         if args.hide_reasoning:
             changed["hide_reasoning"] = True
@@ -205,6 +241,8 @@ class ThinkMagics(Magics):
             "max_tokens": args.max_tokens,
             "temperature": args.temperature,
             "timeout": args.timeout,
+            "cache": True if args.cache else None,
+            "pace": args.pace,
         }
 
     def _prepare(self, args, cell: str):
@@ -218,9 +256,14 @@ class ThinkMagics(Magics):
             "preset": self.default_preset,
             "timeout": self.timeout,
             "max_tokens": self.max_tokens,
+            "cache": self.cache,
+            "log": True if self.log else None,  # else REASONING_NB_LOG decides
         }
         options.update({k: v for k, v in self.session.items() if k != "hide_reasoning"})
         options.update({k: v for k, v in self._options(args).items() if v is not None})
+        if args.refresh:
+            options["refresh"] = True
+        defaults.cache_max_mb = self.cache_max_mb
         hide = args.hide_reasoning or self.session.get("hide_reasoning", False)
         chat = self.chats.setdefault(args.chat, Conversation(args.chat)) if args.chat else None
         try:

@@ -1,0 +1,206 @@
+"""The SQLite file: replay entries, the ask -> entry map, and the opt-in log of runs.
+
+One file under the user's cache directory (``REASONING_NB_DB`` overrides it). Several kernels
+share it: WAL mode lets readers go on while one writer writes, every write is one
+``BEGIN IMMEDIATE`` transaction (the writer lock is taken up front, so two writers queue on
+``busy_timeout`` instead of failing half-way), and each call opens its own connection, so
+threads never share one.
+
+Entries are evicted least recently used first once their recordings pass the size cap; the
+log is the user's record and is never evicted (``python -m reasoning_nb cache clear --log``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import Any
+
+DB_ENV = "REASONING_NB_DB"
+LOG_ENV = "REASONING_NB_LOG"
+FILE_NAME = "reasoning_nb.sqlite3"
+BUSY_MS = 30_000
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+  key TEXT PRIMARY KEY,          -- keys.entry_key: provider, host, model, request body
+  recorded_at TEXT,              -- the recorded run's started_at
+  used INTEGER NOT NULL,         -- a counter, not a time: larger = used more recently
+  size INTEGER NOT NULL,         -- bytes of recording
+  recording TEXT NOT NULL        -- {"trace": ..., "timeline": ...} (recording.py)
+);
+CREATE TABLE IF NOT EXISTS asks (
+  ask TEXT PRIMARY KEY,          -- keys.ask_key: what the user asked, before any I/O
+  entry TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY,
+  started_at TEXT,           -- ISO 8601 UTC
+  provider TEXT, model TEXT, preset TEXT, status TEXT,
+  prompt TEXT, reasoning TEXT, answer TEXT,
+  input_tokens INTEGER, output_tokens INTEGER, reasoning_tokens INTEGER,
+  first_token_ms REAL, reasoning_ms REAL, total_ms REAL,
+  replay INTEGER NOT NULL DEFAULT 0,  -- 1: served from the replay cache
+  trace TEXT NOT NULL                  -- trace.to_dict() as JSON
+);
+"""
+
+
+def path() -> Path:
+    """Where the database lives: ``$REASONING_NB_DB``, else the user's cache directory."""
+    if os.environ.get(DB_ENV):
+        return Path(os.environ[DB_ENV]).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("reasoning_nb")) / FILE_NAME
+
+
+def log_enabled(log: bool | None) -> bool:
+    """An explicit ``log=`` wins; else ``REASONING_NB_LOG=1`` turns the log on."""
+    if log is not None:
+        return bool(log)
+    return os.environ.get(LOG_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _connect(db: Path | None = None) -> sqlite3.Connection:
+    db = db or path()
+    db.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(db, timeout=BUSY_MS / 1000, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")  # WAL's safe setting: no corruption on a crash
+    conn.executescript(SCHEMA)
+    return conn
+
+
+@contextmanager
+def _writing(db: Path | None = None):
+    """One write transaction, with the writer lock taken at its start."""
+    with closing(_connect(db)) as conn:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+
+def lookup(*, ask: str | None = None, entry: str | None = None) -> dict[str, Any] | None:
+    """The recording stored under an entry key, or under the entry an ask key maps to."""
+    with _writing() as conn:  # a hit marks the entry as used: that is a write
+        if entry is None:
+            found = conn.execute("SELECT entry FROM asks WHERE ask = ?", (ask,)).fetchone()
+            if found is None:
+                return None
+            entry = found[0]
+        row = conn.execute("SELECT recording FROM entries WHERE key = ?", (entry,)).fetchone()
+        if row is None:
+            return None
+        conn.execute("UPDATE entries SET used = ? WHERE key = ?", (_next_use(conn), entry))
+    return json.loads(row[0])
+
+
+def save(entry: str, ask: str, recording: dict[str, Any], max_mb: float | None = None) -> None:
+    """Store a complete run's recording (replacing any under that key) and map ``ask`` to it,
+    then evict the least recently used entries beyond ``max_mb``."""
+    text = json.dumps(recording, ensure_ascii=False, separators=(",", ":"))
+    if max_mb is None:
+        from ..config import defaults
+
+        max_mb = defaults.cache_max_mb
+    cap = int(max_mb * 1_000_000)
+    with _writing() as conn:
+        conn.execute(
+            "INSERT OR REPLACE INTO entries (key, recorded_at, used, size, recording)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (entry, recording["trace"].get("started_at"), _next_use(conn), len(text), text),
+        )
+        conn.execute("INSERT OR REPLACE INTO asks (ask, entry) VALUES (?, ?)", (ask, entry))
+        _evict(conn, cap)
+
+
+def link(ask: str, entry: str) -> None:
+    """Map one more way of asking to a stored entry."""
+    with _writing() as conn:
+        conn.execute("INSERT OR REPLACE INTO asks (ask, entry) VALUES (?, ?)", (ask, entry))
+
+
+def _next_use(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT COALESCE(MAX(used), 0) + 1 FROM entries").fetchone()[0]
+
+
+def _evict(conn: sqlite3.Connection, cap: int) -> None:
+    total = conn.execute("SELECT COALESCE(SUM(size), 0) FROM entries").fetchone()[0]
+    if total <= cap:
+        return
+    for key, size in conn.execute("SELECT key, size FROM entries ORDER BY used").fetchall():
+        if total <= cap:
+            break
+        conn.execute("DELETE FROM entries WHERE key = ?", (key,))
+        total -= size
+    conn.execute("DELETE FROM asks WHERE entry NOT IN (SELECT key FROM entries)")
+
+
+def log_run(trace: dict[str, Any]) -> None:
+    """One finished run (any status) as a row of ``runs``; the trace never holds a key."""
+    usage, timing = trace.get("usage") or {}, trace.get("timing") or {}
+    row = (
+        trace.get("started_at"),
+        trace.get("provider"),
+        trace.get("model"),
+        trace.get("preset"),
+        trace.get("status"),
+        trace.get("prompt"),
+        trace.get("reasoning"),
+        trace.get("answer"),
+        usage.get("input_tokens"),
+        usage.get("output_tokens"),
+        usage.get("reasoning_tokens"),
+        timing.get("first_token_ms"),
+        timing.get("reasoning_ms"),
+        timing.get("total_ms"),
+        1 if trace.get("replay") else 0,
+        json.dumps(trace, ensure_ascii=False),
+    )
+    with _writing() as conn:
+        conn.execute(
+            "INSERT INTO runs (started_at, provider, model, preset, status, prompt, reasoning,"
+            " answer, input_tokens, output_tokens, reasoning_tokens, first_token_ms,"
+            " reasoning_ms, total_ms, replay, trace)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            row,
+        )
+
+
+def clear(*, log: bool = False) -> int:
+    """Delete every replay entry (and the log too with ``log=True``); returns entries deleted."""
+    with _writing() as conn:
+        count = conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+        conn.execute("DELETE FROM entries")
+        conn.execute("DELETE FROM asks")
+        if log:
+            conn.execute("DELETE FROM runs")
+    with closing(_connect()) as conn:
+        conn.execute("VACUUM")  # give the space back to the disk
+    return count
+
+
+def info() -> dict[str, Any]:
+    """Where the file is, how many entries and logged runs it holds, and their size."""
+    db = path()
+    with closing(_connect(db)) as conn:
+        entries, size = conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM entries"
+        ).fetchone()
+        runs = conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    return {
+        "path": str(db),
+        "entries": entries,
+        "entries_mb": round(size / 1_000_000, 2),
+        "logged_runs": runs,
+        "file_mb": round(db.stat().st_size / 1_000_000, 2) if db.exists() else 0.0,
+    }

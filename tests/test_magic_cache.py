@@ -1,0 +1,80 @@
+"""The cache flags and configuration of %%think, in an in-process shell (text path) against the
+wire server: --cache, c.ThinkMagics.cache, --refresh, --pace, --clear-cache, c.ThinkMagics.log."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+import wire_fixtures as wf
+from test_magic_text import ip, think_cell  # noqa: F401  (the shell fixture)
+from wire_server import Reply
+
+from reasoning_nb.cache import store
+from reasoning_nb.notebook.runners import METADATA_KEY
+
+CHAT = "/v1/chat/completions"
+
+
+@pytest.fixture
+def magics(ip, tmp_path, monkeypatch):  # noqa: F811
+    monkeypatch.setenv(store.DB_ENV, str(tmp_path / "cache.sqlite3"))
+    monkeypatch.delenv("REASONING_NB_LOG", raising=False)
+    monkeypatch.delenv("REASONING_NB_MODEL", raising=False)
+    magics = ip.magics_manager.registry["ThinkMagics"]
+    yield magics
+    magics.cache, magics.log, magics.cache_max_mb = False, False, 200.0
+
+
+def saved(cap) -> dict:
+    [output] = [o for o in cap.outputs if METADATA_KEY in o.metadata]
+    return output.metadata[METADATA_KEY]
+
+
+def posts(server) -> int:
+    return len(server.requests_to(CHAT, "POST"))
+
+
+def test_cache_flag_replays_and_refresh_asks_again(ip, magics, wire_server):  # noqa: F811
+    wire_server.route(
+        "POST",
+        CHAT,
+        Reply.sse(wf.chat_sse("r1", "one")),
+        Reply.sse(wf.chat_sse("r2", "two")),
+    )
+    line = f"--model llamacpp:m --base-url {wire_server.url}"
+    first = saved(think_cell(ip, f"{line} --cache", "Q"))
+    again = think_cell(ip, f"{line} --cache --pace recorded", "Q")
+    assert "one" in again.stdout and posts(wire_server) == 1
+    mark = saved(again).pop("replay")
+    assert mark == {"recorded_at": first["started_at"], "pace": "recorded"}
+    assert saved(again) | {"replay": None} == first | {"replay": None}
+    assert saved(think_cell(ip, line, "Q"))["answer"] == "two"  # no --cache: asks
+    assert saved(think_cell(ip, f"{line} --refresh", "Q"))["answer"] == "two"
+    assert posts(wire_server) == 3
+    replay = saved(think_cell(ip, f"{line} --cache", "Q"))
+    assert replay["answer"] == "two" and "replay" in replay and posts(wire_server) == 3
+
+
+def test_configuration_turns_cache_and_log_on(ip, magics, wire_server):  # noqa: F811
+    wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse("r", "a")))
+    magics.cache, magics.log = True, True
+    line = f"--model llamacpp:m --base-url {wire_server.url}"
+    think_cell(ip, line, "Q")
+    assert "replay" in saved(think_cell(ip, line, "Q")) and posts(wire_server) == 1
+    with sqlite3.connect(store.path()) as conn:
+        assert conn.execute("SELECT replay FROM runs ORDER BY id").fetchall() == [(0,), (1,)]
+
+
+def test_clear_cache_line_form(ip, magics, wire_server):  # noqa: F811
+    wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse("r", "a")))
+    line = f"--model llamacpp:m --base-url {wire_server.url} --cache"
+    think_cell(ip, line, "Q")
+    ip.run_line_magic("think", "--clear-cache")
+    assert store.info()["entries"] == 0
+    assert "replay" not in saved(think_cell(ip, line, "Q")) and posts(wire_server) == 2
+
+
+def test_bad_pace_is_one_line(ip, magics):  # noqa: F811
+    cap = think_cell(ip, "--model llamacpp:m --pace slow", "Q")
+    assert cap.error.startswith("%think:") and "slow" in cap.error
