@@ -98,7 +98,7 @@ def replay_note(trace: Trace) -> str:
     when = recorded_at(trace.replay.get("recorded_at"))
     pace = "at its recorded pace" if trace.replay.get("pace") == "recorded" else "instantly"
     of = f"a run recorded {when}" if when else "a recorded run"
-    return f"replay of {of}, {pace}: not a new answer from the model"
+    return f"replay of {of}, played back {pace}"
 
 
 def recorded_at(value: object) -> str:
