@@ -86,9 +86,7 @@ def test_use_these_flags_rewrites_the_cell_line_and_the_twin_keeps_every_run(
     finally:
         set_theme(page, "JupyterLab Light")
     flags.click()
-    expect(live(page).locator(".reasoning-nb-pin-note")).to_have_text(
-        "the cell's first line now asks for this run"
-    )
+    expect(live(page).locator(".reasoning-nb-pin-note")).to_have_text("cell line updated")
     assert page.evaluate(SOURCE) == f"{line}\nWhy is the sky blue?"
     expect(flags).to_be_hidden()  # the kernel heard: the line is the cell's now
     save(page)

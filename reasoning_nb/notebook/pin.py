@@ -82,10 +82,14 @@ _COMMENT = re.compile(r"^\s*//.*$|\s+//\s.*$", re.M)
 
 def compact_js(source: str) -> str:
     """``source`` without its comments and indentation: a saved notebook keeps the script in
-    every cell's widget state, where they were two fifths of it. Line ends stay (they may end
-    statements); the file has no ``//`` inside a string."""
+    every cell's widget state, where they were two fifths of it. Line ends stay where they may
+    end a statement (not after ``; { ( [ ,``); the file has no ``//`` inside a string, and
+    no template string over lines."""
     lines = (line.strip() for line in _COMMENT.sub("", source).splitlines())
-    return "\n".join(line for line in lines if line)
+    return _OPEN_END.sub(r"\1", "\n".join(line for line in lines if line))
+
+
+_OPEN_END = re.compile(r"([;{(\[,])\n")
 
 
 class PinButton(anywidget.AnyWidget):

@@ -12,8 +12,8 @@ const NOTES = {
   copied: "copied: paste it into a markdown cell",
   failed: "could not place it: select the text and copy it by hand",
   silent: "no answer from the kernel: run the cell again to pin from it",
-  rewritten: "the cell's first line now asks for this run",
-  unchanged: "could not edit the cell: copy the line from the saved output",
+  rewritten: "cell line updated",
+  unchanged: "could not edit the cell: copy the line from the output",
 };
 const LABELS = {
   selection: [
@@ -96,14 +96,14 @@ function notebookOf(model) {
   }
 }
 
-// "Use these flags": `line` in place of the cell's first line, if that is still a %%think line.
-function rewrite(model, el, line) {
-  const cells = notebookOf(model)?.cells;
-  const cell = cells?.[cellIndex(cells, model.get("cell_id"), el)];
-  const source = cell?.getSource?.();
-  if (!line || typeof source !== "string" || !source.startsWith("%%think")) return "unchanged";
-  const end = source.indexOf("\n");
-  cell.setSource(line + (end < 0 ? "" : source.slice(end)));
+// "Use these flags": the kernel's line in place of the cell's first line, if still a %%think one.
+function rewrite(model, el) {
+  const line = model.get("line");
+  const cells = notebookOf(model)?.cells ?? [];
+  const cell = cells[cellIndex(cells, model.get("cell_id"), el)];
+  const source = cell?.getSource() ?? "";
+  if (!line || !source.startsWith("%%think")) return "unchanged";
+  cell.setSource(source.replace(/^.*/, () => line)); // (a function: "$" in it stays)
   return "rewritten";
 }
 
@@ -134,22 +134,17 @@ function render({ model, el }) {
   const label = document.createTextNode("");
   button.append(icon, label);
   const flags = document.createElement("button");
-  flags.className = "jupyter-button widget-button reasoning-nb-flags";
+  flags.className = button.className;
   flags.textContent = "Use these flags";
   const note = document.createElement("span");
   note.className = "reasoning-nb-pin-note";
   el.append(button, flags, note);
-  // The kernel says which buttons show: Pin under a run with reasoning, "Use these flags" when
-  // the run's flags are not the cell's.
-  const sync = () => {
-    button.style.display = model.get("pinnable") ? "" : "none";
-    flags.style.display = model.get("line") ? "" : "none";
-    flags.title = `Make the cell's first line: ${model.get("line")}`;
-  };
+  // "Use these flags" shows while the kernel offers a line: the run's flags are not the cell's.
+  const sync = () => (flags.style.display = model.get("line") ? "" : "none");
   sync();
-  model.on("change:line change:pinnable", sync);
+  model.on("change:line", sync);
   flags.addEventListener("click", () => {
-    const how = rewrite(model, el, model.get("line"));
+    const how = rewrite(model, el);
     note.textContent = NOTES[how];
     model.send({ type: "placed", how });
   });
@@ -185,7 +180,7 @@ function render({ model, el }) {
     clearTimeout(waiting);
     document.removeEventListener("selectionchange", relabel);
     model.off("msg:custom", onMessage);
-    model.off("change:line change:pinnable", sync);
+    model.off("change:line", sync);
   };
 }
 
