@@ -6,10 +6,12 @@ screenshots (Light and Dark) land in ``test-artifacts/browser/``."""
 from __future__ import annotations
 
 import nbformat
+from nbformat.sign import NotebookNotary
 from playwright.sync_api import expect
 from test_browser import (  # noqa: F401 - the fixtures are used by name
     BROWSER,
     CHAT,
+    LONG,
     browser_page,
     cell,
     lab,
@@ -73,18 +75,12 @@ def test_use_these_flags_rewrites_the_cell_line_and_the_twin_keeps_every_run(
     assert "First answer" in twin["data"]["text/html"]  # the earlier run, reachable
     assert len(twin["metadata"]["reasoning_nb_history"]) == 1
 
-    # The static twin, as a reader sees it where the widget cannot render (forced on screen).
-    static(page).evaluate("el => { el.closest('.jp-OutputArea-child').style.display = 'block'; }")
-    static(page).locator("details.reasoning-nb-earlier").evaluate("el => { el.open = true; }")
-    expect(static(page).locator("details.reasoning-nb-earlier")).to_contain_text("First answer")
-    expect(static(page).locator("code.reasoning-nb-line")).to_have_text(line)
-    try:
-        for theme in ("JupyterLab Light", "JupyterLab Dark"):
-            set_theme(page, theme)
-            slug = "light" if theme.endswith("Light") else "dark"
-            shot(page, f"provenance-static-twin-{slug}", static(page))
-    finally:
-        set_theme(page, "JupyterLab Light")
+    # The same notebook as Lab saves it by default (no widget state), to reopen below.
+    reopened = nbformat.read(path, as_version=4)
+    reopened.metadata.pop("widgets", None)
+    NotebookNotary().sign(reopened)  # what Lab does on save: trusted
+    nbformat.write(reopened, lab.root / "provenance-reopened.ipynb")
+
     flags.click()
     expect(live(page).locator(".reasoning-nb-pin-note")).to_have_text("cell line updated")
     assert page.evaluate(SOURCE) == f"{line}\nWhy is the sky blue?"
@@ -93,5 +89,22 @@ def test_use_these_flags_rewrites_the_cell_line_and_the_twin_keeps_every_run(
     twin = _twin(path)
     assert "Run 2 of 2 · preset high" in twin["data"]["text/html"]
     assert "cell line for this run" not in twin["data"]["text/html"]
+
+    # Reopened where the widget cannot render: the static twin says which run, gives the line,
+    # and the earlier run opens from it.
+    open_notebook(page, "provenance-reopened.ipynb")
+    expect(static(page)).to_be_visible(timeout=LONG)
+    expect(static(page).locator("code.reasoning-nb-line")).to_have_text(line)
+    earlier = static(page).locator("details.reasoning-nb-earlier")
+    expect(earlier).not_to_contain_text("First answer", use_inner_text=True)  # (closed)
+    earlier.locator("summary").first.click()
+    expect(earlier).to_contain_text("First answer", use_inner_text=True)
+    try:
+        for theme in ("JupyterLab Light", "JupyterLab Dark"):
+            set_theme(page, theme)
+            slug = "light" if theme.endswith("Light") else "dark"
+            shot(page, f"provenance-reopened-{slug}", cell(page))
+    finally:
+        set_theme(page, "JupyterLab Light")
 
     assert not page.errors, page.errors
