@@ -9,7 +9,9 @@ For each traced output:
 * the trace is read through :func:`schema.read_trace` (validated; bad fields skipped with a
   warning) and the output's ``text/html``, ``text/markdown`` and ``text/plain`` are rebuilt
   from it in the chosen ``mode``. The saved HTML is never reused: it came with the notebook,
-  and the notebook may come from anyone.
+  and the notebook may come from anyone. A re-run cell's earlier runs (``reasoning_nb_history``,
+  validated too) fold under the run it shows, which says which run it is and the cell line that
+  asks for it (``provenance``, from the cell's own ``%%think`` line); ``strip`` strips them too.
 * a ``--compare`` output is rebuilt as the comparison (``compare_view``: table, every readable
   variant's section, answer diff); when its list is not a list or no variant is readable, as
   its single trace, with a warning.
