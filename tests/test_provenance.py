@@ -163,9 +163,9 @@ def test_exports_show_the_earlier_runs_and_strip_them_too(tmp_path):
         assert "EARLIER-R" not in stripped and "SHOWN-R" not in stripped
 
 
-def _finish(widget, trace: Trace, reasoning: str = "thinking") -> None:
+def _finish(widget, trace: Trace) -> None:
     widget.start_run(trace)
-    for event in ([ReasoningDelta(reasoning)] if reasoning else []) + [TextDelta("ok")]:
+    for event in (ReasoningDelta("thinking"), TextDelta("ok")):
         trace.fold(event)
         widget.on_event(event)
     trace.finish("complete")
@@ -177,12 +177,16 @@ def test_use_these_flags_shows_for_a_run_the_line_does_not_ask_for(wire):  # noq
     widget = make_widget(wire, line=LINE, on_line=written.append)
     _finish(widget, new_trace(wire, "low"))
     assert widget.pin.line == "" and widget.pin in widget.steer.children
-    _finish(widget, new_trace(wire, "high"), reasoning="")  # (no reasoning: no Pin)
+    _finish(widget, new_trace(wire, "high"))
     assert widget.pin.line == "%%think --model llamacpp:m --preset high"
-    assert widget.pin in widget.steer.children and widget.pin.pinnable is False
-    # The page rewrote the cell: the kernel takes the line it offered, and offers none now.
+    assert widget.pin in widget.steer.children
+    # The page could not edit the cell: nothing changes. Once it did, the kernel takes the
+    # line it offered (not text from the page), and offers none.
+    widget.pin._on_msg(widget.pin, {"type": "placed", "how": "unchanged"}, [])
+    assert written == [] and widget.pin.line
     widget.pin._on_msg(widget.pin, {"type": "placed", "how": "rewritten"}, [])
     assert written == ["%%think --model llamacpp:m --preset high"]
-    assert widget.line == written[0] and widget.pin not in widget.steer.children
-    widget.pin._on_msg(widget.pin, {"type": "placed", "how": "unchanged"}, [])
-    assert written == ["%%think --model llamacpp:m --preset high"]
+    assert widget.line == written[0] and widget.pin.line == ""
+    # Picking run 1 (what the line asks for now: high) offers the line that asks for low.
+    widget.selector.value = 0
+    assert widget.pin.line == "%%think --model llamacpp:m --preset low"

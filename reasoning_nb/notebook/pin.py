@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import anywidget
-from traitlets import Bool, Unicode
+from traitlets import Unicode
 
 from .. import render
 from ..core.trace import Trace
@@ -101,7 +101,6 @@ class PinButton(anywidget.AnyWidget):
     # (for hot reload) with a strong reference, so no PinButton would ever be freed.
     _esm = compact_js((Path(__file__).parent / "static" / "pin.js").read_text(encoding="utf-8"))
     cell_id = Unicode("", help="The notebook cell the widget was made in.").tag(sync=True)
-    pinnable = Bool(True, help="Whether the Pin button shows.").tag(sync=True)
     line = Unicode("", help="The cell line 'Use these flags' writes (none: hidden).").tag(sync=True)
 
     def __init__(
