@@ -190,7 +190,8 @@ class WidgetRunner:
         self._again({**self.options, "preset": trace.preset}, Continuation.of(trace, hint, number))
 
     def _line_written(self, line: str) -> None:
-        """ "Use these flags" rewrote the cell's line: the saved output stops offering it."""
+        """The page wrote the line "Use these flags" offered into the cell: the saved output
+        stops offering it."""
         self.line = line
         if self.runs:
             self._save(self.runs[-1], error_in_cell=self._error_in_cell)
