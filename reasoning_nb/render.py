@@ -34,6 +34,7 @@ from .core.tokens import reasoning_tokens
 from .markdown_safety import SAFE_LINK, html_block, is_inert, md_escape, one_line
 from .math_text import IGNORE, PROCESS, math_plugin
 from .math_text import to_markdown as math_markdown
+from .provenance import CellRuns, replay_note, run_label
 
 if TYPE_CHECKING:
     from .core.trace import Trace
@@ -256,6 +257,7 @@ _INLINE_HEAD = f"font-weight:600;font-size:0.85em;{_MUTED};margin-bottom:0.3em"
 _SUMMARY = f"cursor:pointer;{_MUTED};font-size:0.95em"
 _FOLDED_BODY = "opacity:0.85;border-left:3px solid #ccc;padding-left:0.8em;margin:0.3em 0"
 _META = "font-size:0.85em;opacity:0.7"
+_EARLIER_BODY = "border-left:3px solid #ccc;padding-left:0.8em;margin:0.3em 0"
 
 
 def _short(text: str, limit: int = 80) -> str:
@@ -287,6 +289,7 @@ def notes(trace: Trace) -> list[str]:
     if trace.continued:
         hint = trace.continued.get("hint")
         lines.append(f"continues a stopped run{f', hint: {hint}' if hint else ''}")
+    lines.append(replay_note(trace))
     return [one_line(n) for n in lines if one_line(n)]
 
 
@@ -302,8 +305,54 @@ def page_style(fragment: str) -> str:
     return code + (TABLE_STYLE if "<table" in fragment else "")
 
 
-def to_html(trace: Trace, mode: str = "collapsible", *, highlight: bool = True) -> str:
+def to_html(
+    trace: Trace,
+    mode: str = "collapsible",
+    *,
+    highlight: bool = True,
+    runs: CellRuns | None = None,
+) -> str:
+    """``trace`` as HTML; with ``runs``, which of the cell's runs it is (and the cell line
+    for it), and the earlier runs, folded (see ``provenance``)."""
     out = [f'<div class="{CSS_CLASS} {CSS_CLASS}-export {CSS_CLASS}-{mode} {IGNORE}">']
+    out += _which_run_html(trace, runs) if runs else []
+    out += _run_html(trace, mode, highlight)
+    out += _earlier_html(runs.earlier, mode, highlight) if runs and runs.earlier else []
+    out.append("</div>")
+    out.insert(1, page_style("".join(out)))
+    return "".join(out)
+
+
+def _which_run_html(trace: Trace, runs: CellRuns) -> list[str]:
+    label, line = runs.label(trace), runs.matching_line(trace)
+    if not label and not line:
+        return []
+    parts = [html.escape(label)] if label else []
+    if line:
+        code = f'<code class="{CSS_CLASS}-line">{html.escape(line)}</code>'
+        parts.append(f"cell line for this run: {code}")
+    return [f'<div class="{CSS_CLASS}-which" style="{_META}">{"<br>".join(parts)}</div>']
+
+
+def _earlier_html(earlier: tuple[Trace, ...], mode: str, highlight: bool) -> list[str]:
+    """The earlier runs in a closed ``<details>`` (open where nothing can be clicked)."""
+    opened = " open" if mode == "inline" else ""
+    out = [
+        f'<details class="{CSS_CLASS}-earlier"{opened}>'
+        f'<summary style="{_SUMMARY}">Earlier runs ({len(earlier)})</summary>'
+        f'<div style="{_EARLIER_BODY}">'
+    ]
+    for number, trace in enumerate(earlier, 1):
+        out.append(f'<div class="{CSS_CLASS}-which" style="{_META}">')
+        out.append(f"{html.escape(run_label(number, trace))}</div>")
+        out += _run_html(trace, mode, highlight)
+    out.append("</div></details>")
+    return out
+
+
+def _run_html(trace: Trace, mode: str, highlight: bool) -> list[str]:
+    """One run: reasoning (per ``mode``), answer, notes, error line."""
+    out = []
     if trace.reasoning and mode != "strip":
         head = html.escape(summary(trace))
         body = markdown_html(trace.reasoning, breaks=True, highlight=highlight, code_classes=True)
@@ -325,9 +374,7 @@ def to_html(trace: Trace, mode: str = "collapsible", *, highlight: bool = True) 
     if trace.error:  # on a line of its own that looks it, as in the live widget
         error = html.escape(f"✖ {trace.error}")
         out.append(f'<div class="{ERROR_CLASS}" style="{ERROR_LOOK}">{error}</div>')
-    out.append("</div>")
-    out.insert(1, page_style("".join(out)))
-    return "".join(out)
+    return out
 
 
 def safe_markdown(text: str, *, breaks: bool = False, allow_fences: bool = True) -> str:
@@ -360,8 +407,8 @@ def pin_head(model: str, preset: str, part: str = "reasoning") -> str:
     return f"> **{md_escape(head)}**"
 
 
-def to_markdown(trace: Trace, mode: str = "collapsible") -> str:
-    parts = []
+def to_markdown(trace: Trace, mode: str = "collapsible", *, runs: CellRuns | None = None) -> str:
+    parts = [_which_run_markdown(trace, runs)] if runs else []
     if trace.reasoning and mode != "strip":
         # Quoted text: no fence exemption (fences in blockquotes are where renderers differ).
         body = quote(safe_markdown(trace.reasoning, breaks=True, allow_fences=False))
@@ -375,37 +422,64 @@ def to_markdown(trace: Trace, mode: str = "collapsible") -> str:
         parts.append(answer)
     lines = [*notes(trace), error_note(trace)]
     parts.append("  \n".join(f"*{md_escape(n)}*" for n in lines if n))
+    if runs and runs.earlier:
+        opened = " open" if mode == "inline" else ""
+        parts.append(f"<details{opened}>\n<summary>Earlier runs ({len(runs.earlier)})</summary>")
+        for number, earlier in enumerate(runs.earlier, 1):
+            parts.append(f"**{md_escape(run_label(number, earlier))}**")
+            parts.append(to_markdown(earlier, mode))
+        parts.append("</details>")
     return "\n\n".join(p for p in parts if p)
 
 
-def to_plain(trace: Trace, mode: str = "collapsible") -> str:
-    parts = []
+def _which_run_markdown(trace: Trace, runs: CellRuns) -> str:
+    label, line = runs.label(trace), runs.matching_line(trace)
+    lines = [f"*{md_escape(label)}*"] if label else []
+    if line:  # (a code span cannot hold its own fence: as many backticks as it holds, + 1)
+        fence = "`" * (max(map(len, re.findall("`+", line)), default=0) + 1)
+        lines.append(f"*cell line for this run:* {fence} {line} {fence}")
+    return "  \n".join(lines)
+
+
+def to_plain(trace: Trace, mode: str = "collapsible", *, runs: CellRuns | None = None) -> str:
+    parts = _which_run_plain(trace, runs) if runs else []
     if trace.reasoning and mode != "strip":
         parts.append(f"[{summary(trace)}]\n{trace.reasoning}\n[/reasoning]")
     parts.append(trace.answer)
     lines = [*notes(trace), error_note(trace)]
     parts.extend(f"({n})" if i == 0 else n for i, n in enumerate(lines) if n)
+    for number, earlier in enumerate(runs.earlier if runs else (), 1):
+        parts.append(f"[Earlier: {run_label(number, earlier)}]\n\n{to_plain(earlier, mode)}")
     return "\n\n".join(p for p in parts if p)
 
 
-def bundle(trace: Trace, mode: str = "collapsible") -> dict[str, str]:
-    """The static MIME bundle: what every ``%%think`` output saves, and what exports show."""
+def _which_run_plain(trace: Trace, runs: CellRuns) -> list[str]:
+    label, line = runs.label(trace), runs.matching_line(trace)
+    return [label, f"cell line for this run: {line}" if line else ""]
+
+
+def bundle(
+    trace: Trace, mode: str = "collapsible", *, runs: CellRuns | None = None
+) -> dict[str, str]:
+    """The static MIME bundle: what every ``%%think`` output saves, and what exports show;
+    ``runs``: the cell's line and earlier runs (see ``provenance``)."""
     return {
-        "text/html": to_html(trace, mode),
-        "text/markdown": to_markdown(trace, mode),
-        "text/plain": to_plain(trace, mode),
+        "text/html": to_html(trace, mode, runs=runs),
+        "text/markdown": to_markdown(trace, mode, runs=runs),
+        "text/plain": to_plain(trace, mode, runs=runs),
     }
 
 
 FULL_TEXT = "(reasoning and answer in full: as HTML, or jupyter nbconvert --to reasoning-markdown)"
 
 
-def cell_bundle(trace: Trace) -> dict[str, str]:
+def cell_bundle(trace: Trace, runs: CellRuns | None = None) -> dict[str, str]:
     """The static views a ``%%think`` cell saves beside its trace: the reasoning and answer
     once, as ``text/html`` (code in the text colour: highlighted, code took ~3x its size);
     ``text/markdown`` and ``text/plain``, which only a console or a LaTeX export reads, sum the
     run up. The exporters rebuild all three in full from the trace (:func:`bundle`)."""
-    return {"text/html": flat(to_html(trace, highlight=False)), **outline(trace)}
+    html_view = flat(to_html(trace, highlight=False, runs=runs))
+    return {"text/html": html_view, **outline(trace, runs)}
 
 
 _LINES_KEPT = re.compile(rf'<pre[\s>].*?</pre>|<(span|div) class="{PROCESS}">.*?</\1>', re.S)
@@ -422,11 +496,14 @@ def flat(fragment: str) -> str:
     return "".join([*out, fragment[at:].replace("\n", " ")])
 
 
-def outline(trace: Trace) -> dict[str, str]:
+def outline(trace: Trace, runs: CellRuns | None = None) -> dict[str, str]:
     """``text/markdown`` and ``text/plain`` that sum a run up and say where its text is."""
-    lines = [f"[{summary(trace)}]"] if trace.reasoning else []
+    lines = [n for n in _which_run_plain(trace, runs) if n] if runs else []
+    lines += [f"[{summary(trace)}]"] if trace.reasoning else []
     lines += [f"[Answer · {len(trace.answer):,} characters]"] if trace.answer else []
-    lines += [*notes(trace), FULL_TEXT]
+    lines += [*notes(trace)]
+    lines += [f"Earlier runs: {len(runs.earlier)}"] if runs and runs.earlier else []
+    lines.append(FULL_TEXT)
     return {
         "text/markdown": "  \n".join(f"*{md_escape(n)}*" for n in lines),
         "text/plain": "\n".join(lines),

@@ -165,4 +165,6 @@ def test_the_pin_script_is_saved_without_comments_or_indentation():
     saved = pin.PinButton._esm
     assert "//" not in saved and not any(line != line.strip() for line in saved.splitlines())
     assert len(saved) < 0.75 * len(source)  # (it is in every saved cell's widget state)
-    assert pin.compact_js("a(1); // why\n  // more\n  b('x');\n") == "a(1);\nb('x');"
+    assert pin.compact_js("a(1); // why\n  // more\n  b('x');\n") == "a(1);b('x');"
+    # A line end that may end a statement stays; one after an opening or a comma goes.
+    assert pin.compact_js("f(a,\n  b) {\n  return x\n}\ng()") == "f(a,b) {return x\n}\ng()"

@@ -9,7 +9,9 @@ For each traced output:
 * the trace is read through :func:`schema.read_trace` (validated; bad fields skipped with a
   warning) and the output's ``text/html``, ``text/markdown`` and ``text/plain`` are rebuilt
   from it in the chosen ``mode``. The saved HTML is never reused: it came with the notebook,
-  and the notebook may come from anyone.
+  and the notebook may come from anyone. A re-run cell's earlier runs (``reasoning_nb_history``,
+  validated too) fold under the run it shows, which says which run it is and the cell line that
+  asks for it (``provenance``, from the cell's own ``%%think`` line); ``strip`` strips them too.
 * a ``--compare`` output is rebuilt as the comparison (``compare_view``: table, every readable
   variant's section, answer diff); when its list is not a list or no variant is readable, as
   its single trace, with a warning.
@@ -49,6 +51,7 @@ from traitlets import Enum, Int
 from .. import compare_view, render
 from ..core.trace import DISPLAY_KEY, Trace
 from ..notebook.live_markdown import live_markdown
+from ..provenance import CellRuns, first_line
 from . import widgets
 from .schema import (
     COMPARE_KEY,
@@ -126,14 +129,16 @@ class ReasoningPreprocessor(Preprocessor):
         drop_twins = (self._target != "notebook" or self.mode == "strip") and any(
             _traced_meta(o, _RUN_KEYS) for o in outputs
         )
-        think = self._redact is not None and _is_think_cell(cell.get("source"))
+        source = cell.get("source")
+        think = self._redact is not None and _is_think_cell(source)
+        line = first_line(source) if isinstance(source, str) else ""
         for n, output in enumerate(outputs):
             where = f"cell {index + 1}, output {n + 1}"
             meta = _traced_meta(output)
             if drop_twins and widgets.is_view_only(output):
                 continue
             if meta is not None:
-                kept.append(self._traced(output, meta, where))
+                kept.append(self._traced(output, meta, where, line))
             elif self._redact is not None and isinstance(output, dict):
                 kept.append(self._strip_untraced(output, think))
             else:
@@ -170,8 +175,10 @@ class ReasoningPreprocessor(Preprocessor):
 
     # -- one traced output --------------------------------------------------------------------
 
-    def _traced(self, output: dict, meta: dict, where: str):
-        """An output that carries a saved trace, rebuilt from the validated trace."""
+    def _traced(self, output: dict, meta: dict, where: str, line: str = ""):
+        """An output that carries a saved trace, rebuilt from the validated trace; with its
+        earlier runs (history) and which run it shows (``provenance``, from the cell's
+        ``line``)."""
         strip = self.mode == "strip"
         if output.get("output_type") not in _DISPLAY:
             kind = ascii(output.get("output_type"))[:40]
@@ -197,14 +204,16 @@ class ReasoningPreprocessor(Preprocessor):
         if trace is None and variants is None:
             new_data, new_meta = self._unreadable(data, meta, where)
         else:
+            history = self._history(meta.get(HISTORY_KEY), where) if key == METADATA_KEY else []
             if strip:
-                for shown in [trace, *(variants or [])]:
+                for shown in [trace, *(variants or []), *history]:
                     if shown is not None:
                         shown.reasoning = ""
             if variants is not None:
                 new_data = compare_view.bundle(variants, self.mode)
             else:
-                new_data = render.bundle(trace, self.mode)
+                runs = CellRuns(line, tuple(history))
+                new_data = render.bundle(trace, self.mode, runs=runs)
             if self._target == "markdown":
                 del new_data["text/html"]  # so text/markdown wins for these outputs
             if self._target != "notebook" or strip:
@@ -214,10 +223,8 @@ class ReasoningPreprocessor(Preprocessor):
                     new_meta[key] = _saved(trace, strip)
                 if variants is not None:
                     new_meta[COMPARE_KEY] = [_saved(t, strip) for t in variants]
-                if strip and self._target == "notebook":
-                    history = self._stripped_history(meta.get(HISTORY_KEY), where)
-                    if history:
-                        new_meta[HISTORY_KEY] = history
+                if strip and self._target == "notebook" and history:
+                    new_meta[HISTORY_KEY] = [stripped(t) for t in history]
             else:
                 new_meta = meta  # a notebook copy keeps what it was given
         if model_id and keep_view:
@@ -261,7 +268,8 @@ class ReasoningPreprocessor(Preprocessor):
             return None
         return traces
 
-    def _stripped_history(self, history: Any, where: str) -> list[dict]:
+    def _history(self, history: Any, where: str) -> list[Trace]:
+        """The readable earlier runs of an output, oldest first."""
         if history is None:
             return []
         if not isinstance(history, list):
@@ -272,7 +280,7 @@ class ReasoningPreprocessor(Preprocessor):
             trace, problems = read_trace(item)
             self._report(f"{where}, history {i + 1}", problems)
             if trace is not None:
-                out.append(stripped(trace))
+                out.append(trace)
         return out
 
     # -- plumbing -----------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..core.trace import SCHEMA, STATUSES, TIMING_KEYS, USAGE_KEYS, Trace
 from ..markdown_safety import one_line
+from ..provenance import recorded_at
 
 METADATA_KEY = "reasoning_nb"
 HISTORY_KEY = "reasoning_nb_history"
@@ -51,6 +52,7 @@ KNOWN_FIELDS = frozenset(
         "status",
         "warnings",
         "continued",
+        "replay",
     }
 )
 
@@ -176,6 +178,7 @@ def read_trace(data: Any) -> tuple[Trace | None, list[str]]:
             value = {}
         fields[key] = _json_only(value)
     fields["continued"] = _continued(data.get("continued"), warn)
+    fields["replay"] = _replay(data.get("replay"), warn)
     return Trace(**fields), warn
 
 
@@ -189,6 +192,21 @@ def _continued(raw: Any, warn: list[str]) -> dict[str, Any] | None:
         warn.append(f"field 'continued' is not a valid continuation ({_kind(raw)}); skipped")
         return None
     return {"run": run, "hint": one_line(hint), "reasoning_chars": chars}
+
+
+REPLAY_PACES = ("instant", "recorded")
+
+
+def _replay(raw: Any, warn: list[str]) -> dict[str, Any] | None:
+    """``replay`` (see ``Trace.replay``): an ISO 8601 time and a pace."""
+    if raw is None:
+        return None
+    get = raw.get if isinstance(raw, dict) else lambda _key: ...  # (... fails every check)
+    when, pace = get("recorded_at"), get("pace")
+    if not (recorded_at(when) and pace in REPLAY_PACES):
+        warn.append(f"field 'replay' is not a valid replay ({_kind(raw)}); skipped")
+        return None
+    return {"recorded_at": when, "pace": pace}
 
 
 def saved_variants(meta: dict[str, Any]) -> Any:

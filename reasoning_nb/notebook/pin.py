@@ -7,6 +7,9 @@ cell while a cell runs, never a markdown cell from a button click). The page say
 selection lies; the kernel maps that back to the model's markdown (:mod:`.selection`) and
 writes the cell, so model text is made safe in one place (``render.safe_markdown``, as exports
 do); the page inserts it, or copies it to the clipboard where it cannot reach the document.
+
+The same widget offers "Use these flags" (``line``, see ``provenance``): the page puts that line
+in place of the cell's ``%%think`` line, for the same reason (only the page can edit a cell).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from traitlets import Unicode
 from .. import render
 from ..core.trace import Trace
 from ..export.schema import PIN_KEY  # an export strips the reasoning of a cell marked so
+from ..provenance import first_line
 from .run_view import RunView
 from .selection import Selection, lab_math, selected_source
 
@@ -49,17 +53,28 @@ def _math_on_one_line(markdown: str) -> str:
     return "".join(out) + markdown[at:]
 
 
-def executing_cell_id() -> str:
-    """The id of the notebook cell being run (JupyterLab sends it with the request), or ""."""
+def _request(part: str, key: str) -> str:
+    """A text field of the request the kernel runs now, or "" (no kernel: plain IPython)."""
     try:
         from IPython import get_ipython
 
         parent = get_ipython().kernel.get_parent()
-    except Exception:  # no kernel (plain IPython, tests): the page finds the cell on screen
+    except Exception:
         return ""
-    metadata = parent.get("metadata") if isinstance(parent, dict) else None
-    cell_id = metadata.get("cellId") if isinstance(metadata, dict) else None
-    return cell_id if isinstance(cell_id, str) else ""
+    section = parent.get(part) if isinstance(parent, dict) else None
+    value = section.get(key) if isinstance(section, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def executing_cell_id() -> str:
+    """The id of the notebook cell being run (JupyterLab sends it with the request), or "":
+    the page then finds the cell on screen."""
+    return _request("metadata", "cellId")
+
+
+def executing_cell_line() -> str:
+    """The ``%%think`` line of the cell being run, as the front end sent it, or ""."""
+    return first_line(_request("content", "code"))
 
 
 _COMMENT = re.compile(r"^\s*//.*$|\s+//\s.*$", re.M)
@@ -67,23 +82,35 @@ _COMMENT = re.compile(r"^\s*//.*$|\s+//\s.*$", re.M)
 
 def compact_js(source: str) -> str:
     """``source`` without its comments and indentation: a saved notebook keeps the script in
-    every cell's widget state, where they were two fifths of it. Line ends stay (they may end
-    statements); the file has no ``//`` inside a string."""
+    every cell's widget state, where they were two fifths of it. Line ends stay where they may
+    end a statement (not after ``; { ( [ ,``); the file has no ``//`` inside a string, and
+    no template string over lines."""
     lines = (line.strip() for line in _COMMENT.sub("", source).splitlines())
-    return "\n".join(line for line in lines if line)
+    return _OPEN_END.sub(r"\1", "\n".join(line for line in lines if line))
+
+
+_OPEN_END = re.compile(r"([;{(\[,])\n")
 
 
 class PinButton(anywidget.AnyWidget):
-    """The "Pin" button of a ``ThinkWidget``; pins from the run ``shown()`` returns."""
+    """The "Pin" button of a ``ThinkWidget``, which pins from the run ``shown()`` returns, and
+    its "Use these flags" button, which puts ``line`` in place of the cell's first line and then
+    calls ``on_line(line)``."""
 
     # The text, not the path: anywidget ties every instance made from a file path to the file
     # (for hot reload) with a strong reference, so no PinButton would ever be freed.
     _esm = compact_js((Path(__file__).parent / "static" / "pin.js").read_text(encoding="utf-8"))
     cell_id = Unicode("", help="The notebook cell the widget was made in.").tag(sync=True)
+    line = Unicode("", help="The cell line 'Use these flags' writes (none: hidden).").tag(sync=True)
 
-    def __init__(self, shown: Callable[[], RunView | None], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        shown: Callable[[], RunView | None],
+        on_line: Callable[[str], object] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(cell_id=executing_cell_id(), **kwargs)
-        self._shown = shown
+        self._shown, self._on_line = shown, on_line
         self.placed: list[str] = []
         """How each pin landed, as the page reported it: inserted, copied or failed."""
         self.on_msg(self._on_msg)
@@ -101,6 +128,9 @@ class PinButton(anywidget.AnyWidget):
             self.send({"type": "cells", "cells": cells})
         elif content.get("type") == "placed":
             self.placed.append(str(content.get("how")))
+            # (the line the kernel offered, not text from the page)
+            if content.get("how") == "rewritten" and self.line and self._on_line is not None:
+                self._on_line(self.line)
 
 
 def _cell(run: RunView, selection: Selection | None) -> dict[str, Any]:

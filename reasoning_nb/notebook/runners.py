@@ -19,9 +19,11 @@ from ..core.history import Conversation
 from ..core.steering import Continuation
 from ..core.trace import Trace
 from ..errors import ReasoningNBError
+from ..provenance import CellRuns
 from ..run import Run
 from ..terminal import TerminalView, inert
 from . import interrupts, kernel_status
+from .pin import executing_cell_line
 
 if TYPE_CHECKING:
     from .magic import ThinkMagics
@@ -135,6 +137,8 @@ class WidgetRunner:
         self._next: tuple[dict[str, Any], Continuation | None] | None = None
         self._driving = False  # a loop (the cell's, or a task's after the cell) takes _next
         self._task = None  # that task: the loop holds tasks only weakly
+        self.line = ""  # the cell's %%think line: the saved output says which run it shows
+        self._error_in_cell = False  # of the run saved last
 
     async def run(
         self, prompt: str, options: dict[str, Any], chat: Conversation | None
@@ -142,6 +146,7 @@ class WidgetRunner:
         from .widget import ThinkWidget  # ipywidgets only when a widget is shown
 
         self.prompt, self.options, self.chat = prompt, options, chat
+        self.line = executing_cell_line()  # (read now: a re-run's request is a widget message)
         self.view = ThinkWidget(
             model=options.get("model") or "(default model)",
             preset=options.get("preset") or "auto",
@@ -151,6 +156,8 @@ class WidgetRunner:
             on_preset=self._rerun,
             on_stop=self.stop,
             on_continue=self._continue,
+            line=self.line,
+            on_line=self._line_written,
         )
         # The live view is its own output, with no fallback text of its own: the static output
         # below it is the fallback (see PAIRING_STYLE).
@@ -181,6 +188,13 @@ class WidgetRunner:
     def _continue(self, trace: Trace, hint: str, number: int) -> None:
         """Continue under a stopped run: its preset, its reasoning kept, the hint."""
         self._again({**self.options, "preset": trace.preset}, Continuation.of(trace, hint, number))
+
+    def _line_written(self, line: str) -> None:
+        """The page wrote the line "Use these flags" offered into the cell: the saved output
+        stops offering it."""
+        self.line = line
+        if self.runs:
+            self._save(self.runs[-1], error_in_cell=self._error_in_cell)
 
     def _again(self, options: dict[str, Any], continuation: Continuation | None = None) -> None:
         self._next = (options, continuation)  # the newest ask wins
@@ -263,8 +277,10 @@ class WidgetRunner:
             self.view.tick()
 
     def _save(self, trace: Trace, *, error_in_cell: bool = False) -> None:
-        """The static output (shown or updated): the trace's bundle with its metadata."""
-        data = render.cell_bundle(trace)
+        """The static output (shown or updated): the trace's bundle with its metadata, which
+        says which of the cell's runs it is, with the earlier runs folded under it."""
+        self._error_in_cell = error_in_cell
+        data = render.cell_bundle(trace, CellRuns(self.line, tuple(self.runs[:-1])))
         classes = f"{STATIC_CLASS} {ERROR_IN_CELL_CLASS}" if error_in_cell else STATIC_CLASS
         data["text/html"] = f'<div class="{classes}">{PAIRING_STYLE}{data["text/html"]}</div>'
         metadata: dict[str, Any] = {METADATA_KEY: trace.to_dict()}

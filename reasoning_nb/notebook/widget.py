@@ -24,6 +24,7 @@ import ipywidgets as W
 from ..core.events import ReasoningDelta, TextDelta
 from ..core.presets import PRESETS
 from ..core.trace import Trace
+from ..provenance import matching_line
 from .pin import PinButton
 from .run_view import RunView, close_tree
 from .style import HEADER_CLASS, ROOT_CLASSES, RUNS_CLASS, STATUS_CLASS, STEER_CLASS, STYLE
@@ -85,8 +86,13 @@ class ThinkWidget:
         on_preset: Callable[[str], object] | None = None,
         on_stop: Callable[[], object] | None = None,
         on_continue: Callable[[Trace, str, int], object] | None = None,
+        line: str = "",
+        on_line: Callable[[str], object] | None = None,
     ) -> None:
         self.model, self.hide_reasoning, self.fold_on_answer = model, hide_reasoning, fold_on_answer
+        self.line, self.on_line = line, on_line
+        """The cell's ``%%think`` line (as the front end sent it; "" when unknown), and who to
+        tell when "Use these flags" rewrote it."""
         self.clock, self.on_preset, self.on_stop = clock, on_preset, on_stop
         self.on_continue = on_continue
         reserve = min(5, max(1, round(max_rate * FINISH_RESERVE)))
@@ -136,7 +142,7 @@ class ThinkWidget:
         # first time they are offered: see _steering).
         self.hint: W.Text | None = None
         self.continue_button: W.Button | None = None
-        self.pin = PinButton(self._pinnable, layout=self._layout)
+        self.pin = PinButton(self._pinnable, self._line_written, layout=self._layout)
         row = W.Layout(align_items="center")
         self.steer = W.HBox(
             layout=row, _dom_classes=(STEER_CLASS,)
@@ -402,15 +408,33 @@ class ThinkWidget:
 
     def _update_steer(self) -> int:
         """Under the shown run, once nothing runs: Continue (and its hint) if the run was
-        stopped, cut short or failed; Pin if it has reasoning."""
+        stopped, cut short or failed; Pin if it has reasoning, and with it "Use these flags" if
+        the cell's line asks for another preset (both in ``self.pin``; a run with no reasoning
+        has its line in the saved output only)."""
         run = self._shown
         parts: list[W.Widget] = []
+        sent = 0
         if self._live is None and run is not None and run.finished:
             if self.on_continue is not None and _steerable(run.trace):
                 parts += self._steering()
             if run.trace.reasoning:
+                sent += self._meter.set(self.pin, line=self.flags_line(run.trace))
                 parts.append(self.pin)
-        return self._meter.set(self.steer, children=tuple(parts))
+        return sent + self._meter.set(self.steer, children=tuple(parts))
+
+    def flags_line(self, trace: Trace) -> str:
+        """The cell line that asks for ``trace``'s preset, when the cell's asks another; ""."""
+        first = self._all[0].trace.preset if self._all else trace.preset
+        return matching_line(self.line, trace.preset, first)
+
+    def _line_written(self, line: str) -> None:
+        """The page put ``line`` in place of the cell's line."""
+        now, mark = self.clock(), self._mark()
+        self.line = line
+        self._update_steer()
+        self._note(now, mark)
+        if self.on_line is not None:
+            self.on_line(line)
 
     def _steering(self) -> list[W.Widget]:
         """Continue and its hint, made the first time they are offered."""

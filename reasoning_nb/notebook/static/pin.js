@@ -12,6 +12,8 @@ const NOTES = {
   copied: "copied: paste it into a markdown cell",
   failed: "could not place it: select the text and copy it by hand",
   silent: "no answer from the kernel: run the cell again to pin from it",
+  rewritten: "cell line updated",
+  unchanged: "could not edit the cell: copy the line from the output",
 };
 const LABELS = {
   selection: [
@@ -85,14 +87,28 @@ function cellIndex(cells, cellId, el) {
   return onScreen == null ? cells.length - 1 : Number(onScreen);
 }
 
-async function place(model, el, cells) {
-  let notebook = null;
+// JupyterLab and Notebook 7: the widget manager knows the notebook's document.
+function notebookOf(model) {
   try {
-    // JupyterLab and Notebook 7: the widget manager knows the notebook's document.
-    notebook = model.widget_manager?.context?.model?.sharedModel ?? null;
+    return model.widget_manager?.context?.model?.sharedModel ?? null;
   } catch {
-    notebook = null;
+    return null;
   }
+}
+
+// "Use these flags": the kernel's line in place of the cell's first line, if still a %%think one.
+function rewrite(model, el) {
+  const line = model.get("line");
+  const cells = notebookOf(model)?.cells ?? [];
+  const cell = cells[cellIndex(cells, model.get("cell_id"), el)];
+  const source = cell?.getSource() ?? "";
+  if (!line || !source.startsWith("%%think")) return "unchanged";
+  cell.setSource(source.replace(/^.*/, () => line)); // (a function: "$" in it stays)
+  return "rewritten";
+}
+
+async function place(model, el, cells) {
+  const notebook = notebookOf(model);
   if (notebook?.insertCell) {
     const all = notebook.cells;
     let at = cellIndex(all, model.get("cell_id"), el) + 1;
@@ -117,9 +133,21 @@ function render({ model, el }) {
   icon.className = "fa fa-thumb-tack"; // Font Awesome 4, as ipywidgets' own button icons
   const label = document.createTextNode("");
   button.append(icon, label);
+  const flags = document.createElement("button");
+  flags.className = button.className;
+  flags.textContent = "Use these flags";
   const note = document.createElement("span");
   note.className = "reasoning-nb-pin-note";
-  el.append(button, note);
+  el.append(button, flags, note);
+  // "Use these flags" shows while the kernel offers a line: the run's flags are not the cell's.
+  const sync = () => (flags.style.display = model.get("line") ? "" : "none");
+  sync();
+  model.on("change:line", sync);
+  flags.addEventListener("click", () => {
+    const how = rewrite(model, el);
+    note.textContent = NOTES[how];
+    model.send({ type: "placed", how });
+  });
   // The button says what a click pins: the selection, or all of the reasoning.
   const relabel = () => {
     [label.data, button.title] = LABELS[touched(el).length ? "selection" : "reasoning"];
@@ -152,6 +180,7 @@ function render({ model, el }) {
     clearTimeout(waiting);
     document.removeEventListener("selectionchange", relabel);
     model.off("msg:custom", onMessage);
+    model.off("change:line", sync);
   };
 }
 

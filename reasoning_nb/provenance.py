@@ -1,0 +1,114 @@
+"""Which run a ``%%think`` cell's saved output shows, and the cell line that asks for it.
+
+A cell's runs after the first come from the widget (a dropdown re-run, Continue), not from its
+``%%think`` line: the line may say ``--preset low`` while the output shows the ``medium`` run.
+:class:`CellRuns` says so ("Run 2 of 2 · preset medium") and gives the line for that run: the
+cell's own line with its preset replaced (the one flag a re-run changes). The live widget
+(``notebook.widget``), the saved static twin (``notebook.runners``) and the exports
+(``export.preprocessor``, from the saved cell) all ask this module.
+
+The line is cell text and the traces may come from a saved notebook: both are untrusted, and
+callers escape what this module returns.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from .markdown_safety import one_line
+
+if TYPE_CHECKING:
+    from .core.trace import Trace
+
+# --preset X, --preset=X, -p X, -pX (argparse takes the last one given)
+_PRESET_FLAG = re.compile(r"(?<=\s)(--preset(?:=|\s+)|-p\s*)(\S+)")
+_PRESET_VALUE = re.compile(r"[\w.-]{1,24}")
+"""A preset name that may go into a line (a saved trace's preset is attacker text)."""
+LINE_LIMIT = 400
+"""A longer first line is not offered back (it is not a ``%%think`` line anyone typed)."""
+
+
+def line_preset(line: str) -> str | None:
+    """The preset ``line`` asks for, or None when it gives none."""
+    found = _PRESET_FLAG.findall(line)
+    return found[-1][1] if found else None
+
+
+def with_preset(line: str, preset: str) -> str:
+    """``line`` asking for ``preset``: its preset flags replaced, or ``--preset`` added."""
+    if _PRESET_FLAG.search(line):
+        return _PRESET_FLAG.sub(lambda m: m.group(1) + preset, line)
+    return f"{line.rstrip()} --preset {preset}"
+
+
+def first_line(source: str) -> str:
+    """A cell's ``%%think`` line, or "" when its source does not start with one."""
+    line = source.lstrip("\n").split("\n", 1)[0].rstrip("\r")
+    ok = line.startswith("%%think") and len(line) <= LINE_LIMIT
+    return line if ok and line == one_line(line) else ""
+
+
+@dataclass(frozen=True)
+class CellRuns:
+    """A cell's ``%%think`` line and its earlier runs, oldest first (the shown run is the last:
+    the saved output always shows a cell's newest run)."""
+
+    line: str = ""
+    earlier: tuple[Trace, ...] = ()
+
+    def matching_line(self, trace: Trace) -> str:
+        """The line that asks for ``trace``'s preset, when the cell's line asks another; ""."""
+        first = (self.earlier[0] if self.earlier else trace).preset
+        return matching_line(self.line, trace.preset, first)
+
+    def label(self, trace: Trace) -> str:
+        """``Run 2 of 2 · preset medium · continues run 1`` for a cell run more than once."""
+        if not self.earlier:
+            return ""
+        total = len(self.earlier) + 1
+        return run_label(total, trace, total)
+
+
+def matching_line(line: str, preset: str, first: str) -> str:
+    """``line`` asking for ``preset``, when it asks for another; "". A line with no preset
+    flag asks for what the cell's ``first`` run used (the session's default then)."""
+    if not line or preset == (line_preset(line) or first):
+        return ""
+    return with_preset(line, preset) if _PRESET_VALUE.fullmatch(preset) else ""
+
+
+def run_label(number: int, trace: Trace, total: int | None = None) -> str:
+    """``Run 2 of 3 · preset medium · continues run 1`` (``Run 2 · …`` without a total)."""
+    parts = [f"Run {number}" + (f" of {total}" if total else "")]
+    parts.append(f"preset {one_line(trace.preset)[:24]}")
+    if trace.continued:
+        run = trace.continued.get("run")
+        parts.append(f"continues run {run}" if run else "continues a stopped run")
+    parts.append("replay" if trace.replay else "")
+    return " · ".join(p for p in parts if p)
+
+
+def replay_note(trace: Trace) -> str:
+    """``replay of a run recorded 2026-11-25 05:10 UTC, at its recorded pace``, or ""."""
+    if not trace.replay:
+        return ""
+    when = recorded_at(trace.replay.get("recorded_at"))
+    pace = "at its recorded pace" if trace.replay.get("pace") == "recorded" else "instantly"
+    of = f"a run recorded {when}" if when else "a recorded run"
+    return f"replay of {of}, played back {pace}"
+
+
+def recorded_at(value: object) -> str:
+    """An ISO 8601 time as ``2026-11-25 05:10 UTC``; "" when it is not one."""
+    if not isinstance(value, str):
+        return ""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return ""
+    if moment.tzinfo is None:  # (ours are UTC; an unmarked time is read as UTC)
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
