@@ -23,29 +23,18 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .cache import store
+
 if TYPE_CHECKING:
     from .analytics import _Reader
 
 LOG = "log"
 """``stats(LOG)`` reads the default log."""
 LOG_SUFFIXES = (".sqlite3", ".sqlite", ".db")
-DB_ENV = "REASONING_NB_DB"
-DB_NAME = "reasoning_nb.sqlite3"
 HOW_TO_LOG = (
     "turn logging on with c.ThinkMagics.log = True (or REASONING_NB_LOG=1 before starting "
     "Jupyter), run some %%think cells, then call stats('log') again"
 )
-
-
-def default_path() -> Path:
-    """``$REASONING_NB_DB``, else ``reasoning_nb.sqlite3`` in the user cache directory."""
-    # TODO(integrator): take this from store.py, which writes the log, so the fact lives once.
-    env = os.environ.get(DB_ENV)
-    if env:
-        return Path(env).expanduser()
-    from platformdirs import user_cache_dir  # imported only when the log is read
-
-    return Path(user_cache_dir("reasoning_nb")) / DB_NAME
 
 
 def is_log(source: str | os.PathLike) -> bool:
@@ -80,7 +69,7 @@ def _since(since: Any) -> datetime | None:
 def read_log(source: str | os.PathLike, since: Any, reader: _Reader) -> None:
     """Add each logged run (started at or after ``since``, if given) to ``reader`` as
     ``log #<id>``, in the order they were logged."""
-    path = default_path() if source == LOG else Path(source)
+    path = store.path() if source == LOG else Path(source)
     cutoff = _since(since)
     if not path.is_file():
         raise FileNotFoundError(f"No trace log at {path}: {HOW_TO_LOG}.")

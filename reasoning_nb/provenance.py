@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
+from .core.subject import LIMIT, shorten
 from .markdown_safety import one_line
 
 if TYPE_CHECKING:
@@ -99,6 +100,19 @@ def replay_note(trace: Trace) -> str:
     pace = "at its recorded pace" if trace.replay.get("pace") == "recorded" else "instantly"
     of = f"a run recorded {when}" if when else "a recorded run"
     return f"replay of {of}, played back {pace}"
+
+
+def continue_note(continued: dict | None, *, short: bool = False) -> str:
+    """``continues run 1 · hint: think about the ocean`` for a run that continues a stopped one
+    (see ``core.steering``); ``short``: the hint cut to a status line's length."""
+    if not continued:
+        return ""
+    run = continued.get("run")
+    note = f"continues run {run}" if run else "continues a stopped run"
+    hint = " ".join(str(continued.get("hint") or "").split())
+    if short:  # (one word longer than a line: its start)
+        hint = shorten(hint) or hint[:LIMIT] + "…"
+    return f"{note} · hint: {hint}" if hint else note
 
 
 def recorded_at(value: object) -> str:

@@ -34,7 +34,7 @@ from .core.tokens import reasoning_tokens
 from .markdown_safety import SAFE_LINK, html_block, is_inert, md_escape, one_line
 from .math_text import IGNORE, PROCESS, math_plugin
 from .math_text import to_markdown as math_markdown
-from .provenance import CellRuns, replay_note, run_label
+from .provenance import CellRuns, continue_note, replay_note, run_label
 
 if TYPE_CHECKING:
     from .core.trace import Trace
@@ -286,10 +286,7 @@ def notes(trace: Trace) -> list[str]:
     else:
         first = footer(trace)
     lines = [first, *(f"⚠ {w}" for w in trace.warnings)]
-    if trace.continued:
-        hint = trace.continued.get("hint")
-        lines.append(f"continues a stopped run{f', hint: {hint}' if hint else ''}")
-    lines.append(replay_note(trace))
+    lines += [continue_note(trace.continued), replay_note(trace)]
     return [one_line(n) for n in lines if one_line(n)]
 
 

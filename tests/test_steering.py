@@ -69,12 +69,10 @@ def test_the_static_views_say_a_run_continues_another_with_the_hint_escaped():
     trace = Trace(prompt="Q?", answer="A", status="complete")
     trace.continued = {"run": 1, "hint": "<b>units</b>", "reasoning_chars": 3}
     views = render.bundle(trace)
-    assert "continues a stopped run, hint: &lt;b&gt;units&lt;/b&gt;" in views["text/html"]
+    assert "continues run 1 · hint: &lt;b&gt;units&lt;/b&gt;" in views["text/html"]
     assert "<b>units" not in views["text/html"]
-    assert "continues a stopped run, hint: <b>units</b>" in views["text/plain"]
-    assert (
-        "continues a stopped run" not in render.bundle(Trace(prompt="Q?", answer="A"))["text/plain"]
-    )
+    assert "continues run 1 · hint: <b>units</b>" in views["text/plain"]
+    assert "continues" not in render.bundle(Trace(prompt="Q?", answer="A"))["text/plain"]
 
 
 def test_a_saved_continuation_is_validated_like_the_rest_of_the_trace():

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..cache.recording import PACES
 from ..core.trace import SCHEMA, STATUSES, TIMING_KEYS, USAGE_KEYS, Trace
 from ..markdown_safety import one_line
 from ..provenance import recorded_at
@@ -194,16 +195,13 @@ def _continued(raw: Any, warn: list[str]) -> dict[str, Any] | None:
     return {"run": run, "hint": one_line(hint), "reasoning_chars": chars}
 
 
-REPLAY_PACES = ("instant", "recorded")
-
-
 def _replay(raw: Any, warn: list[str]) -> dict[str, Any] | None:
     """``replay`` (see ``Trace.replay``): an ISO 8601 time and a pace."""
     if raw is None:
         return None
     get = raw.get if isinstance(raw, dict) else lambda _key: ...  # (... fails every check)
     when, pace = get("recorded_at"), get("pace")
-    if not (recorded_at(when) and pace in REPLAY_PACES):
+    if not (recorded_at(when) and pace in PACES):
         warn.append(f"field 'replay' is not a valid replay ({_kind(raw)}); skipped")
         return None
     return {"recorded_at": when, "pace": pace}

@@ -9,13 +9,13 @@ every widget change goes through a :class:`~.throttle.Meter` and waits for the o
 from __future__ import annotations
 
 import html
-from datetime import datetime, timezone
 
 import ipywidgets as W
 
 from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Usage, Waiting
-from ..core.subject import LIMIT, Subject, shorten
+from ..core.subject import Subject
 from ..core.trace import USAGE_KEYS, Trace, answer_start
+from ..provenance import continue_note, replay_note
 from ..render import ERROR_CLASS, reasoning_summary, seconds_label, thought_label, tokens_label
 from .live_text import LiveText
 from .throttle import Meter
@@ -355,7 +355,8 @@ class RunView:
         lines = [" · ".join(parts)]
         if subject := self.live_subject(now):
             lines.append(f"<i>{html.escape(subject)}</i>")
-        notes = (replay_note(self.trace.replay), continue_note(self.trace.continued))
+        replay = replay_note(self.trace)
+        notes = (f"↻ {replay}" if replay else "", continue_note(self.trace.continued, short=True))
         lines += [html.escape(n) for n in notes if n]
         return "<br>".join([*lines, *(html.escape(f"⚠ {w}") for w in self.warnings)])
 
@@ -368,31 +369,6 @@ class RunView:
         if latest and latest != self._subject and now >= self._subject_at + SUBJECT_EVERY:
             self._subject, self._subject_at = latest, now
         return self._subject
-
-
-def replay_note(replay: dict | None) -> str:
-    """``↻ replay of a run recorded 2026-11-25 05:10 UTC`` for a run from the replay cache."""
-    if not replay:
-        return ""
-    when = str(replay.get("recorded_at") or "")
-    try:
-        stamp = datetime.fromisoformat(when)
-        stamp = stamp.astimezone(timezone.utc) if stamp.tzinfo else stamp  # (naive: UTC already)
-        when = stamp.strftime("%Y-%m-%d %H:%M UTC")
-    except ValueError:
-        when = shorten(when, 32) or "at an unknown time"  # (a hand-edited cache: say what it says)
-    return f"↻ replay of a run recorded {when}" if when else "↻ replay of a recorded run"
-
-
-def continue_note(continued: dict | None) -> str:
-    """``continues run 1 · hint: think about the ocean`` for a run that continues a stopped one
-    (see ``core.steering``)."""
-    if not continued:
-        return ""
-    run = continued.get("run")
-    note = f"continues run {run}" if run else "continues a stopped run"
-    hint = " ".join(str(continued.get("hint") or "").split())
-    return f"{note} · hint: {shorten(hint) or hint[:LIMIT] + '…'}" if hint else note
 
 
 def close_tree(*roots: W.Widget, keep: tuple[W.Widget, ...] = ()) -> None:
