@@ -24,7 +24,7 @@ const LABELS = {
     " Pin reasoning",
     "Copy all of the reasoning into a new markdown cell below (select text to pin just that)",
   ],
-  answer: [" Pin answer", "Copy the answer into a new markdown cell below (select text to pin just that)"],
+  answer: [" Pin answer", "Copy the answer into a new markdown cell below"],
 };
 const PATIENCE_MS = 4000; // the kernel answers at once unless it is gone or stuck
 
