@@ -190,3 +190,24 @@ def test_use_these_flags_shows_for_a_run_the_line_does_not_ask_for(wire):  # noq
     # Picking run 1 (what the line asks for now: high) offers the line that asks for low.
     widget.selector.value = 0
     assert widget.pin.line == "%%think --model llamacpp:m --preset low"
+
+
+def test_a_run_without_reasoning_offers_pin_answer_and_use_these_flags(wire):  # noqa: F811
+    """``--preset off`` after a dropdown re-run: no reasoning, still the line and a Pin (of the
+    answer, with nothing selected)."""
+    widget = make_widget(wire, line=LINE)
+    _finish(widget, new_trace(wire, "low"))
+    trace = new_trace(wire, "off")
+    widget.start_run(trace)
+    trace.fold(TextDelta("Just **blue**."))
+    widget.on_event(TextDelta("Just **blue**."))
+    trace.finish("complete")
+    widget.finish(trace)
+    assert widget.pin in widget.steer.children
+    assert widget.pin.line == "%%think --model llamacpp:m --preset off"
+    sent = []
+    widget.pin.send = sent.append
+    widget.pin._on_msg(widget.pin, {"type": "pin", "parts": []}, [])
+    [cell] = sent[0]["cells"]
+    assert cell["markdown"].startswith("> **Answer of") and "Just **blue**." in cell["markdown"]
+    assert cell["metadata"]["reasoning_nb_pin"]["part"] == "answer"

@@ -120,7 +120,7 @@ class PinButton(anywidget.AnyWidget):
             return
         if content.get("type") == "pin":
             run = self._shown()
-            if run is None or not run.trace.reasoning:
+            if run is None or not (run.trace.reasoning or run.trace.answer):
                 return
             parts = content.get("parts")
             selections = [Selection.read(p) for p in parts] if isinstance(parts, list) else []
@@ -134,8 +134,10 @@ class PinButton(anywidget.AnyWidget):
 
 
 def _cell(run: RunView, selection: Selection | None) -> dict[str, Any]:
-    """One pinned cell: what ``selection`` selects in ``run`` (None: all of its reasoning)."""
-    trace, part, text = run.trace, "reasoning", run.trace.reasoning
+    """One pinned cell: what ``selection`` selects in ``run`` (None: all of its reasoning, or
+    its answer when it has none)."""
+    trace = run.trace
+    part, text = ("reasoning", trace.reasoning) if trace.reasoning else ("answer", trace.answer)
     if selection is not None:
         shown = getattr(run, selection.pane)  # its LiveText
         picked = selected_source(shown.sources, selection, breaks=shown.breaks)

@@ -408,16 +408,15 @@ class ThinkWidget:
 
     def _update_steer(self) -> int:
         """Under the shown run, once nothing runs: Continue (and its hint) if the run was
-        stopped, cut short or failed; Pin if it has reasoning, and with it "Use these flags" if
-        the cell's line asks for another preset (both in ``self.pin``; a run with no reasoning
-        has its line in the saved output only)."""
+        stopped, cut short or failed; Pin if it has text, and with it "Use these flags" if the
+        cell's line asks for another preset (both in ``self.pin``)."""
         run = self._shown
         parts: list[W.Widget] = []
         sent = 0
         if self._live is None and run is not None and run.finished:
             if self.on_continue is not None and _steerable(run.trace):
                 parts += self._steering()
-            if run.trace.reasoning:
+            if run.trace.reasoning or run.trace.answer:
                 sent += self._meter.set(self.pin, line=self.flags_line(run.trace))
                 parts.append(self.pin)
         return sent + self._meter.set(self.steer, children=tuple(parts))

@@ -1,5 +1,5 @@
-// Pin: what is selected in this %%think widget, reasoning or answer (all of the reasoning, with
-// nothing selected), goes into a new markdown cell below the widget's cell. This side says where
+// Pin: what is selected in this %%think widget, reasoning or answer (with nothing selected, all of
+// the reasoning, or the answer of a run with none), goes into a new markdown cell below the widget's cell. This side says where
 // the selection lies; the kernel holds the markdown each Output shows, so it pins the source
 // (math and formatting as the model wrote them) and escapes model text in one place. Then this
 // side places the cell.
@@ -24,6 +24,7 @@ const LABELS = {
     " Pin reasoning",
     "Copy all of the reasoning into a new markdown cell below (select text to pin just that)",
   ],
+  answer: [" Pin answer", "Copy the answer into a new markdown cell below"],
 };
 const PATIENCE_MS = 4000; // the kernel answers at once unless it is gone or stuck
 
@@ -148,12 +149,14 @@ function render({ model, el }) {
     note.textContent = NOTES[how];
     model.send({ type: "placed", how });
   });
-  // The button says what a click pins: the selection, or all of the reasoning.
+  // The button says what a click pins: the selection, else all of the reasoning, if any.
   const relabel = () => {
-    [label.data, button.title] = LABELS[touched(el).length ? "selection" : "reasoning"];
+    const whole = el.closest(ROOT)?.querySelector(PANES.reasoning) ? "reasoning" : "answer";
+    [label.data, button.title] = LABELS[touched(el).length ? "selection" : whole];
   };
   relabel();
   document.addEventListener("selectionchange", relabel);
+  button.addEventListener("pointerenter", relabel); // (the run on screen may have changed)
   // A press on a button would clear the selection before the click reads it.
   button.addEventListener("mousedown", (event) => event.preventDefault());
   let waiting = null;
