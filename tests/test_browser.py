@@ -1088,6 +1088,25 @@ def test_pin_keeps_the_markdown_of_what_was_selected_in_either_pane(page, lab, w
     assert not page.errors, page.errors
 
 
+def test_pin_answer_under_a_run_without_reasoning(page, lab, wire):
+    """A run with no reasoning (``--preset off``) still offers Pin: of its answer."""
+    wire.route("POST", CHAT, stream("", "Just **blue**."))
+    think_notebook(lab, wire, "pin-answer.ipynb")
+    open_notebook(page, "pin-answer.ipynb")
+    run_all(page)
+    wait_cell_done(page)
+    pin = live(page).locator(".reasoning-nb-steer button", has_text="Pin")
+    expect(pin).to_have_text("Pin answer")
+    pin.click()
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells.length === 3"
+    )
+    pinned = notebook_cells(page)[-1]
+    assert pinned["source"] == "> **Answer of llamacpp:m · preset low**\n>\n> Just **blue**."
+    assert pinned["pin"]["part"] == "answer"
+    assert not page.errors, page.errors
+
+
 def by_effort(rec) -> Reply:
     """A reply that depends on the request's preset: longer reasoning the higher it is."""
     effort = rec.json.get("reasoning_effort", "auto")

@@ -155,6 +155,7 @@ function render({ model, el }) {
     [label.data, button.title] = LABELS[touched(el).length ? "selection" : whole];
   };
   relabel();
+  requestAnimationFrame(relabel); // (once the widget is in the page: it may hold a reasoning pane)
   document.addEventListener("selectionchange", relabel);
   button.addEventListener("pointerenter", relabel); // (the run on screen may have changed)
   // A press on a button would clear the selection before the click reads it.
