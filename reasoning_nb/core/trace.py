@@ -111,6 +111,10 @@ class Trace:
     replay: dict[str, Any] | None = None
     """Set on a run served from the replay cache instead of the model: ``{"recorded_at": the
     recorded run's ``started_at``, "pace": "instant" | "recorded"}``; saved only when set."""
+    cost: dict[str, Any] | None = None
+    """An estimate of what the run cost, from published prices (see ``core.cost``): ``{"usd",
+    "estimate": True, "prices_as_of", "source", ...}``; None for local models and unknown
+    prices (no cost is not ``$0``); saved only when set."""
 
     # Live bookkeeping, not saved.
     clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
@@ -262,6 +266,7 @@ class Trace:
             "started_at": self.started_at,
             **({"continued": _json_copy(self.continued)} if self.continued else {}),
             **({"replay": _json_copy(self.replay)} if self.replay else {}),
+            **({"cost": _json_copy(self.cost)} if self.cost else {}),
         }
 
     @classmethod
@@ -297,6 +302,7 @@ class Trace:
             started_at=data.get("started_at"),
             continued=dict(data["continued"]) if data.get("continued") else None,
             replay=dict(data["replay"]) if data.get("replay") else None,
+            cost=dict(data["cost"]) if data.get("cost") else None,
         )
 
 
