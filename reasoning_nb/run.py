@@ -24,7 +24,7 @@ import anyio
 from .cache import store
 from .cache.keys import ask_key, entry_key, host_of
 from .cache.recording import PACES, Recorder, replay
-from .core import capabilities, presets
+from .core import capabilities, history, presets
 from .core.events import Done, Event, Notice, Waiting
 from .core.steering import Continuation
 from .core.trace import Trace
@@ -255,6 +255,8 @@ class Run:
         while True:
             keys = (*plan.fields, *getattr(proto, "REASONING_KEYS", ()))
             trace.request = _sent_fields(request.body, keys)
+            if self.history:  # what the earlier turns add to this request (an estimate)
+                trace.request |= history.size(self.history, ref.name)
             try:
                 async with transport.open(request) as sending:
                     waiting = LOADING if info.loads_models else FIRST_TOKEN

@@ -29,7 +29,7 @@ from ..api import call_blocking
 from ..cache import store
 from ..cache.recording import PACES
 from ..config import defaults
-from ..core.history import Conversation
+from ..core.history import CHOICES, Conversation
 from ..core.presets import PRESETS
 from ..core.trace import Trace
 from ..errors import ReasoningNBError
@@ -67,6 +67,12 @@ def _flags(func):
                 "--chat",
                 metavar="NAME",
                 help="continue the named conversation (history is sent with the prompt)",
+            ),
+            argument(
+                "--history",
+                choices=CHOICES,
+                help="what --chat's earlier turns send back: reasoning too, where the provider "
+                "takes it (default), or the answers only",
             ),
             argument(
                 "--compare",
@@ -140,6 +146,13 @@ class ThinkMagics(Magics):
     max_tokens = Int(None, allow_none=True, help="Default limit on generated tokens.").tag(
         config=True
     )
+
+    chat_history = Enum(
+        CHOICES,
+        default_value="reasoning",
+        help="What --chat's earlier turns send back when a cell has no --history: 'reasoning' "
+        "(where the provider takes it back) or 'answer' (the answers only).",
+    ).tag(config=True)
 
     cache = Bool(
         False, help="Replay an identical earlier run instead of calling the model (--cache)."
@@ -265,7 +278,11 @@ class ThinkMagics(Magics):
             options["refresh"] = True
         defaults.cache_max_mb = self.cache_max_mb
         hide = args.hide_reasoning or self.session.get("hide_reasoning", False)
+        if args.history and not args.chat:
+            raise CellError("%%think: --history is for --chat; add --chat NAME to the line.")
         chat = self.chats.setdefault(args.chat, Conversation(args.chat)) if args.chat else None
+        if chat is not None:
+            chat.send = args.history or self.chat_history
         try:
             Run(prompt, **options)  # validate flags now: one clear line instead of a widget
             if args.compare is not None:
@@ -323,10 +340,20 @@ class ThinkMagics(Magics):
     def history_for(self, chat: Conversation | None, model: str | None) -> list[dict[str, Any]]:
         if chat is None:
             return []
-        flavor = "openai-compatible"
-        if model:
-            flavor = catalog.parse_model(model).provider.flavor
-        return chat.messages(flavor)
+        return chat.messages(self._flavor(model)[0])
+
+    def note_history(self, trace: Trace, chat: Conversation | None, model: str | None) -> None:
+        """The once-per-chat notice when the reasoning asked for cannot go back."""
+        if chat is not None and (note := chat.notice(*self._flavor(model))):
+            trace.warn(note)
+
+    @staticmethod
+    def _flavor(model: str | None) -> tuple[str, str]:
+        """``(flavor, provider name)`` of the model a chat's next turn goes to."""
+        if not model:
+            return "openai-compatible", "openai-compatible"
+        info = catalog.parse_model(model).provider
+        return info.flavor, info.id
 
 
 def transform_think_cells(lines: list[str]) -> list[str]:

@@ -357,7 +357,7 @@ class RunView:
             lines.append(f"<i>{html.escape(subject)}</i>")
         replay = replay_note(self.trace)
         notes = (f"↻ {replay}" if replay else "", continue_note(self.trace.continued, short=True))
-        lines += [html.escape(n) for n in notes if n]
+        lines += [html.escape(n) for n in (*notes, history_note(self.trace.request)) if n]
         return "<br>".join([*lines, *(html.escape(f"⚠ {w}") for w in self.warnings)])
 
     def live_subject(self, now: float) -> str:
@@ -369,6 +369,16 @@ class RunView:
         if latest and latest != self._subject and now >= self._subject_at + SUBJECT_EVERY:
             self._subject, self._subject_at = latest, now
         return self._subject
+
+
+def history_note(request: dict) -> str:
+    """``history: ≈1,240 tokens from 3 turns``: what a ``--chat`` run's earlier turns add."""
+    turns = request.get("history_turns")
+    if not turns:
+        return ""
+    return f"history: ≈{request.get('history_tokens', 0):,} tokens from {turns} turn" + (
+        "s" if turns != 1 else ""
+    )
 
 
 def close_tree(*roots: W.Widget, keep: tuple[W.Widget, ...] = ()) -> None:

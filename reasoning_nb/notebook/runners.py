@@ -100,6 +100,7 @@ class TextRunner:
         self, prompt: str, options: dict[str, Any], chat: Conversation | None
     ) -> list[Trace]:
         run = Run(prompt, history=self.magics.history_for(chat, options.get("model")), **options)
+        self.magics.note_history(run.trace, chat, options.get("model"))
         view = TerminalView(show_reasoning=not self.hide)
         try:
             async for event in run.events():
@@ -235,6 +236,7 @@ class WidgetRunner:
     ) -> Trace:
         history = self.magics.history_for(self.chat, options.get("model"))
         run = Run(self.prompt, history=history, continuation=continuation, **options)
+        self.magics.note_history(run.trace, self.chat, options.get("model"))
         view = self.view
         view.start_run(run.trace)
         view.set_phase("connecting")
