@@ -61,6 +61,8 @@ class Conversation:
     turns: list[tuple[str, Trace]] = field(default_factory=list)
     send: str = "reasoning"
     """One of ``CHOICES``: what the earlier turns send back (the cell's ``--history``)."""
+    asked: bool = False
+    """The cell asked for ``--history reasoning`` itself (the default stays quiet about it)."""
     told: set[str] = field(default_factory=set)
     """Flavours already told that they take the answers only (the notice comes once)."""
 
@@ -77,7 +79,7 @@ class Conversation:
 
     def notice(self, flavor: str, provider: str) -> str | None:
         """Once per flavour: ``--history reasoning`` asked of a provider that takes answers only."""
-        if self.send != "reasoning" or flavor in REPLAY or not self.turns or flavor in self.told:
+        if not self.asked or flavor in REPLAY or not self.turns or flavor in self.told:
             return None
         self.told.add(flavor)
         return (

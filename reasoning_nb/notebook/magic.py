@@ -283,6 +283,7 @@ class ThinkMagics(Magics):
         chat = self.chats.setdefault(args.chat, Conversation(args.chat)) if args.chat else None
         if chat is not None:
             chat.send = args.history or self.chat_history
+            chat.asked = args.history == "reasoning"
         try:
             Run(prompt, **options)  # validate flags now: one clear line instead of a widget
             if args.compare is not None:

@@ -1,0 +1,171 @@
+"""``%%think --chat NAME --history reasoning|answer``: what the second request of a chat carries,
+per provider, over real sockets (the in-process shell's text path), and the history's size in
+the trace and the live status line."""
+
+from __future__ import annotations
+
+import pytest
+import wire_fixtures as wf
+from IPython import get_ipython
+from IPython.testing.globalipapp import start_ipython
+from IPython.utils.capture import capture_output
+from wire_server import Reply
+
+from reasoning_nb.core.history import size
+from reasoning_nb.core.tokens import estimate
+from reasoning_nb.core.trace import Trace
+from reasoning_nb.notebook.run_view import RunView
+from reasoning_nb.notebook.runners import METADATA_KEY
+
+REASONING = "First 17 × 20 = 340, then 17 × 3 = 51; café ☕."
+ANSWER = "It is **391**."
+SIGNATURE = "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"
+FIRST, SECOND = "What is 17 × 23?", "And 18 × 23?"
+HISTORY_TOKENS = estimate(len(FIRST) + len(ANSWER))  # the answer only
+WITH_REASONING = estimate(len(FIRST) + len(ANSWER) + len(REASONING))
+
+
+@pytest.fixture
+def ip(monkeypatch):
+    for env in ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY"):
+        monkeypatch.setenv(env, "sk-test")
+    monkeypatch.delenv("REASONING_NB_MODEL", raising=False)
+    shell = start_ipython() or get_ipython()
+    shell.run_line_magic("load_ext", "reasoning_nb")
+    magics = shell.magics_manager.registry["ThinkMagics"]
+    magics.widget = "never"
+    yield shell
+    magics.session.clear()
+    magics.chats.clear()
+    magics.widget = "auto"
+    magics.chat_history = "reasoning"
+
+
+def cell(ip, line: str, body: str):
+    with capture_output() as cap:
+        result = ip.run_cell(f"%%think {line}\n{body}")
+    failed = result.error_before_exec or result.error_in_exec
+    cap.error = "\n".join(failed._render_traceback_()) if failed else ""
+    return cap
+
+
+def two_turns(ip, server, model: str, path: str, frames: list[str], history: str) -> dict:
+    """Two cells of one chat; the second request's body and the second cell's saved trace."""
+    server.route("POST", path, Reply.sse(frames, chunking="random", seed=4), Reply.sse(frames))
+    flags = f"--model {model} --base-url {server.url} --preset high --chat demo {history}"
+    assert cell(ip, flags, FIRST).error == ""
+    cap = cell(ip, flags, SECOND)
+    assert cap.error == ""
+    first, second = server.bodies(path)
+    return {"body": second, "saved": cap.outputs[-1].metadata[METADATA_KEY], "first": first}
+
+
+ANTHROPIC = wf.anthropic_sse(REASONING, ANSWER, signature=SIGNATURE)
+
+
+@pytest.mark.parametrize("history", ["", "--history reasoning"])
+def test_anthropic_gets_its_signed_thinking_back(ip, wire_server, history):
+    got = two_turns(
+        ip, wire_server, "anthropic:claude-sonnet-4-5", "/v1/messages", ANTHROPIC, history
+    )
+    turn = got["body"]["messages"][1]
+    assert turn["role"] == "assistant"
+    thinking = [b for b in turn["content"] if b["type"] == "thinking"]
+    assert [(b["thinking"], b["signature"]) for b in thinking] == [(REASONING, SIGNATURE)]
+    assert got["saved"]["request"]["history_tokens"] == WITH_REASONING
+    assert got["saved"]["request"]["history_turns"] == 1
+    assert "history_tokens" not in got["first"] and got["saved"]["warnings"] == []
+
+
+def test_anthropic_answer_only(ip, wire_server):
+    model = "anthropic:claude-sonnet-4-5"
+    got = two_turns(ip, wire_server, model, "/v1/messages", ANTHROPIC, "--history answer")
+    assert got["body"]["messages"] == [
+        {"role": "user", "content": FIRST},
+        {"role": "assistant", "content": ANSWER},
+        {"role": "user", "content": SECOND},
+    ]
+    assert SIGNATURE not in str(got["body"])
+    assert got["saved"]["request"]["history_tokens"] == HISTORY_TOKENS
+
+
+@pytest.mark.parametrize("history", ["--history reasoning", "--history answer"])
+def test_gemini(ip, wire_server, history):
+    path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+    frames = wf.gemini_sse(REASONING, ANSWER, signature_on="final")
+    got = two_turns(ip, wire_server, "gemini:gemini-2.5-flash", path, frames, history)
+    parts = got["body"]["contents"][1]["parts"]
+    if history.endswith("reasoning"):
+        assert {"text": REASONING, "thought": True} in parts
+        assert parts[-1] == {"text": "", "thoughtSignature": "CiQBVKhc7test"}
+        assert got["saved"]["request"]["history_tokens"] == WITH_REASONING
+    else:
+        assert parts == [{"text": ANSWER}]
+        assert got["saved"]["request"]["history_tokens"] == HISTORY_TOKENS
+
+
+@pytest.mark.parametrize("history", ["--history reasoning", "--history answer"])
+def test_openrouter(ip, wire_server, history):
+    frames = wf.openrouter_sse(REASONING, ANSWER)
+    model = "openrouter:anthropic/claude-sonnet-4.5"
+    got = two_turns(ip, wire_server, model, "/v1/chat/completions", frames, history)
+    turn = got["body"]["messages"][1]
+    assert turn["content"] == ANSWER and "replay_model" not in turn
+    if history.endswith("reasoning"):
+        assert "".join(d.get("text", "") for d in turn["reasoning_details"]) == REASONING
+    else:
+        assert turn == {"role": "assistant", "content": ANSWER}
+
+
+@pytest.mark.parametrize("history", ["--history reasoning", "--history answer", ""])
+def test_local_server_gets_the_answer_only_with_one_notice(ip, wire_server, history):
+    frames = wf.llamacpp_sse(REASONING, ANSWER)
+    got = two_turns(ip, wire_server, "llamacpp:m", "/v1/chat/completions", frames, history)
+    assert got["body"]["messages"][1] == {"role": "assistant", "content": ANSWER}
+    notices = [w for w in got["saved"]["warnings"] if "answers only" in w]
+    assert len(notices) == (1 if history.endswith("reasoning") else 0)
+    assert got["saved"]["request"]["history_tokens"] == HISTORY_TOKENS
+    if history:  # a third turn: the notice was said once
+        wire_server.route("POST", "/v1/chat/completions", Reply.sse(frames))
+        flags = f"--model llamacpp:m --base-url {wire_server.url} --chat demo {history}"
+        cap = cell(ip, flags, "Once more?")
+        third = cap.outputs[-1].metadata[METADATA_KEY]
+        assert not [w for w in third["warnings"] if "answers only" in w]
+        assert third["request"]["history_turns"] == 2
+
+
+def test_configured_default_and_misuse(ip, wire_server):
+    ip.magics_manager.registry["ThinkMagics"].chat_history = "answer"
+    got = two_turns(ip, wire_server, "anthropic:claude-sonnet-4-5", "/v1/messages", ANTHROPIC, "")
+    assert got["body"]["messages"][1] == {"role": "assistant", "content": ANSWER}
+    cap = cell(ip, "--model llamacpp:m --history answer", "Hi")
+    assert "--history is for --chat" in cap.error
+    assert cell(ip, "--chat x --history both", "Hi").error.count("invalid choice") == 1
+
+
+# -- the history's size ----------------------------------------------------------------------------
+
+
+def test_size_counts_text_the_model_reads_not_signatures():
+    blocks = [
+        {"type": "thinking", "thinking": "abcd" * 10, "signature": "S" * 400},
+        {"type": "redacted_thinking", "data": "D" * 400},
+        {"type": "text", "text": "ANSWER"},
+    ]
+    history = [
+        {"role": "user", "content": "q" * 8},
+        {"role": "assistant", "content": "ANSWER", "blocks": blocks, "replay_model": "m"},
+    ]
+    assert size(history, "m") == {"history_turns": 1, "history_tokens": estimate(8 + 6 + 40)}
+    # another model gets the answer text only, so only that is counted
+    assert size(history, "other") == {"history_turns": 1, "history_tokens": estimate(14)}
+
+
+def test_status_line_shows_the_history_tokens():
+    trace = Trace(model="llamacpp:m", clock=lambda: 0.0)
+    view = RunView(trace, 1, 0.0, hide_reasoning=False)
+    assert "history" not in view.status_html(1.0)
+    trace.request = {"history_turns": 3, "history_tokens": 1240}
+    assert "history: ≈1,240 tokens from 3 turns" in view.status_html(2.0)
+    trace.request = {"history_turns": 1, "history_tokens": 7}
+    assert "history: ≈7 tokens from 1 turn<" in view.status_html(2.0) + "<"
