@@ -169,3 +169,33 @@ def test_status_line_shows_the_history_tokens():
     assert "history: ≈1,240 tokens from 3 turns" in view.status_html(2.0)
     trace.request = {"history_turns": 1, "history_tokens": 7}
     assert "history: ≈7 tokens from 1 turn<" in view.status_html(2.0) + "<"
+
+
+# -- a real kernel ---------------------------------------------------------------------------------
+
+
+@pytest.mark.kernel
+def test_two_chat_cells_in_a_real_kernel(wire_server, monkeypatch):
+    import nbformat
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")  # the kernel inherits it
+    path = "/v1/messages"
+    wire_server.route("POST", path, Reply.sse(ANTHROPIC), Reply.sse(ANTHROPIC))
+    flags = f"--model anthropic:claude-sonnet-4-5 --base-url {wire_server.url} -p high --chat demo"
+    nb = nbformat.v4.new_notebook()
+    sources = ("%load_ext reasoning_nb", f"%%think {flags}\n{FIRST}", f"%%think {flags}\n{SECOND}")
+    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    NotebookClient(nb, timeout=60, kernel_name="python3", record_timing=False).execute()
+
+    first, second = wire_server.bodies(path)
+    assert len(first["messages"]) == 1
+    turn = second["messages"][1]
+    assert [b["signature"] for b in turn["content"] if b["type"] == "thinking"] == [SIGNATURE]
+    [saved] = [
+        o.metadata[METADATA_KEY]
+        for o in nb.cells[2].outputs
+        if METADATA_KEY in o.get("metadata", {})
+    ]
+    assert saved["request"]["history_tokens"] == WITH_REASONING
+    assert saved["request"]["history_turns"] == 1
