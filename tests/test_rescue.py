@@ -53,7 +53,8 @@ def test_without_counts_the_tokens_are_an_estimate_and_nearly_no_answer_counts_a
 
 
 def test_a_real_answer_or_a_complete_run_gets_no_warning():
-    cut = Trace(reasoning="r", answer="Canberra is the capital of Australia.", finish_reason="length")
+    answer = "Canberra is the capital of Australia."
+    cut = Trace(reasoning="r", answer=answer, finish_reason="length")
     assert cut.finish().warnings == []
     done = Trace(reasoning="r", answer="")
     assert done.finish().status == "complete" and done.warnings == []
@@ -119,7 +120,8 @@ def test_more_room_doubles_max_tokens_within_the_model_limit(wire_server):
 def test_more_room_doubles_when_the_limit_is_unknown(wire_server):
     before = lost(wire_server)
     wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse(THOUGHT, "Canberra.")))
-    reasoning_nb.think(before.prompt, base_url=wire_server.url, continue_from=before, more_room=True)
+    url = wire_server.url
+    reasoning_nb.think(before.prompt, base_url=url, continue_from=before, more_room=True)
     assert wire_server.bodies(CHAT)[-1]["max_tokens"] == 1024
 
 
