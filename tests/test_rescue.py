@@ -142,3 +142,11 @@ def test_the_action_is_saved_validated_and_shown():
     read, _ = read_trace({**trace.to_dict(), "continued": bad})
     assert read.continued == {"run": 1, "hint": "", "reasoning_chars": 3}
     assert "continues run 1 · more room (1024 tokens)" in render.bundle(trace)["text/plain"]
+
+
+def test_a_stream_dropped_while_thinking_is_not_an_answer_lost_to_thinking(wire_server):
+    frames = wf.chat_sse(THOUGHT, "", finish_reason=None, done=False)
+    wire_server.route("POST", CHAT, Reply.sse(frames))
+    trace = reasoning_nb.think("Q?", model="llamacpp:m", base_url=wire_server.url)
+    assert trace.status == "truncated" and not rescue.lost_answer(trace)
+    assert not any("tokens thinking" in w for w in trace.warnings)

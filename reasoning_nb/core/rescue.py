@@ -29,10 +29,13 @@ AT_LIMIT = "The run already had the most output tokens this model allows; use An
 
 def lost_answer(trace: Trace) -> bool:
     """The run hit its token limit after reasoning, with no answer (or nearly none)."""
+    from ..run import STREAM_ENDED  # (run sits above core)
+
     return (
         trace.status == "truncated"
         and bool(trace.reasoning.strip())
         and len(trace.answer.strip()) < NEARLY_NONE
+        and STREAM_ENDED not in trace.warnings  # a dropped stream, not a model out of tokens
     )
 
 
