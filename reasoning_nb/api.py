@@ -10,9 +10,11 @@ from typing import Any
 
 from anyio.from_thread import start_blocking_portal
 
+from .core import rescue
 from .core.events import Event
 from .core.steering import Continuation
 from .core.trace import Trace
+from .errors import ConfigError
 from .run import Run
 
 
@@ -41,6 +43,8 @@ def think(
     timeout: float | None = None,
     continue_from: Trace | None = None,
     hint: str = "",
+    answer_now: bool = False,
+    more_room: bool = False,
     cache: bool = False,
     refresh: bool = False,
     pace: str = "instant",
@@ -54,7 +58,12 @@ def think(
     worker thread. On KeyboardInterrupt the request is closed at once and the interrupt is
     re-raised with the partial trace (status ``cancelled``) in its ``.trace`` attribute.
     ``continue_from``: a stopped run's trace; its reasoning is sent back, with ``hint``, so
-    the model picks up where it stopped (see ``core.steering``).
+    the model picks up where it stopped (see ``core.steering``). When ``continue_from`` spent
+    its tokens thinking and gave no answer (its warning says so), ``answer_now=True`` sends its
+    reasoning back with an instruction to answer directly, with thinking off (``preset``
+    ``auto`` means ``off`` here); ``more_room=True`` asks its question again with a larger
+    ``max_tokens`` (twice the budget, within the model's output limit) unless one is given.
+    Both use ``continue_from``'s model unless ``model`` is given (see ``core.rescue``).
 
     ``cache=True`` replays a complete earlier run of the identical request instead of calling
     the model (``trace.replay`` says so); ``refresh=True`` asks again and replaces it. ``pace``:
@@ -62,6 +71,24 @@ def think(
     ``log=True`` (or ``REASONING_NB_LOG=1``) adds the run to the log table of the same
     database (``python -m reasoning_nb cache info`` prints where it is).
     """
+    continuation = None
+    if answer_now or more_room:
+        if continue_from is None or (answer_now and more_room):
+            raise ConfigError(
+                "Pass answer_now=True or more_room=True (one of them) with continue_from=, the "
+                "trace of the run that lost its answer."
+            )
+        model = model or continue_from.model or None
+        if answer_now:
+            continuation = rescue.answer_now(continue_from)
+            preset = rescue.ANSWER_NOW_PRESET if preset == "auto" else preset
+        else:
+            max_tokens = max_tokens or rescue.room(continue_from)
+            if max_tokens is None:
+                raise ConfigError(rescue.AT_LIMIT)
+            continuation = rescue.more_room(continue_from, max_tokens)
+    elif continue_from is not None:
+        continuation = Continuation.of(continue_from, hint)
     run = Run(
         prompt,
         model=model,
@@ -73,7 +100,7 @@ def think(
         max_tokens=max_tokens,
         temperature=temperature,
         timeout=timeout,
-        continuation=Continuation.of(continue_from, hint) if continue_from else None,
+        continuation=continuation,
         cache=cache,
         refresh=refresh,
         pace=pace,

@@ -102,6 +102,10 @@ def replay_note(trace: Trace) -> str:
     return f"replay of {of}, played back {pace}"
 
 
+ACTION_NOTES = {"answer_now": "answer now", "more_room": "more room"}
+"""How a run made by Answer now or More room says so (see ``core.rescue``)."""
+
+
 def continue_note(continued: dict | None, *, short: bool = False) -> str:
     """``continues run 1 · hint: think about the ocean`` for a run that continues a stopped one
     (see ``core.steering``); ``short``: the hint cut to a status line's length."""
@@ -109,6 +113,11 @@ def continue_note(continued: dict | None, *, short: bool = False) -> str:
         return ""
     run = continued.get("run")
     note = f"continues run {run}" if run else "continues a stopped run"
+    action = ACTION_NOTES.get(continued.get("action"))
+    if action:
+        note += f" · {action}"
+        if isinstance(continued.get("max_tokens"), int):
+            note += f" ({continued['max_tokens']} tokens)"
     hint = " ".join(str(continued.get("hint") or "").split())
     if short:  # (one word longer than a line: its start)
         hint = shorten(hint) or hint[:LIMIT] + "…"

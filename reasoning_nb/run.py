@@ -39,6 +39,8 @@ LOADING = "loading model…"
 FIRST_TOKEN = "waiting for the first token…"
 """What a run waits for before its first token (``Waiting``): a model to load, then the server
 to begin its answer."""
+STREAM_ENDED = "The stream ended before the server said it was done; the answer may be incomplete."
+"""The notice of a stream cut short (marked ``length``): not a model out of tokens."""
 
 
 class Run:
@@ -279,10 +281,7 @@ class Run:
                     for event in _read(parser.close):
                         yield event
                     if not parser.finished:
-                        yield Notice(
-                            "The stream ended before the server said it was done; the answer may "
-                            "be incomplete."
-                        )
+                        yield Notice(STREAM_ENDED)
                         trace.finish_reason = trace.finish_reason or "length"
                     return
             except ProviderError as exc:

@@ -21,6 +21,11 @@ from typing import Any
 from .trace import Trace
 
 OPEN, CLOSE = "<partial_reasoning>", "</partial_reasoning>"
+ACTIONS = ("continue", "answer_now", "more_room")
+"""What a continued run does: pick up the reasoning (Continue), answer from it without reasoning
+further (Answer now), or ask the same question again with more tokens (More room; see
+``core.rescue``)."""
+ANSWER_NOW = "Do not reason any further: answer directly now, from this reasoning."
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,10 @@ class Continuation:
     """One line from the user, steering where the reasoning goes next."""
     run: int | None = None
     """The number of the run it continues, in its widget (1 = the first)."""
+    action: str = "continue"
+    """One of ``ACTIONS``."""
+    max_tokens: int | None = None
+    """More room: the larger output budget the run asks for."""
 
     @classmethod
     def of(cls, trace: Trace, hint: str = "", run: int | None = None) -> Continuation:
@@ -41,8 +50,20 @@ class Continuation:
 
     def user_turn(self, prompt: str) -> str:
         """The user message sent instead of ``prompt``."""
+        if self.action == "more_room":  # the same question, with more tokens
+            return prompt
         parts = [prompt, ""]
-        if self.reasoning:
+        if self.action == "answer_now":
+            parts += [
+                "You reasoned about this and ran out of room before you answered. Your reasoning:",
+                "",
+                OPEN,
+                self.reasoning,
+                CLOSE,
+                "",
+                ANSWER_NOW,
+            ]
+        elif self.reasoning:
             parts += [
                 "You began reasoning about this and were stopped part-way. Your reasoning so far:",
                 "",
@@ -60,4 +81,9 @@ class Continuation:
 
     def saved(self) -> dict[str, Any]:
         """What the trace records (the reasoning itself is in the earlier run's trace)."""
-        return {"run": self.run, "hint": self.hint, "reasoning_chars": len(self.reasoning)}
+        saved = {"run": self.run, "hint": self.hint, "reasoning_chars": len(self.reasoning)}
+        if self.action != "continue":  # (a plain Continue saves what it always saved)
+            saved["action"] = self.action
+        if self.max_tokens is not None:
+            saved["max_tokens"] = self.max_tokens
+        return saved

@@ -106,8 +106,9 @@ class Trace:
     started_at: str | None = None
     """Wall-clock start, ISO 8601 UTC."""
     continued: dict[str, Any] | None = None
-    """Set on a run that continues a stopped one: ``{"run", "hint", "reasoning_chars"}``
-    (see ``core.steering``); saved only when set."""
+    """Set on a run that continues a stopped one: ``{"run", "hint", "reasoning_chars"}``, plus
+    ``"action"`` (and ``"max_tokens"``) for Answer now and More room (see ``core.steering``,
+    ``core.rescue``); saved only when set."""
     replay: dict[str, Any] | None = None
     """Set on a run served from the replay cache instead of the model: ``{"recorded_at": the
     recorded run's ``started_at``, "pace": "instant" | "recorded"}``; saved only when set."""
@@ -219,6 +220,10 @@ class Trace:
             self.timing["reasoning_ms"] = round(max(0.0, end - self._first_reasoning) * 1000, 1)
         self.reasoning = self.reasoning.strip("\n")
         self.answer = self.answer.strip("\n")
+        if status == "truncated":
+            from .rescue import note  # (rescue reads traces: imported when needed)
+
+            note(self)  # an answer lost to thinking says so, in every view
         return self
 
     def _ms(self, now: float) -> float:

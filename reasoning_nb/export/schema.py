@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 from ..cache.recording import PACES
+from ..core.steering import ACTIONS
 from ..core.trace import SCHEMA, STATUSES, TIMING_KEYS, USAGE_KEYS, Trace
 from ..markdown_safety import one_line
 from ..provenance import recorded_at
@@ -192,7 +193,13 @@ def _continued(raw: Any, warn: list[str]) -> dict[str, Any] | None:
     if not ((run is None or (_count(run) and run > 0)) and isinstance(hint, str) and _count(chars)):
         warn.append(f"field 'continued' is not a valid continuation ({_kind(raw)}); skipped")
         return None
-    return {"run": run, "hint": one_line(hint), "reasoning_chars": chars}
+    kept = {"run": run, "hint": one_line(hint), "reasoning_chars": chars}
+    action, room = get("action"), get("max_tokens")  # Answer now / More room (core.rescue)
+    if action in ACTIONS[1:]:
+        kept["action"] = action
+    if _count(room) and room > 0:
+        kept["max_tokens"] = room
+    return kept
 
 
 def _replay(raw: Any, warn: list[str]) -> dict[str, Any] | None:

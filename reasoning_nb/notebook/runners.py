@@ -14,6 +14,7 @@ from IPython.display import display
 
 from .. import render
 from ..api import call_blocking
+from ..core import rescue
 from ..core.events import Done
 from ..core.history import Conversation
 from ..core.steering import Continuation
@@ -157,6 +158,7 @@ class WidgetRunner:
             on_preset=self._rerun,
             on_stop=self.stop,
             on_continue=self._continue,
+            on_rescue=self._rescue,
             line=self.line,
             on_line=self._line_written,
         )
@@ -189,6 +191,18 @@ class WidgetRunner:
     def _continue(self, trace: Trace, hint: str, number: int) -> None:
         """Continue under a stopped run: its preset, its reasoning kept, the hint."""
         self._again({**self.options, "preset": trace.preset}, Continuation.of(trace, hint, number))
+
+    def _rescue(self, trace: Trace, action: str, number: int) -> None:
+        """Answer now (thinking off, the reasoning kept) or More room (a larger max_tokens)
+        under a run that lost its answer to thinking; see ``core.rescue``."""
+        if action == "answer_now":
+            options = {**self.options, "preset": rescue.ANSWER_NOW_PRESET}
+            self._again(options, rescue.answer_now(trace, number))
+            return
+        room = rescue.room(trace, self.options.get("max_tokens"))
+        if room is not None:  # (the widget offers More room only then)
+            options = {**self.options, "preset": trace.preset, "max_tokens": room}
+            self._again(options, rescue.more_room(trace, room, number))
 
     def _line_written(self, line: str) -> None:
         """The page wrote the line "Use these flags" offered into the cell: the saved output

@@ -21,7 +21,9 @@ from collections.abc import Callable
 
 import ipywidgets as W
 
-from ..core.events import ReasoningDelta, TextDelta
+from ..core import rescue
+from ..core.events import Notice, ReasoningDelta, TextDelta
+from ..core.loops import LOOP_NOTICE
 from ..core.presets import PRESETS
 from ..core.trace import Trace
 from ..provenance import matching_line
@@ -66,6 +68,8 @@ STEERABLE = ("cancelled", "truncated")
 """The statuses of a run that Continue can pick up; also an error after text arrived (a dropped
 stream), never one before (a 404, a refused connection: asking again would fail the same way)."""
 _PHASE_OF_STATUS = {"complete": "done", "truncated": "done", "cancelled": "stopped"}
+LOST_DETAIL = "no answer, every token went to thinking"
+"""The status line of a run that lost its answer to thinking (its warning says what to do)."""
 
 __all__ = ["ThinkWidget"]
 
@@ -86,6 +90,7 @@ class ThinkWidget:
         on_preset: Callable[[str], object] | None = None,
         on_stop: Callable[[], object] | None = None,
         on_continue: Callable[[Trace, str, int], object] | None = None,
+        on_rescue: Callable[[Trace, str, int], object] | None = None,
         line: str = "",
         on_line: Callable[[str], object] | None = None,
     ) -> None:
@@ -95,6 +100,9 @@ class ThinkWidget:
         tell when "Use these flags" rewrote it."""
         self.clock, self.on_preset, self.on_stop = clock, on_preset, on_stop
         self.on_continue = on_continue
+        self.on_rescue = on_rescue
+        """Answer now / More room asked under a run: ``(trace, "answer_now" | "more_room",
+        run number)`` (see ``core.rescue``)."""
         reserve = min(5, max(1, round(max_rate * FINISH_RESERVE)))
         headroom = min(3, max(1, round(max_rate * HEADROOM)))
         self._throttle = Throttle(
@@ -142,6 +150,9 @@ class ThinkWidget:
         # first time they are offered: see _steering).
         self.hint: W.Text | None = None
         self.continue_button: W.Button | None = None
+        self.answer_button: W.Button | None = None
+        self.room_button: W.Button | None = None
+        """Answer now and More room (made the first time they are offered: see _rescues)."""
         self.pin = PinButton(self._pinnable, self._line_written, layout=self._layout)
         row = W.Layout(align_items="center")
         self.steer = W.HBox(
@@ -215,6 +226,10 @@ class ThinkWidget:
             self._text_since = now if self._text_since is None else self._text_since
             self._text_at_last = now
         self._status_dirty |= run.apply(event, now, fold=self.fold_on_answer)
+        if isinstance(event, Notice) and event.text.startswith(LOOP_NOTICE):
+            mark = self._mark()
+            self._update_steer()  # Answer now, while it loops
+            self._note(now, mark)
         self._pump(now)
 
     def tick(self) -> None:
@@ -253,6 +268,8 @@ class ThinkWidget:
         else:
             run.phase = _PHASE_OF_STATUS.get(trace.status, "error")
             run.detail = "truncated" if trace.status == "truncated" else ""  # (errors: own line)
+            if rescue.lost_answer(trace):
+                run.detail = LOST_DETAIL
         run.warnings += [w for w in trace.warnings if w not in run.warnings]
         run.finalize(fold=self.fold_on_answer, error_in_cell=error_in_cell)
         if run is not self._shown:  # it ended while an earlier run was picked
@@ -413,7 +430,12 @@ class ThinkWidget:
         run = self._shown
         parts: list[W.Widget] = []
         sent = 0
+        live = self._live is not None and run is self._live and self.on_rescue is not None
+        if live and any(w.startswith(LOOP_NOTICE) for w in run.warnings):
+            parts += self._rescues(run.trace)[:1]  # Answer now stops the loop
         if self._live is None and run is not None and run.finished:
+            if self.on_rescue is not None and rescue.lost_answer(run.trace):
+                parts += self._rescues(run.trace)
             if self.on_continue is not None and _steerable(run.trace):
                 parts += self._steering()
             if run.trace.reasoning or run.trace.answer:
@@ -454,6 +476,29 @@ class ThinkWidget:
             self.hint.on_msg(self._on_hint_msg)  # Enter in the hint: Continue
         return [self.continue_button, self.hint]
 
+    def _rescues(self, trace: Trace) -> list[W.Widget]:
+        """Answer now, and More room unless ``trace`` had its model's whole output limit (its
+        warning then says so); made the first time they are offered."""
+        if self.answer_button is None or self.room_button is None:
+            look = {"layout": self.stop_button.layout, "style": self.stop_button.style}
+            self.answer_button = W.Button(
+                description="Answer now",
+                icon="forward",
+                tooltip="Ask for the answer from this reasoning, with thinking off",
+                **look,
+            )
+            self.room_button = W.Button(
+                description="More room",
+                icon="expand",
+                tooltip="Ask again with a larger max_tokens, within the model's limit",
+                **look,
+            )
+            self.answer_button.on_click(lambda _b: self._on_rescue("answer_now"))
+            self.room_button.on_click(lambda _b: self._on_rescue("more_room"))
+        if self._live is None and rescue.room(trace) is not None:
+            return [self.answer_button, self.room_button]
+        return [self.answer_button]
+
     def _pinnable(self) -> RunView | None:
         run = self._shown
         return run if run is not None and run.finished else None
@@ -461,6 +506,7 @@ class ThinkWidget:
     def close(self) -> None:
         """Close every widget model of this view, the runs not on screen included."""
         roots = [self.root, self.continue_button, self.hint, self.pin]
+        roots += [self.answer_button, self.room_button]
         close_tree(*(r for r in roots if r), *(part for run in self._all for part in run.parts))
 
     # -- user actions ----------------------------------------------------------------------------
@@ -488,6 +534,16 @@ class ThinkWidget:
             self._meter.set(self.hint, value="")
         self._note(now, mark)
         self.on_continue(run.trace, hint, run.number)
+
+    def _on_rescue(self, action: str) -> None:
+        """Answer now or More room under the run on screen; Answer now also under a live run
+        that loops (the runner stops it first)."""
+        run = self._shown
+        if run is None or self.on_rescue is None:
+            return
+        if self._live is not None and (run is not self._live or action != "answer_now"):
+            return
+        self.on_rescue(run.trace, action, run.number)
 
     def _on_hint_msg(self, _widget, content, _buffers) -> None:
         if isinstance(content, dict) and content.get("event") == "submit":

@@ -1,0 +1,69 @@
+"""Answer now in a real IPython kernel: a ``%%think`` run that spent its tokens thinking, the
+widget's Answer now clicked, and the second run's answer saved (issue 15.1)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import wire_fixtures as wf
+from kernel_session import KernelSession
+from wire_server import Reply
+
+CHAT = "/v1/chat/completions"
+THOUGHT = "Canberra was chosen as a compromise between Sydney and Melbourne, so: Canberra."
+pytestmark = pytest.mark.kernel
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    session = KernelSession()
+    session.run("%load_ext reasoning_nb")
+    yield session
+    session.close()
+
+
+def saved(kernel, msg) -> dict:
+    kernel._track(msg)
+    if msg["msg_type"] not in ("display_data", "update_display_data"):
+        return {}
+    return msg["content"].get("metadata", {})
+
+
+def test_answer_now_after_a_run_that_spent_its_tokens_thinking(kernel, wire_server):
+    usage = {"prompt_tokens": 9, "completion_tokens": 300}
+    wire_server.route(
+        "POST",
+        CHAT,
+        Reply.sse(wf.chat_sse(THOUGHT, "", finish_reason="length", usage=usage)),
+        Reply.sse(wf.chat_sse("", "Canberra.")),
+    )
+    msgs = kernel.run(
+        f"%%think --model llamacpp:m --base-url {wire_server.url} --preset high\nCapital?"
+    )
+    first = [saved(kernel, m) for m in msgs]
+    trace = [m["reasoning_nb"] for m in first if "reasoning_nb" in m][-1]
+    assert trace["status"] == "truncated" and trace["answer"] == ""
+    assert trace["warnings"] == [
+        "The model spent all 300 tokens thinking and gave no answer: try Answer now or More room."
+    ]
+    kernel.find("ButtonModel", description="More room")  # offered beside it
+    kernel.click(kernel.find("ButtonModel", description="Answer now"))
+
+    deadline, final = time.monotonic() + 20, None
+    while time.monotonic() < deadline and final is None:
+        meta = saved(kernel, kernel.kc.get_iopub_msg(timeout=20))
+        if meta.get("reasoning_nb", {}).get("continued"):
+            final = meta
+    assert final is not None, "the Answer now run never saved its trace"
+    sent = wire_server.bodies(CHAT)[-1]
+    assert THOUGHT in sent["messages"][-1]["content"] and sent["reasoning_effort"] == "none"
+    second = final["reasoning_nb"]
+    assert second["answer"] == "Canberra." and second["preset"] == "off"
+    assert second["continued"] == {
+        "run": 1,
+        "hint": "",
+        "reasoning_chars": len(THOUGHT),
+        "action": "answer_now",
+    }
+    assert [t["status"] for t in final["reasoning_nb_history"]] == ["truncated"]
