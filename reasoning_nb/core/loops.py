@@ -43,10 +43,8 @@ class LoopWatch:
         self.detected = False
         self.at_chars: int | None = None
         """Characters of normalised text read when the loop was found."""
-        self.period = 0
-        """Characters between one copy of the repeated text and the next."""
-        self.repeats = 0
-        """How many copies had arrived when the loop was found."""
+        self.span = 0
+        """Characters in a row, ending at ``at_chars``, that repeat earlier text."""
         self._tail = ""  # the last window - 1 characters read
         self._read = 0  # normalised characters read
         self._seen: dict[int, int] = {}  # window hash -> where it last ended
@@ -78,8 +76,7 @@ class LoopWatch:
             self._run += 1
             covered, period = self._run + w - 1, end - last
             if covered >= self.min_chars and covered >= (self.copies - 1) * period:
-                self.detected, self.at_chars, self.period = True, end, period
-                self.repeats = covered // period + 1
+                self.detected, self.at_chars, self.span = True, end, covered
                 return True
         self._read += len(buf) - start
         self._tail = buf[-(w - 1) :]
@@ -87,7 +84,7 @@ class LoopWatch:
 
     def describe(self, stopped: bool = False) -> str:
         """The notice: what repeats, and what the user can do about it."""
-        what = f"{LOOP_NOTICE} (the same {self.period} characters {self.repeats} times)"
+        what = f"{LOOP_NOTICE} (its last {self.span} characters repeat what it wrote before)"
         if stopped:
             return f"{what}: the run was stopped, as stop_on_loop asks."
         return f"{what}: press Stop, or Answer now to get an answer from what it has."
