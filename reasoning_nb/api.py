@@ -49,6 +49,7 @@ def think(
     refresh: bool = False,
     pace: str = "instant",
     log: bool | None = None,
+    stop_on_loop: bool = False,
 ) -> Trace:
     """Ask a reasoning model and wait for the whole answer; returns the ``Trace``.
 
@@ -70,6 +71,9 @@ def think(
     a replay arrives at once (``"instant"``) or at the recorded speed (``"recorded"``).
     ``log=True`` (or ``REASONING_NB_LOG=1``) adds the run to the log table of the same
     database (``python -m reasoning_nb cache info`` prints where it is).
+
+    Reasoning that repeats itself adds a warning; ``stop_on_loop=True`` also ends the run there
+    (status ``cancelled``, with what arrived).
     """
     continuation = None
     if answer_now or more_room:
@@ -105,6 +109,7 @@ def think(
         refresh=refresh,
         pace=pace,
         log=log,
+        stop_on_loop=stop_on_loop,
     )
     return run_blocking(run)
 

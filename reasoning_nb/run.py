@@ -7,6 +7,10 @@ With ``cache=True`` an identical earlier run is replayed instead (see ``reasonin
 first by what was asked, before any I/O, then by the exact request body once it is built. A
 replayed trace equals the recorded one (its timing and ``started_at`` too: it *is* that run)
 except ``trace.replay``, which says it is a replay and when the run was recorded.
+
+Reasoning that repeats itself (``core.loops``) adds one ``Notice`` starting with
+``LOOP_NOTICE``; with ``stop_on_loop=True`` the run also ends there, ``cancelled``, keeping what
+arrived.
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from .cache import store
 from .cache.keys import ask_key, entry_key, host_of
 from .cache.recording import PACES, Recorder, replay
 from .core import capabilities, history, presets
-from .core.events import Done, Event, Notice, Waiting
+from .core.events import Done, Event, Notice, ReasoningDelta, Waiting
+from .core.loops import LOOP_NOTICE, LoopWatch
 from .core.steering import Continuation
 from .core.trace import Trace
 from .errors import ConfigError, ProviderError, ReasoningNBError
@@ -66,6 +71,7 @@ class Run:
         refresh: bool = False,
         pace: str = "instant",
         log: bool | None = None,
+        stop_on_loop: bool = False,
         sleep: Callable[[float], Awaitable[Any]] = anyio.sleep,
     ):
         if not isinstance(prompt, str):
@@ -86,6 +92,7 @@ class Run:
         if pace not in PACES:
             raise ConfigError(f"pace must be 'instant' or 'recorded', not {pace!r}.")
         self.cache, self.refresh, self.pace, self.log = bool(cache), bool(refresh), pace, log
+        self.stop_on_loop = bool(stop_on_loop)
         self._sleep = sleep
         self._ask: str | None = None
         self._entry: str | None = None
@@ -114,14 +121,18 @@ class Run:
         """Perform the call, yielding every event; the last one is ``Done(trace)``."""
         trace = self.trace.start()
         recorder = Recorder(trace.clock) if self.cache or self.refresh else None
+        watch = LoopWatch()
         try:
             # aclosing: closing this generator closes the HTTP response now, not at GC time
             async with aclosing(self._stream()) as stream:
                 async for event in stream:
-                    trace.fold(event)
-                    if recorder is not None:
-                        recorder.add(event)
-                    yield event
+                    for each in (event, *self._loop_check(event, watch)):
+                        trace.fold(each)
+                        if recorder is not None:
+                            recorder.add(each)
+                        yield each
+                    if watch.detected and self.stop_on_loop:
+                        break  # aclosing closes the response: the server stops generating
         except ConfigError as exc:
             self._ended(trace.finish("error", error=str(exc)))
             raise
@@ -132,8 +143,9 @@ class Run:
         except (anyio.get_cancelled_exc_class(), KeyboardInterrupt, GeneratorExit):
             self._ended(trace.finish("cancelled"))
             raise
-        trace.finish()
-        if self._replayed is not None:
+        looped = watch.detected and self.stop_on_loop
+        trace.finish("cancelled" if looped else None)
+        if self._replayed is not None and not looped:  # stopped: the partial trace is the run
             self._restore(self._replayed)
         elif recorder is not None and trace.status == "complete" and self._entry is not None:
             # only complete runs: a cancelled, failed or cut-off one must never be served
@@ -141,6 +153,27 @@ class Run:
             self._cache_call(store.save, self._entry, self._ask_key(), recording)
         self._ended(trace)
         yield Done(trace)
+
+    def _loop_check(self, event: Event, watch: LoopWatch) -> tuple[Event, ...]:
+        """The loop notice, once, when the reasoning starts repeating itself.
+
+        A replay carries the recorded notice in its timeline: it marks the loop, so the notice
+        shows once and ``stop_on_loop`` stops the replay where the run would have stopped."""
+        if watch.detected:
+            return ()
+        if self._replayed is not None:
+            if isinstance(event, Notice) and event.text.startswith(LOOP_NOTICE):
+                watch.detected = True
+                if self.stop_on_loop:
+                    return (
+                        Notice(
+                            "The replay was stopped at the recorded loop, as stop_on_loop asks."
+                        ),
+                    )
+            return ()
+        if isinstance(event, ReasoningDelta) and watch.feed(event.text):
+            return (Notice(watch.describe(stopped=self.stop_on_loop)),)
+        return ()
 
     # -- the replay cache and the log ----------------------------------------------------------
 

@@ -160,6 +160,10 @@ class ThinkMagics(Magics):
     log = Bool(
         False, help="Log every run to the runs table of the cache database (REASONING_NB_LOG=1)."
     ).tag(config=True)
+    stop_on_loop = Bool(
+        False,
+        help="End a run whose reasoning repeats itself (it is always shown as a warning).",
+    ).tag(config=True)
     cache_max_mb = Float(
         200.0, help="Size cap of the replay cache in MB; least recently used runs go first."
     ).tag(config=True)
@@ -271,6 +275,7 @@ class ThinkMagics(Magics):
             "max_tokens": self.max_tokens,
             "cache": self.cache,
             "log": True if self.log else None,  # else REASONING_NB_LOG decides
+            "stop_on_loop": self.stop_on_loop,
         }
         options.update({k: v for k, v in self.session.items() if k != "hide_reasoning"})
         options.update({k: v for k, v in self._options(args).items() if v is not None})
