@@ -29,6 +29,7 @@ from .cache import store
 from .cache.keys import ask_key, entry_key, host_of
 from .cache.recording import PACES, Recorder, replay
 from .core import capabilities, history, presets
+from .core.cost import estimate as estimate_cost
 from .core.events import Done, Event, Notice, ReasoningDelta, Waiting
 from .core.loops import LOOP_NOTICE, LoopWatch
 from .core.steering import Continuation
@@ -145,6 +146,8 @@ class Run:
             raise
         looped = watch.detected and self.stop_on_loop
         trace.finish("cancelled" if looped else None)
+        # a replay bills nothing new: it shows the recorded cost (restored below) or none
+        trace.cost = estimate_cost(trace) if self._replayed is None else None
         if self._replayed is not None and not looped:  # stopped: the partial trace is the run
             self._restore(self._replayed)
         elif recorder is not None and trace.status == "complete" and self._entry is not None:

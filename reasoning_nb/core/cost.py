@@ -1,0 +1,135 @@
+"""What a run cost: an estimate from published prices, never a bill.
+
+Prices come from one place, the snapshot bundled in the ``genai-prices`` package (pydantic's:
+per provider and model, with dated price changes and cache rates). It is read offline: this
+module never starts its ``UpdatePrices`` thread, so a run does no network I/O for a price.
+
+Reasoning tokens are billed as output tokens by every provider here; the bug to avoid is
+billing them twice. :data:`REASONING_IN_OUTPUT` is the one table of whether a trace's
+``output_tokens`` already holds them (the wire rules are in wire-formats.md):
+
+    from reasoning_nb.core.cost import estimate, label
+    trace.cost = estimate(trace)   # None for local models and unknown prices
+    label(trace.cost)              # "≈ $0.0123"
+
+Local providers cost nothing we can price: their cost is None (shown as nothing), not ``$0``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from ..providers import catalog
+from .trace import Trace
+
+REASONING_IN_OUTPUT: dict[str, bool] = {
+    # Responses: output_tokens includes output_tokens_details.reasoning_tokens.
+    "openai": True,
+    # Chat Completions (OpenAI, OpenRouter, DeepSeek): completion_tokens includes
+    # completion_tokens_details.reasoning_tokens.
+    "openai-chat": True,
+    "openrouter": True,
+    "deepseek": True,
+    # Messages: output_tokens includes the thinking blocks (billed as output).
+    "anthropic": True,
+    # On the wire candidatesTokenCount excludes thoughtsTokenCount (billed too, at the output
+    # rate); providers/gemini.py adds the two into output_tokens, so the trace's total has them.
+    "gemini": True,
+}
+"""Per cloud provider: does the trace's ``output_tokens`` already count the reasoning tokens?"""
+
+PRICE_PROVIDER: dict[str, str] = {
+    "openai": "openai",
+    "openai-chat": "openai",
+    "openrouter": "openrouter",
+    "deepseek": "deepseek",
+    "anthropic": "anthropic",
+    "gemini": "google",
+}
+"""Our provider id → genai-prices' provider id."""
+
+PRICES_AS_OF: dict[str, str] = {"0.2.3": "2026-11-01"}
+"""genai-prices release → the date of its prices. The package carries no data date of its own,
+so each pinned release is entered here by its PyPI release (month)."""
+
+
+def source() -> tuple[str, str | None]:
+    """The price source's name and the date of its prices (None for a release not listed)."""
+    try:
+        release = version("genai-prices")
+    except PackageNotFoundError:  # pragma: no cover - a dependency; a broken install only
+        return "genai-prices (missing)", None
+    return f"genai-prices {release}", PRICES_AS_OF.get(release)
+
+
+def billed_tokens(provider: str, usage: dict[str, Any]) -> dict[str, int] | None:
+    """The input and output tokens a provider bills, reasoning counted once; None if unknown."""
+    inp, out, rsn = (usage.get(k) for k in ("input_tokens", "output_tokens", "reasoning_tokens"))
+    if provider not in REASONING_IN_OUTPUT or not isinstance(out, int) or out < 0:
+        return None
+    if not REASONING_IN_OUTPUT[provider] and isinstance(rsn, int) and rsn > 0:
+        out += rsn
+    return {"input_tokens": inp if isinstance(inp, int) and inp >= 0 else 0, "output_tokens": out}
+
+
+def estimate(trace: Trace) -> dict[str, Any] | None:
+    """``trace.cost`` for a finished run: a dict marked as an estimate, or None (local model,
+    no usage, a model the price snapshot does not know)."""
+    info = catalog.PROVIDERS.get(trace.provider)
+    if info is None or info.local or trace.provider not in PRICE_PROVIDER:
+        return None
+    billed = billed_tokens(trace.provider, trace.usage)
+    if billed is None:
+        return None
+    # imported here: 150 ms of price tables, loaded only when a cloud run ends
+    from genai_prices import Usage, calc_price
+
+    name = trace.model.split(":", 1)[1] if ":" in trace.model else trace.model
+    try:
+        price = calc_price(
+            Usage(**billed),
+            name,
+            provider_id=PRICE_PROVIDER[trace.provider],
+            genai_request_timestamp=_when(trace.started_at),
+        )
+    except (LookupError, ValueError):
+        return None
+    src, as_of = source()
+    return {
+        "usd": float(price.total_price),
+        "estimate": True,
+        "prices_as_of": as_of,
+        "source": src,
+        "input_usd": float(price.input_price),
+        "output_usd": float(price.output_price),
+        **billed,
+    }
+
+
+def _when(started_at: str | None) -> datetime | None:
+    """The run's start, to pick the price in force then (the snapshot holds dated changes)."""
+    try:
+        return datetime.strptime(started_at or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def label(cost: dict[str, Any] | None) -> str:
+    """``≈ $0.0123``; empty for no cost (a local model shows nothing, never ``$0``)."""
+    if not cost or not isinstance(cost.get("usd"), int | float):
+        return ""
+    usd = float(cost["usd"])
+    if usd >= 1:
+        return f"≈ ${usd:,.2f}"
+    return f"≈ ${usd:.4f}" if usd >= 0.0001 else "< $0.0001"
+
+
+def note(cost: dict[str, Any] | None) -> str:
+    """The static view's line: ``≈ $0.0123, estimate, prices of 2026-11-01``."""
+    text = label(cost)
+    if not text:
+        return ""
+    as_of = cost.get("prices_as_of") if cost else None
+    return f"{text}, estimate" + (f", prices of {as_of}" if as_of else "")
