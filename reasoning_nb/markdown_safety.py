@@ -13,7 +13,8 @@ import re
 
 # C0/C1 controls and bidi overrides (a "Trojan source" label could reorder what is shown).
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]+")
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# $: Jupyter reads "$0.02 ... $1" as math
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")
 _UNSAFE_SCHEME = re.compile(r"(javascript|vbscript|data|file):")
 SAFE_LINK = re.compile(r"(?:https?:|mailto:|#)", re.I)
 """The only links model text may make, everywhere: web pages, mail and in-page anchors

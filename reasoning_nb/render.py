@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from markdown_it import MarkdownIt
 from pygments.token import Comment, Generic, Keyword, Name, Number, Operator, String
 
+from .core.cost import note as cost_note
 from .core.tokens import reasoning_tokens
 from .markdown_safety import SAFE_LINK, html_block, is_inert, md_escape, one_line
 from .math_text import IGNORE, PROCESS, math_plugin
@@ -285,7 +286,7 @@ def notes(trace: Trace) -> list[str]:
         first = " · ".join(p for p in (trace.status, total) if p)
     else:
         first = footer(trace)
-    lines = [first, *(f"⚠ {w}" for w in trace.warnings)]
+    lines = [first, cost_note(trace.cost), *(f"⚠ {w}" for w in trace.warnings)]
     lines += [continue_note(trace.continued), replay_note(trace)]
     return [one_line(n) for n in lines if one_line(n)]
 

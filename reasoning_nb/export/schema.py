@@ -12,6 +12,7 @@ warnings go to a terminal.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from ..cache.recording import PACES
@@ -19,6 +20,8 @@ from ..core.steering import ACTIONS
 from ..core.trace import SCHEMA, STATUSES, TIMING_KEYS, USAGE_KEYS, Trace
 from ..markdown_safety import one_line
 from ..provenance import recorded_at
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 
 METADATA_KEY = "reasoning_nb"
 HISTORY_KEY = "reasoning_nb_history"
@@ -55,6 +58,7 @@ KNOWN_FIELDS = frozenset(
         "warnings",
         "continued",
         "replay",
+        "cost",
     }
 )
 
@@ -181,6 +185,7 @@ def read_trace(data: Any) -> tuple[Trace | None, list[str]]:
         fields[key] = _json_only(value)
     fields["continued"] = _continued(data.get("continued"), warn)
     fields["replay"] = _replay(data.get("replay"), warn)
+    fields["cost"] = _cost(data.get("cost"), warn)
     return Trace(**fields), warn
 
 
@@ -212,6 +217,33 @@ def _replay(raw: Any, warn: list[str]) -> dict[str, Any] | None:
         warn.append(f"field 'replay' is not a valid replay ({_kind(raw)}); skipped")
         return None
     return {"recorded_at": when, "pace": pace}
+
+
+_COST_USD = ("usd", "input_usd", "output_usd")
+_COST_COUNTS = ("input_tokens", "output_tokens")
+MAX_USD = 1e6
+
+
+def _cost(raw: Any, warn: list[str]) -> dict[str, Any] | None:
+    """``cost`` (see ``core.cost``): dollars, an estimate mark, a price date and source; only
+    these keys are kept, the source as one short line (it is shown in the views)."""
+    if raw is None:
+        return None
+    get = raw.get if isinstance(raw, dict) else lambda _key: ...  # (... fails every check)
+    usd, as_of, source = get("usd"), get("prices_as_of"), get("source")
+    amounts = [get(k) for k in _COST_USD if k != "usd" and get(k) is not None]
+    counts = [get(k) for k in _COST_COUNTS if get(k) is not None]
+    if not (
+        all(_duration(v) and v <= MAX_USD for v in (usd, *amounts))
+        and get("estimate") is True
+        and (as_of is None or (isinstance(as_of, str) and _DATE.fullmatch(as_of)))
+        and isinstance(source, str)
+        and all(_count(c) for c in counts)
+    ):
+        warn.append(f"field 'cost' is not a valid cost estimate ({_kind(raw)}); skipped")
+        return None
+    kept = {k: get(k) for k in (*_COST_USD, *_COST_COUNTS) if get(k) is not None}
+    return kept | {"estimate": True, "prices_as_of": as_of, "source": one_line(source)[:80]}
 
 
 def saved_variants(meta: dict[str, Any]) -> Any:

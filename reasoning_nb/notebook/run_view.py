@@ -12,6 +12,7 @@ import html
 
 import ipywidgets as W
 
+from ..core.cost import label as cost_label
 from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Usage, Waiting
 from ..core.subject import Subject
 from ..core.trace import USAGE_KEYS, Trace, answer_start
@@ -346,6 +347,8 @@ class RunView:
             bits.append(f"reasoning {seconds_label(ms)}, {tokens}" if ms else f"reasoning {tokens}")
         if rate := self.tokens_per_s(now):
             bits.append(rate)
+        if cost := cost_label(self.trace.cost):  # set when the run ends; none for local models
+            bits.append(cost)
         parts = [html.escape(b) for b in bits]
         if not self.finished:  # counted on by the page (see CLOCK_CLASS); the text is a fallback
             parts[1] = (
