@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .core.cost import label as cost_label
 from .core.presets import PRESETS
 from .core.tokens import estimate, reasoning_tokens
 from .core.trace import Trace
@@ -79,6 +80,7 @@ COLUMNS = (
     ("reasoning_ms", "thinking", "first reasoning token to first answer token"),
     ("total_ms", "total", "request to the end"),
     ("tokens_per_s", "tok/s", "output tokens / (total - first token)"),
+    ("cost_usd", "cost", "an estimate from published prices; blank: a local model or unknown"),
     ("warnings", "warnings", ""),
 )
 LEGEND = (
@@ -268,6 +270,8 @@ def row(trace: Trace, source: str = "") -> dict[str, Any]:
         "tokens_per_s_estimated": rate is not None and output_est,
         "warnings": list(trace.warnings),
         "started_at": trace.started_at,
+        "cost_usd": (trace.cost or {}).get("usd"),  # read_trace checked it; None: no cost known
+        "prices_as_of": (trace.cost or {}).get("prices_as_of"),
     }
 
 
@@ -298,6 +302,8 @@ def cell_text(r: dict[str, Any], key: str, *, full: bool = False) -> str:
         if value is None:
             return "—"
         return ("≈" if r["tokens_per_s_estimated"] else "") + f"{value:,.1f}"
+    if key == "cost_usd":
+        return cost_label({"usd": value}) if value is not None else ""
     if key == "status":
         marks = [m for m in ("continued", "replay") if r.get(m)]
         return ", ".join([value, *marks])
@@ -327,7 +333,19 @@ class TraceStats:
 
     def legend(self) -> list[str]:
         """The legend lines: what the marks mean, and which rows the plot leaves out."""
-        return [LEGEND] + ([UNPLOTTED] if not all(map(plotted, self.rows)) else [])
+        lines = [LEGEND] + ([UNPLOTTED] if not all(map(plotted, self.rows)) else [])
+        return lines + ([total] if (total := self.cost_total()) else [])
+
+    def cost_total(self) -> str:
+        """``cost ≈ $0.0400 over 3 runs (estimate; replays not counted)``: a replay repeats a
+        recorded run, so its cost was billed once already; empty when no run has a cost."""
+        billed = [r["cost_usd"] for r in self.rows if r["cost_usd"] is not None and not r["replay"]]
+        if not billed:
+            return ""
+        runs = f"{len(billed)} run{'s' if len(billed) != 1 else ''}"
+        return (
+            f"cost {cost_label({'usd': sum(billed)})} over {runs} (estimate; replays not counted)"
+        )
 
     def plot_svg(self) -> str | None:
         """Reasoning tokens by preset, a line per model; None when a plot would not help."""
