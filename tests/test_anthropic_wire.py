@@ -154,7 +154,7 @@ SHAPES = {
         wf.anthropic_sse(REASONING, ANSWER, input_tokens=5, cache_read_input_tokens=2000),
         REASONING,
         ANSWER,
-        usage(2005, N),
+        usage(2005, N) | {"cache_read_tokens": 2000},  # billed at the cache rate (core.cost)
         [
             {"type": "thinking", "thinking": REASONING, "signature": SIGNATURE},
             {"type": "text", "text": ANSWER},

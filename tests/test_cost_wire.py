@@ -184,3 +184,50 @@ def test_a_separate_reasoning_count_is_added_once(monkeypatch):
     assert cost.billed_tokens("openai", usage) == {"input_tokens": 5, "output_tokens": 10}
     assert cost.billed_tokens("ollama", usage) is None
     assert cost.label(None) == "" and cost.note(None) == ""
+
+
+def cache_rates(provider: str, model: str, started_at: str) -> tuple[Decimal, Decimal]:
+    from genai_prices import Usage, calc_price
+
+    when = datetime.strptime(started_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    price = calc_price(
+        Usage(input_tokens=1), model, provider_id=provider, genai_request_timestamp=when
+    ).model_price
+    return tuple(getattr(r, "base", r) for r in (price.cache_read_mtok, price.cache_write_mtok))
+
+
+def test_anthropic_cache_reads_billed_at_the_cache_rate(wire_server):
+    model = "claude-sonnet-4-5"
+    frames = wf.anthropic_sse(REASONING, ANSWER, input_tokens=5, cache_read_input_tokens=2000)
+    trace = run(wire_server, "/v1/messages", frames, f"anthropic:{model}")
+    assert trace.usage["input_tokens"] == 2005 and trace.usage["cache_read_tokens"] == 2000
+    out = n(REASONING) + n(ANSWER)
+    rin, rout = rates("anthropic", model, trace.started_at)
+    read, _ = cache_rates("anthropic", model, trace.started_at)
+    expected = float((5 * rin + 2000 * read + out * rout) / 1_000_000)
+    check(trace, expected, out)
+    assert trace.cost["usd"] < bill(trace, "anthropic", model, 2005, out)  # not all at full rate
+
+
+@pytest.mark.parametrize(
+    ("model", "provider", "extra"),
+    [
+        ("openai-chat:o3", "openai", {"prompt_tokens_details": {"cached_tokens": 1024}}),
+        ("deepseek:deepseek-v4-pro", "deepseek", {"prompt_cache_hit_tokens": 1024}),
+    ],
+)
+def test_chat_cached_prompt_tokens_billed_at_the_cache_rate(wire_server, model, provider, extra):
+    usage = wf.default_usage(completion_tokens=90, prompt_tokens=1500, reasoning_tokens=70) | extra
+    frames = wf.chat_sse([], ANSWER, usage=usage, usage_chunk=True)
+    trace = run(wire_server, "/v1/chat/completions", frames, model)
+    assert trace.usage["cache_read_tokens"] == 1024
+    name = model.split(":", 1)[1]
+    rin, rout = rates(provider, name, trace.started_at)
+    read, _ = cache_rates(provider, name, trace.started_at)
+    # prompt_tokens holds the cached ones: 476 at the input rate, 1024 at the cache rate
+    check(trace, float(((1500 - 1024) * rin + 1024 * read + 90 * rout) / 1_000_000), 90)
+
+
+def test_a_cache_count_beyond_the_input_is_not_believed():
+    usage = {"input_tokens": 10, "output_tokens": 5, "cache_read_tokens": 50}
+    assert cost.billed_tokens("openai", usage) == {"input_tokens": 10, "output_tokens": 5}

@@ -22,7 +22,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from ..providers import catalog
-from .trace import Trace
+from .trace import CACHE_KEYS, Trace
 
 REASONING_IN_OUTPUT: dict[str, bool] = {
     # Responses: output_tokens includes output_tokens_details.reasoning_tokens.
@@ -65,13 +65,23 @@ def source() -> tuple[str, str | None]:
 
 
 def billed_tokens(provider: str, usage: dict[str, Any]) -> dict[str, int] | None:
-    """The input and output tokens a provider bills, reasoning counted once; None if unknown."""
+    """The tokens a provider bills, reasoning counted once; None if unknown. Cache reads and
+    writes are parts of ``input_tokens`` (every parser sums them in, as genai-prices expects)."""
     inp, out, rsn = (usage.get(k) for k in ("input_tokens", "output_tokens", "reasoning_tokens"))
-    if provider not in REASONING_IN_OUTPUT or not isinstance(out, int) or out < 0:
+    if provider not in REASONING_IN_OUTPUT or not _count(out):
         return None
-    if not REASONING_IN_OUTPUT[provider] and isinstance(rsn, int) and rsn > 0:
+    if not REASONING_IN_OUTPUT[provider] and _count(rsn):
         out += rsn
-    return {"input_tokens": inp if isinstance(inp, int) and inp >= 0 else 0, "output_tokens": out}
+    billed = {"input_tokens": inp if _count(inp) else 0, "output_tokens": out}
+    left = billed["input_tokens"]
+    for key in CACHE_KEYS:  # a cache count larger than the input it is part of is not believed
+        if _count(n := usage.get(key)) and 0 < n <= left:
+            billed[key], left = n, left - n
+    return billed
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def estimate(trace: Trace) -> dict[str, Any] | None:

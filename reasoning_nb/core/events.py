@@ -47,6 +47,10 @@ class Usage:
     input_tokens: int | None = None
     output_tokens: int | None = None
     reasoning_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    """Prompt tokens read from the provider's cache (inside ``input_tokens``; billed cheaper)."""
+    cache_write_tokens: int | None = None
+    """Prompt tokens written to the cache (inside ``input_tokens``; Anthropic bills them more)."""
     kind: ClassVar[str] = "usage"
 
 

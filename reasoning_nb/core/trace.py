@@ -26,6 +26,8 @@ from .events import (
 SCHEMA = 1
 STATUSES = ("running", "complete", "truncated", "cancelled", "error")
 USAGE_KEYS = ("input_tokens", "output_tokens", "reasoning_tokens")
+CACHE_KEYS = ("cache_read_tokens", "cache_write_tokens")
+"""In ``usage`` only when the server reported some (the prices differ: see ``core.cost``)."""
 TIMING_KEYS = ("first_token_ms", "reasoning_ms", "total_ms")
 DISPLAY_KEY = "reasoning_nb_display"
 """Output metadata of a displayed trace (``_think`` as a cell's value): the trace itself, so an
@@ -147,6 +149,9 @@ class Trace:
             for key in USAGE_KEYS:
                 value = getattr(event, key)
                 if value is not None:
+                    self.usage[key] = value
+            for key in CACHE_KEYS:
+                if value := getattr(event, key):
                     self.usage[key] = value
         elif isinstance(event, Notice):
             self.warn(event.text)
@@ -283,7 +288,7 @@ class Trace:
         if schema != SCHEMA:
             raise ValueError(f"saved trace has schema {schema!r}; this version reads schema 1")
         usage = _empty_usage() | {
-            k: v for k, v in (data.get("usage") or {}).items() if k in USAGE_KEYS
+            k: v for k, v in (data.get("usage") or {}).items() if k in USAGE_KEYS + CACHE_KEYS
         }
         timing = _empty_timing() | {
             k: v for k, v in (data.get("timing") or {}).items() if k in TIMING_KEYS

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..cache.recording import PACES
 from ..core.steering import ACTIONS
-from ..core.trace import SCHEMA, STATUSES, TIMING_KEYS, USAGE_KEYS, Trace
+from ..core.trace import CACHE_KEYS, SCHEMA, STATUSES, TIMING_KEYS, USAGE_KEYS, Trace
 from ..markdown_safety import one_line
 from ..provenance import recorded_at
 
@@ -157,7 +157,8 @@ def read_trace(data: Any) -> tuple[Trace | None, list[str]]:
         budget = None
     fields["budget_tokens"] = budget
 
-    fields["usage"] = _numbers(data.get("usage"), "usage", USAGE_KEYS, _count, warn)
+    usage = _numbers(data.get("usage"), "usage", USAGE_KEYS + CACHE_KEYS, _count, warn)
+    fields["usage"] = {k: v for k, v in usage.items() if k in USAGE_KEYS or v}
     fields["timing"] = _numbers(data.get("timing"), "timing", TIMING_KEYS, _duration, warn)
 
     status = data.get("status", "complete")

@@ -362,14 +362,20 @@ class Parser:
         ]
         if any(isinstance(p, int) for p in parts):
             self._input = sum(p for p in parts if isinstance(p, int))
+        cache = {
+            "cache_write_tokens": usage.get("cache_creation_input_tokens"),
+            "cache_read_tokens": usage.get("cache_read_input_tokens"),
+        }
+        cache = {k: v for k, v in cache.items() if isinstance(v, int) and v > 0}
         if start:  # output_tokens here is a placeholder; message_delta has the count
-            return [Usage(input_tokens=self._input)]
+            return [Usage(input_tokens=self._input, **cache)]
         details = usage.get("output_tokens_details") or {}
         return [
             Usage(
                 input_tokens=self._input,
                 output_tokens=usage.get("output_tokens"),
                 reasoning_tokens=details.get("thinking_tokens"),
+                **cache,
             )
         ]
 

@@ -286,4 +286,9 @@ def _usage(meta: dict[str, Any]) -> Usage:
         input_tokens=meta.get("promptTokenCount"),
         output_tokens=sum(known) if known else None,
         reasoning_tokens=thoughts,
+        cache_read_tokens=_positive(meta.get("cachedContentTokenCount")),  # inside promptTokenCount
     )
+
+
+def _positive(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

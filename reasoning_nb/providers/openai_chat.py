@@ -145,6 +145,7 @@ class Parser:
                     input_tokens=usage.get("prompt_tokens"),
                     output_tokens=usage.get("completion_tokens"),
                     reasoning_tokens=details.get("reasoning_tokens"),
+                    cache_read_tokens=cached_tokens(usage),
                 )
             )
             out.extend(self._hosted.usage(details, self._reasoning.source is not None))
@@ -371,3 +372,13 @@ def merge_reasoning_details(merged: list[dict[str, Any]], fragments: list[Any]) 
                 last[key] = (last.get(key) or "") + value
             elif value not in (None, "") or key not in last:
                 last[key] = value
+
+
+def cached_tokens(usage: dict[str, Any]) -> int | None:
+    """Prompt tokens served from the cache, inside ``prompt_tokens``: OpenAI and OpenRouter say
+    ``prompt_tokens_details.cached_tokens``, DeepSeek ``prompt_cache_hit_tokens``."""
+    details = usage.get("prompt_tokens_details")
+    value = (details.get("cached_tokens") if isinstance(details, dict) else None) or usage.get(
+        "prompt_cache_hit_tokens"
+    )
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

@@ -309,6 +309,9 @@ class Parser:
                     input_tokens=usage.get("input_tokens"),
                     output_tokens=usage.get("output_tokens"),
                     reasoning_tokens=details.get("reasoning_tokens"),
+                    cache_read_tokens=_positive(
+                        (usage.get("input_tokens_details") or {}).get("cached_tokens")
+                    ),
                 )
             )
         if kind == "response.completed":
@@ -352,3 +355,7 @@ def _error(obj: dict[str, Any]) -> str:
     message = err.get("message") or "no message"
     code = err.get("code") or err.get("type")
     return f"{message} ({code})" if code and code != "error" else str(message)
+
+
+def _positive(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
