@@ -29,7 +29,9 @@ KEY = "sk-test-0123456789"
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch, tmp_path):
-    monkeypatch.setenv("REASONING_NB_HOME", str(tmp_path))
+    from reasoning_nb.cache import store
+
+    monkeypatch.setenv(store.DB_ENV, str(tmp_path / "cache.sqlite3"))
     monkeypatch.delenv("REASONING_NB_LOG", raising=False)
     for name in ("OPENAI_BASE_URL", "REASONING_NB_MODEL"):
         monkeypatch.delenv(name, raising=False)
@@ -231,3 +233,20 @@ def test_chat_cached_prompt_tokens_billed_at_the_cache_rate(wire_server, model, 
 def test_a_cache_count_beyond_the_input_is_not_believed():
     usage = {"input_tokens": 10, "output_tokens": 5, "cache_read_tokens": 50}
     assert cost.billed_tokens("openai", usage) == {"input_tokens": 10, "output_tokens": 5}
+
+
+def test_a_replay_keeps_its_recorded_cost_and_is_counted_once(wire_server):
+    from reasoning_nb import stats
+
+    frames = wf.responses_sse(REASONING, ANSWER, reasoning_tokens=40)
+    wire_server.route("POST", "/v1/responses", Reply.sse(frames))
+    kw = {"model": "openai:gpt-5.1", "base_url": wire_server.url, "api_key": KEY, "log": True}
+    first = think(PROMPT, cache=True, **kw)
+    again = think(PROMPT, cache=True, **kw)
+    assert len(wire_server.requests_to("/v1/responses")) == 1  # the second was a replay
+    assert again.replay and again.cost == first.cost and first.cost["usd"] > 0
+    logged = stats("log")
+    assert [r["replay"] for r in logged.rows] == [False, True]
+    assert f"cost {cost.label(first.cost)} over 1 run (estimate; replays not counted)" in (
+        logged.legend()
+    )
