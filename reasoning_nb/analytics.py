@@ -32,6 +32,8 @@ Columns, and how honest each one is:
   reasoning in one piece, e.g. some proxies and non-streamed reasoning fields, do this.)
 * **tok/s**: output tokens over the time from the first token to the end; none when that span
   is under 50 ms (the output arrived in one burst too).
+* **cost**: the run's saved estimate (``core.cost``), blank for local models and unknown prices;
+  the total under the table leaves replays out (a replay repeats a run billed once).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ fails here.
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -170,6 +171,8 @@ def test_fixed_prices_by_hand():
     assert got["usd"] == pytest.approx(1000 * 1.25e-6 + 2000 * 10e-6)  # 0.02125, not 0.03625
     assert cost.label(got) == "≈ $0.0213"
     assert cost.note(got) == f"≈ $0.0213, estimate, prices of {got['prices_as_of']}"
+    # offline: genai-prices' updater thread (its only network I/O) was never started
+    assert not any(t.name.startswith("genai_prices") for t in threading.enumerate())
 
 
 def test_every_cloud_provider_has_a_rule():
