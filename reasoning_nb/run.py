@@ -32,6 +32,7 @@ from .core import capabilities, history, presets
 from .core.cost import estimate as estimate_cost
 from .core.events import Done, Event, Notice, ReasoningDelta, Waiting
 from .core.loops import LOOP_NOTICE, LoopWatch
+from .core.rescue import STREAM_ENDED
 from .core.steering import Continuation
 from .core.trace import Trace
 from .errors import ConfigError, ProviderError, ReasoningNBError
@@ -45,8 +46,6 @@ LOADING = "loading model…"
 FIRST_TOKEN = "waiting for the first token…"
 """What a run waits for before its first token (``Waiting``): a model to load, then the server
 to begin its answer."""
-STREAM_ENDED = "The stream ended before the server said it was done; the answer may be incomplete."
-"""The notice of a stream cut short (marked ``length``): not a model out of tokens."""
 
 
 class Run:

@@ -25,12 +25,13 @@ NEARLY_NONE = 20
 ANSWER_NOW_PRESET = "off"
 TRY, TRY_NOW = "try Answer now or More room.", "try Answer now."
 AT_LIMIT = "The run already had the most output tokens this model allows; use Answer now instead."
+STREAM_ENDED = "The stream ended before the server said it was done; the answer may be incomplete."
+"""The notice of a stream that stopped without the server's end: a dropped stream, not a model
+out of tokens (``Run`` yields it)."""
 
 
 def lost_answer(trace: Trace) -> bool:
     """The run hit its token limit after reasoning, with no answer (or nearly none)."""
-    from ..run import STREAM_ENDED  # (run sits above core)
-
     return (
         trace.status == "truncated"
         and bool(trace.reasoning.strip())
