@@ -117,6 +117,29 @@ def test_openrouter(ip, wire_server, history):
         assert turn == {"role": "assistant", "content": ANSWER}
 
 
+@pytest.mark.parametrize(
+    ("model", "path", "frames"),
+    [
+        ("openai:gpt-5.1", "/v1/responses", wf.responses_sse(REASONING, ANSWER)),
+        ("deepseek:deepseek-reasoner", "/v1/chat/completions", wf.deepseek_sse(REASONING, ANSWER)),
+    ],
+)
+@pytest.mark.parametrize("history", ["--history reasoning", "--history answer"])
+def test_openai_and_deepseek_get_the_answers_only(ip, wire_server, monkeypatch, model, path,
+                                                   frames, history):  # fmt: skip
+    """OpenAI replays no reasoning summary (no encrypted items are kept) and DeepSeek's
+    reasoning_content must not be sent back: both read the answer, and ``reasoning`` says so."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-test")
+    got = two_turns(ip, wire_server, model, path, frames, history)
+    body = got["body"]
+    turns = body.get("input") or body["messages"]
+    assert REASONING not in str(body) and ANSWER in str(turns)
+    assert got["saved"]["request"]["history_tokens"] == HISTORY_TOKENS
+    notices = [w for w in got["saved"]["warnings"] if "answers only" in w]
+    assert len(notices) == (1 if history.endswith("reasoning") else 0)
+
+
 @pytest.mark.parametrize("history", ["--history reasoning", "--history answer", ""])
 def test_local_server_gets_the_answer_only_with_one_notice(ip, wire_server, history):
     frames = wf.llamacpp_sse(REASONING, ANSWER)
