@@ -67,3 +67,35 @@ def test_answer_now_after_a_run_that_spent_its_tokens_thinking(kernel, wire_serv
         "action": "answer_now",
     }
     assert [t["status"] for t in final["reasoning_nb_history"]] == ["truncated"]
+
+
+def test_more_room_asks_again_with_twice_the_tokens(kernel, wire_server):
+    usage = {"prompt_tokens": 9, "completion_tokens": 256}
+    wire_server.route(
+        "POST",
+        CHAT,
+        Reply.sse(wf.chat_sse(THOUGHT, "", finish_reason="length", usage=usage)),
+        Reply.sse(wf.chat_sse(THOUGHT, "Canberra.")),
+    )
+    flags = f"--model llamacpp:m --base-url {wire_server.url} --preset high --max-tokens 256"
+    msgs = kernel.run(f"%%think {flags}\nCapital?")
+    first = [saved(kernel, m) for m in msgs]
+    trace = [m["reasoning_nb"] for m in first if "reasoning_nb" in m][-1]
+    assert trace["status"] == "truncated" and trace["answer"] == ""
+    kernel.click(kernel.find("ButtonModel", description="More room"))
+
+    deadline, final = time.monotonic() + 20, None
+    while time.monotonic() < deadline and final is None:
+        meta = saved(kernel, kernel.kc.get_iopub_msg(timeout=20))
+        if meta.get("reasoning_nb", {}).get("continued"):
+            final = meta
+    assert final is not None, "the More room run never saved its trace"
+    first_body, second_body = wire_server.bodies(CHAT)[-2:]
+    assert first_body["max_tokens"] == 256 and second_body["max_tokens"] == 512
+    assert second_body["messages"] == first_body["messages"]  # the same question, no reasoning
+    assert second_body["reasoning_effort"] == first_body["reasoning_effort"] == "high"
+    second = final["reasoning_nb"]
+    assert (second["answer"], second["preset"], second["status"]) == ("Canberra.", "high",
+                                                                     "complete")  # fmt: skip
+    assert second["continued"]["action"] == "more_room" and second["continued"]["run"] == 1
+    assert [t["status"] for t in final["reasoning_nb_history"]] == ["truncated"]

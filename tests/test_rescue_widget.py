@@ -71,8 +71,10 @@ def test_a_looping_live_run_offers_answer_now_which_goes_to_the_live_trace(wire)
     w.start_run(trace)
     feed(w, trace, [ReasoningDelta("round and round ")], wire.clock, 0.25)
     assert steer(wire, w) == []
-    feed(w, trace, [Notice(f"{LOOP_NOTICE}: the same lines keep coming back.")], wire.clock, 0.25)
+    notice = f"{LOOP_NOTICE} (its last 300 characters repeat what it wrote before): press Stop."
+    feed(w, trace, [Notice(notice)], wire.clock, 0.25)
     assert steer(wire, w) == ["Answer now"]
+    assert "its last 300 characters repeat" in wire.state(w.status)["value"]  # the status line
     w.room_button.click()  # (not offered while it runs)
     w.answer_button.click()
     assert calls == [(trace, "answer_now", 1)]
