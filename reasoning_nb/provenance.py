@@ -63,7 +63,7 @@ class CellRuns:
     def matching_line(self, trace: Trace) -> str:
         """The line that asks for ``trace``'s preset, when the cell's line asks another; ""."""
         first = (self.earlier[0] if self.earlier else trace).preset
-        return matching_line(self.line, trace.preset, first)
+        return line_for(self.line, trace, first)
 
     def label(self, trace: Trace) -> str:
         """``Run 2 of 2 · preset medium · continues run 1`` for a cell run more than once."""
@@ -71,6 +71,12 @@ class CellRuns:
             return ""
         total = len(self.earlier) + 1
         return run_label(total, trace, total)
+
+
+def line_for(line: str, trace: Trace, first: str) -> str:
+    """The cell line that asks for ``trace`` (see :func:`matching_line`); "" for a run that
+    continued another (Continue, Answer now, More room): no line asks for that again."""
+    return "" if trace.continued else matching_line(line, trace.preset, first)
 
 
 def matching_line(line: str, preset: str, first: str) -> str:
@@ -119,7 +125,7 @@ def continue_note(continued: dict | None, *, short: bool = False) -> str:
         if isinstance(continued.get("max_tokens"), int):
             note += f" ({continued['max_tokens']} tokens)"
     hint = " ".join(str(continued.get("hint") or "").split())
-    if short:  # (one word longer than a line: its start)
+    if short and hint:  # (one word longer than a line: its start)
         hint = shorten(hint) or hint[:LIMIT] + "…"
     return f"{note} · hint: {hint}" if hint else note
 

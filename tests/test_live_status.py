@@ -8,7 +8,7 @@ import random
 
 import wire_fixtures as wf
 from test_subject import OPENAI_PARTS
-from test_widget import feed, make_widget, new_trace, wire  # noqa: F401  (wire: a fixture)
+from test_widget import feed, idle, make_widget, new_trace, wire  # noqa: F401  (wire: a fixture)
 
 from reasoning_nb.core.events import ReasoningDelta, TextDelta
 from reasoning_nb.core.trace import Trace
@@ -120,3 +120,22 @@ def test_the_widget_sends_the_subject_with_the_status_line(wire):  # noqa: F811
     w.finish(trace)
     assert subject_line(w.status.value) is None
     assert "replay of a run recorded 2026-11-25 05:10 UTC" in w.status.value
+
+
+def test_a_new_subject_goes_out_while_the_summary_pauses(wire):  # noqa: F811
+    """Summaries come in bursts: the next title shows about a second later even when no more
+    text follows it for a while (it does not wait for the next text to ride along)."""
+    w = make_widget(wire)
+    trace = new_trace(wire)
+    w.start_run(trace)
+    first, second = OPENAI_PARTS[0], "\n\n" + OPENAI_PARTS[1]
+    feed(w, trace, [ReasoningDelta(first)], wire.clock, 0.1, tick_every=1)
+    idle(w, wire.clock, seconds=1.5)
+    feed(w, trace, [ReasoningDelta(second)], wire.clock, 0.1, tick_every=1)
+    sent_at = wire.clock.t
+    idle(w, wire.clock, seconds=3.0)  # nothing more arrives
+    status = w.status.model_id
+    sent = [(t, subject_line(s["value"])) for t, cid, s in wire.updates() if cid == status]
+    shown = [(t, line) for t, line in sent if line == TITLES[1]]
+    assert shown, f"the second title never went out: {sent}"
+    assert shown[0][0] - sent_at <= 1.1

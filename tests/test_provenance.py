@@ -17,7 +17,9 @@ from reasoning_nb.core.trace import Trace
 from reasoning_nb.export.schema import read_trace
 from reasoning_nb.provenance import (
     CellRuns,
+    continue_note,
     first_line,
+    line_for,
     line_preset,
     matching_line,
     recorded_at,
@@ -58,6 +60,21 @@ def test_a_line_is_offered_only_when_it_asks_for_another_preset():
     # A saved trace's preset is attacker text: no line is made of it; no line known: none.
     assert matching_line(LINE, "x; rm -rf /", "low") == ""
     assert matching_line("", "medium", "low") == ""
+
+
+def test_no_line_is_offered_for_a_run_that_continued_another():
+    """Answer now runs with thinking off, but ``--preset off`` on the cell would not ask for
+    it again (it sends the earlier reasoning back): no line is offered, live or saved."""
+    answered = run("off", continued={"run": 1, "hint": "", "action": "answer_now"})
+    assert line_for(LINE, run("off"), "low") == "%%think --model llamacpp:m --preset off"
+    assert line_for(LINE, answered, "low") == ""
+    assert CellRuns(LINE, (run("low"),)).matching_line(answered) == ""
+
+
+def test_an_empty_hint_is_not_shown():
+    note = continue_note({"run": 1, "hint": "", "action": "answer_now"}, short=True)
+    assert note == "continues run 1 · answer now"
+    assert continue_note({"run": 1, "hint": "  "}, short=True) == "continues run 1"
 
 
 def test_only_a_think_line_on_its_own_is_taken_from_a_cell():

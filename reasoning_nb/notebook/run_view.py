@@ -366,12 +366,17 @@ class RunView:
     def live_subject(self, now: float) -> str:
         """What the model thinks about now (see ``core.subject``), while it thinks; it changes
         at most every ``SUBJECT_EVERY`` seconds of ``now``; never of hidden reasoning."""
+        if self.subject_due(now):
+            self._subject, self._subject_at = self.subject.current, now
+        return "" if self.hide or self.finished or self.phase != "thinking" else self._subject
+
+    def subject_due(self, now: float) -> bool:
+        """The status line would show a new subject at ``now``: its owner sends it then, not
+        with the next text (a summary often pauses between its parts)."""
         if self.hide or self.finished or self.phase != "thinking":
-            return ""
-        latest = self.subject.current
-        if latest and latest != self._subject and now >= self._subject_at + SUBJECT_EVERY:
-            self._subject, self._subject_at = latest, now
-        return self._subject
+            return False
+        latest, since = self.subject.current, self._subject_at + SUBJECT_EVERY
+        return bool(latest) and latest != self._subject and now >= since
 
 
 def history_note(request: dict) -> str:

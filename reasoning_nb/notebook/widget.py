@@ -26,7 +26,7 @@ from ..core.events import Notice, ReasoningDelta, TextDelta
 from ..core.loops import LOOP_NOTICE
 from ..core.presets import PRESETS
 from ..core.trace import Trace
-from ..provenance import matching_line
+from ..provenance import line_for
 from .pin import PinButton
 from .run_view import RunView, close_tree
 from .style import HEADER_CLASS, ROOT_CLASSES, RUNS_CLASS, STATUS_CLASS, STEER_CLASS, STYLE
@@ -293,6 +293,7 @@ class ThinkWidget:
         if self._text_at_last is not None and now - self._text_at_last >= PAUSE:
             run.settle()  # the text paused: show the word (or line) it holds back
         shown = self._shown is run
+        self._status_dirty |= shown and run.subject_due(now)  # (at most once a second)
         status = shown and (self._status_dirty or now >= self._status_at + self._status_every(now))
         sbytes = 0 if free else self._status_bytes
         waiting = run.max_cost()
@@ -446,7 +447,7 @@ class ThinkWidget:
     def flags_line(self, trace: Trace) -> str:
         """The cell line that asks for ``trace``'s preset, when the cell's asks another; ""."""
         first = self._all[0].trace.preset if self._all else trace.preset
-        return matching_line(self.line, trace.preset, first)
+        return line_for(self.line, trace, first)
 
     def _line_written(self, line: str) -> None:
         """The page put ``line`` in place of the cell's line."""
