@@ -29,6 +29,27 @@ def kernel():
     session.close()
 
 
+@pytest.fixture
+def ip():
+    """The in-process IPython shell with ``reasoning_nb`` loaded and widgets off (the text
+    path); what a test left in the magics' session, chats, stats and namespace goes after it."""
+    from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
+
+    shell = start_ipython() or get_ipython()  # the second call returns None
+    shell.run_line_magic("load_ext", "reasoning_nb")
+    magics = shell.magics_manager.registry["ThinkMagics"]
+    magics.widget = "never"
+    magics.stats_rows.clear()
+    yield shell
+    for rows in (magics.stats_rows, magics.session, magics.chats):
+        rows.clear()
+    magics.widget = "auto"
+    magics.chat_history = magics.trait_defaults("chat_history")
+    for name in ("_think", "_compare"):
+        shell.user_ns.pop(name, None)
+
+
 # -- the real llama-server (tests/test_real_llamacpp.py) ----------------------------------------
 
 

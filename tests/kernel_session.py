@@ -104,3 +104,14 @@ def max_per_window(times: list[float], window: float = 1.0) -> int:
             j += 1
         best = max(best, i - j + 1)
     return best
+
+
+def saved_trace(msgs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The trace of the last output among ``msgs`` that carries one (display or update)."""
+    shown = [
+        m["content"]["metadata"]["reasoning_nb"]
+        for m in msgs
+        if m["msg_type"] in ("display_data", "update_display_data")
+        and "reasoning_nb" in m["content"].get("metadata", {})
+    ]
+    return shown[-1]

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import pytest
 import wire_fixtures as wf
-from IPython import get_ipython
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 from wire_server import Reply
 
@@ -25,20 +23,11 @@ HISTORY_TOKENS = estimate(len(FIRST) + len(ANSWER))  # the answer only
 WITH_REASONING = estimate(len(FIRST) + len(ANSWER) + len(REASONING))
 
 
-@pytest.fixture
-def ip(monkeypatch):
+@pytest.fixture(autouse=True)
+def keys(monkeypatch):
     for env in ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY"):
         monkeypatch.setenv(env, "sk-test")
     monkeypatch.delenv("REASONING_NB_MODEL", raising=False)
-    shell = start_ipython() or get_ipython()
-    shell.run_line_magic("load_ext", "reasoning_nb")
-    magics = shell.magics_manager.registry["ThinkMagics"]
-    magics.widget = "never"
-    yield shell
-    magics.session.clear()
-    magics.chats.clear()
-    magics.widget = "auto"
-    magics.chat_history = "reasoning"
 
 
 def cell(ip, line: str, body: str):

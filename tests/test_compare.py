@@ -12,8 +12,6 @@ import comm
 import pytest
 import wire_fixtures as wf
 from comm.base_comm import BaseComm
-from IPython import get_ipython
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 from test_export_safety import live_html, live_markdown
 from test_widget import FakeClock, Wire, markdown_of, max_per_window
@@ -28,20 +26,6 @@ from reasoning_nb.notebook.compare import CompareWidget, parse_variants
 from reasoning_nb.notebook.live_markdown import live_markdown as inert_markdown
 
 CHAT = "/v1/chat/completions"
-
-
-@pytest.fixture
-def ip():
-    shell = start_ipython() or get_ipython()
-    shell.run_line_magic("load_ext", "reasoning_nb")
-    magics = shell.magics_manager.registry["ThinkMagics"]
-    magics.widget = "never"
-    yield shell
-    magics.session.clear()
-    magics.chats.clear()
-    magics.widget = "auto"
-    shell.user_ns.pop("_think", None)
-    shell.user_ns.pop("_compare", None)
 
 
 def think_cell(ip, line: str, body: str):

@@ -9,7 +9,7 @@ import time
 import nbformat
 import pytest
 import wire_fixtures as wf
-from kernel_session import KernelSession, max_per_window, updates
+from kernel_session import KernelSession, max_per_window, saved_trace, updates
 from nbclient import NotebookClient
 from wire_server import Reply
 
@@ -150,17 +150,6 @@ def test_traffic_on_a_25000_chunk_stream(kernel, wire_server):
     # throttle's "first token at once" is proven with a fake clock in test_widget.py)
     assert kernel.value("_think.status") == "'complete'"
     assert kernel.value("len(_think.answer)") == str(len(answer))  # " a0 a1…": nothing lost
-
-
-def saved_trace(msgs) -> dict:
-    """The trace of the last output that carries one (display_data or update_display_data)."""
-    shown = [
-        m["content"]["metadata"]["reasoning_nb"]
-        for m in msgs
-        if m["msg_type"] in ("display_data", "update_display_data")
-        and "reasoning_nb" in m["content"].get("metadata", {})
-    ]
-    return shown[-1]
 
 
 def slow_stream(wire_server) -> None:

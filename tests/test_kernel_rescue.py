@@ -7,7 +7,6 @@ import time
 
 import pytest
 import wire_fixtures as wf
-from kernel_session import KernelSession
 from wire_server import Reply
 
 CHAT = "/v1/chat/completions"
@@ -15,19 +14,21 @@ THOUGHT = "Canberra was chosen as a compromise between Sydney and Melbourne, so:
 pytestmark = pytest.mark.kernel
 
 
-@pytest.fixture(scope="module")
-def kernel():
-    session = KernelSession()
-    session.run("%load_ext reasoning_nb")
-    yield session
-    session.close()
-
-
 def saved(kernel, msg) -> dict:
     kernel._track(msg)
     if msg["msg_type"] not in ("display_data", "update_display_data"):
         return {}
     return msg["content"].get("metadata", {})
+
+
+def continued_run(kernel, what: str) -> dict:
+    """The saved metadata of the run a button asked for (it continues the cell's first)."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        meta = saved(kernel, kernel.kc.get_iopub_msg(timeout=20))
+        if meta.get("reasoning_nb", {}).get("continued"):
+            return meta
+    raise AssertionError(f"the {what} run never saved its trace")
 
 
 def test_answer_now_after_a_run_that_spent_its_tokens_thinking(kernel, wire_server):
@@ -50,12 +51,7 @@ def test_answer_now_after_a_run_that_spent_its_tokens_thinking(kernel, wire_serv
     kernel.find("ButtonModel", description="More room")  # offered beside it
     kernel.click(kernel.find("ButtonModel", description="Answer now"))
 
-    deadline, final = time.monotonic() + 20, None
-    while time.monotonic() < deadline and final is None:
-        meta = saved(kernel, kernel.kc.get_iopub_msg(timeout=20))
-        if meta.get("reasoning_nb", {}).get("continued"):
-            final = meta
-    assert final is not None, "the Answer now run never saved its trace"
+    final = continued_run(kernel, "Answer now")
     sent = wire_server.bodies(CHAT)[-1]
     assert THOUGHT in sent["messages"][-1]["content"] and sent["reasoning_effort"] == "none"
     second = final["reasoning_nb"]
@@ -84,12 +80,7 @@ def test_more_room_asks_again_with_twice_the_tokens(kernel, wire_server):
     assert trace["status"] == "truncated" and trace["answer"] == ""
     kernel.click(kernel.find("ButtonModel", description="More room"))
 
-    deadline, final = time.monotonic() + 20, None
-    while time.monotonic() < deadline and final is None:
-        meta = saved(kernel, kernel.kc.get_iopub_msg(timeout=20))
-        if meta.get("reasoning_nb", {}).get("continued"):
-            final = meta
-    assert final is not None, "the More room run never saved its trace"
+    final = continued_run(kernel, "More room")
     first_body, second_body = wire_server.bodies(CHAT)[-2:]
     assert first_body["max_tokens"] == 256 and second_body["max_tokens"] == 512
     assert second_body["messages"] == first_body["messages"]  # the same question, no reasoning

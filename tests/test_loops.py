@@ -13,6 +13,7 @@ import anyio
 import pytest
 import test_widget
 import wire_fixtures as wf
+from kernel_session import saved_trace
 from wire_server import Reply
 
 from reasoning_nb import Done, Notice, ReasoningDelta, astream, think
@@ -224,23 +225,15 @@ def test_think_takes_stop_on_loop(wire_server):
 def test_a_think_cell_in_a_real_kernel_warns_and_stops_when_configured(kernel, wire_server):
     serve(wire_server, LONG_LOOP + PARAGRAPH * 30, pause=0.002)
     cell = f"%%think --model {MODEL} --base-url {wire_server.url}\nRing area?"
-    saved = _saved_trace(kernel.run(cell, 60))
+    saved = saved_trace(kernel.run(cell, 60))
     assert saved["status"] == "complete"
     assert len([w for w in saved["warnings"] if w.startswith(LOOP_NOTICE)]) == 1
     kernel.run("%config ThinkMagics.stop_on_loop = True")
     assert kernel.value("get_ipython().magics_manager.registry['ThinkMagics'].stop_on_loop") == (
         "True"
     )
-    stopped = _saved_trace(kernel.run(cell.replace("area?", "area, again?"), 60))
+    stopped = saved_trace(kernel.run(cell.replace("area?", "area, again?"), 60))
     assert stopped["status"] == "cancelled" and "stopped" in stopped["warnings"][-1]
     assert 0 < len(stopped["reasoning"]) < len(saved["reasoning"]) / 2
 
 
-def _saved_trace(msgs) -> dict:
-    shown = [
-        m["content"]["metadata"]["reasoning_nb"]
-        for m in msgs
-        if m["msg_type"] in ("display_data", "update_display_data")
-        and "reasoning_nb" in m["content"].get("metadata", {})
-    ]
-    return shown[-1]

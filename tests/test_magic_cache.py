@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 import wire_fixtures as wf
-from test_magic_text import ip, think_cell  # noqa: F401  (the shell fixture)
+from test_magic_text import think_cell
 from wire_server import Reply
 
 from reasoning_nb.cache import store
@@ -17,7 +17,7 @@ CHAT = "/v1/chat/completions"
 
 
 @pytest.fixture
-def magics(ip, tmp_path, monkeypatch):  # noqa: F811
+def magics(ip, tmp_path, monkeypatch):
     monkeypatch.setenv(store.DB_ENV, str(tmp_path / "cache.sqlite3"))
     monkeypatch.delenv("REASONING_NB_LOG", raising=False)
     monkeypatch.delenv("REASONING_NB_MODEL", raising=False)
@@ -35,7 +35,7 @@ def posts(server) -> int:
     return len(server.requests_to(CHAT, "POST"))
 
 
-def test_cache_flag_replays_and_refresh_asks_again(ip, magics, wire_server):  # noqa: F811
+def test_cache_flag_replays_and_refresh_asks_again(ip, magics, wire_server):
     wire_server.route(
         "POST",
         CHAT,
@@ -56,7 +56,7 @@ def test_cache_flag_replays_and_refresh_asks_again(ip, magics, wire_server):  # 
     assert replay["answer"] == "two" and "replay" in replay and posts(wire_server) == 3
 
 
-def test_configuration_turns_cache_and_log_on(ip, magics, wire_server):  # noqa: F811
+def test_configuration_turns_cache_and_log_on(ip, magics, wire_server):
     wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse("r", "a")))
     magics.cache, magics.log = True, True
     line = f"--model llamacpp:m --base-url {wire_server.url}"
@@ -66,7 +66,7 @@ def test_configuration_turns_cache_and_log_on(ip, magics, wire_server):  # noqa:
         assert conn.execute("SELECT replay FROM runs ORDER BY id").fetchall() == [(0,), (1,)]
 
 
-def test_clear_cache_line_form(ip, magics, wire_server):  # noqa: F811
+def test_clear_cache_line_form(ip, magics, wire_server):
     wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse("r", "a")))
     line = f"--model llamacpp:m --base-url {wire_server.url} --cache"
     think_cell(ip, line, "Q")
@@ -75,6 +75,6 @@ def test_clear_cache_line_form(ip, magics, wire_server):  # noqa: F811
     assert "replay" not in saved(think_cell(ip, line, "Q")) and posts(wire_server) == 2
 
 
-def test_bad_pace_is_one_line(ip, magics):  # noqa: F811
+def test_bad_pace_is_one_line(ip, magics):
     cap = think_cell(ip, "--model llamacpp:m --pace slow", "Q")
     assert cap.error.startswith("%think:") and "slow" in cap.error

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 import wire_fixtures as wf
-from IPython import get_ipython
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 from wire_server import Reply
 
@@ -15,19 +13,6 @@ from reasoning_nb.notebook.magic import transform_think_cells
 from reasoning_nb.notebook.runners import METADATA_KEY
 
 CHAT = "/v1/chat/completions"
-
-
-@pytest.fixture
-def ip():
-    shell = start_ipython() or get_ipython()  # the second call returns None
-    shell.run_line_magic("load_ext", "reasoning_nb")
-    magics = shell.magics_manager.registry["ThinkMagics"]
-    magics.widget = "never"
-    yield shell
-    magics.session.clear()
-    magics.chats.clear()
-    magics.widget = "auto"
-    shell.user_ns.pop("_think", None)
 
 
 def think_cell(ip, line: str, body: str):

@@ -13,8 +13,6 @@ from pathlib import Path
 import nbformat
 import pytest
 import wire_fixtures as wf
-from IPython import get_ipython
-from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from wire_server import Reply
@@ -324,21 +322,6 @@ def test_no_session_outside_ipython(monkeypatch):
 
 
 # -- %think --stats -----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def ip():
-    shell = start_ipython() or get_ipython()
-    shell.run_line_magic("load_ext", "reasoning_nb")
-    magics = shell.magics_manager.registry["ThinkMagics"]
-    magics.widget = "never"
-    magics.stats_rows.clear()
-    yield shell
-    magics.stats_rows.clear()
-    magics.session.clear()
-    magics.chats.clear()
-    magics.widget = "auto"
-    shell.user_ns.pop("_think", None)
 
 
 def test_think_stats_shows_the_session(ip, wire_server, monkeypatch):
