@@ -37,8 +37,10 @@ def test_cell_streams_text_and_saves_metadata(ip, wire_server):
     assert saved["schema"] == 1
     assert saved["reasoning"] == "Rayleigh scattering." and saved["answer"] == "Blue light."
     assert saved["request"] == {"reasoning_effort": "high"}
-    assert "<details" in output.data["text/html"] and "Blue light." in output.data["text/markdown"]
-    assert "Blue light." in output.data["text/plain"]
+    assert "<details" in output.data["text/html"] and "Blue light." in output.data["text/html"]
+    # the text was just printed: the plain and markdown views sum it up, never repeat it
+    for summary in (output.data["text/plain"], output.data["text/markdown"]):
+        assert "Blue light." not in summary and "Answer · 11 characters" in summary
     trace = ip.user_ns["_think"]
     assert isinstance(trace, Trace) and trace.answer == "Blue light."
     assert wire_server.last.json["messages"] == [{"role": "user", "content": "Why?"}]
@@ -203,7 +205,8 @@ def test_links_and_images_in_a_streamed_answer_are_made_safe(ip, wire_server):
     wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse("r", answer), chunking="random"))
     cap = think_cell(ip, f"--model llamacpp:m --base-url {wire_server.url}", "Hi")
     [output] = cap.outputs
-    for shown in (output.data["text/html"], output.data["text/markdown"]):
-        assert "<img" not in shown and "![" not in shown
-        assert 'href="https://attacker.example/?q=SECRET"' in shown
-        assert 'href="ms-officecmd' not in shown
+    shown = output.data["text/html"]
+    assert "<img" not in shown and "![" not in shown
+    assert 'href="https://attacker.example/?q=SECRET"' in shown
+    assert 'href="ms-officecmd' not in shown
+    assert "attacker" not in output.data["text/markdown"]  # (a summary: no model text)

@@ -114,7 +114,9 @@ class TextRunner:
             trace = run.trace
             view.finish(trace)
             self.magics.remember(trace, chat)
-            display(render.bundle(trace), raw=True, metadata={METADATA_KEY: trace.to_dict()})
+            # the text once, as HTML; text/plain sums it up (a console just showed it in full)
+            data = render.cell_bundle(trace)
+            display(data, raw=True, metadata={METADATA_KEY: trace.to_dict()})
         return [trace]
 
     def close(self) -> None:
