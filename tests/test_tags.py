@@ -415,6 +415,8 @@ def test_after_native_reasoning_only_a_leading_block_is_a_block():
     )
     assert fold(run_after_native(["a</think>b"])) == ("", "a</think>b", [])  # not reclassified
     assert fold(run_after_native(["Quote <thi", "nk> tags"])) == ("", "Quote <think> tags", [])
+    # answer text on the fast path (no marker in sight) also ends the tags (hypothesis found it)
+    assert fold(run_after_native(["</think>", ">", "<think>"])) == ("", "><think>", [])
 
 
 @given(st.lists(st.text(alphabet="ab <>/thinkTHINK\n", max_size=12), max_size=8))

@@ -179,6 +179,8 @@ class InlineSplitter:
             and self._c2 not in text
             and (self._cx is None or self._cx(text) is None)
         ):
+            if not self._thinking:  # answer text, as _emit would count it
+                self._answered, self._literal = True, self._tags_end_with_answer
             return [self._make(text)]
         out: list[Event] = []
         self._fed = True
