@@ -128,13 +128,13 @@ class LlamaServer:
             f"llama-server did not become ready within {wait:g} s; see its log at {self.log.name}."
         )
 
-    def probe(self) -> None:
+    def probe(self, wait: float = 60.0) -> None:
         """Ask for one token: a binary built for another CPU dies on its first matrix product,
-        which loading the model alone may not reach."""
+        which loading the model alone may not reach. ``wait``: seconds for the answer."""
         body = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}
         try:
             response = httpx.post(
-                f"{self.url}/v1/chat/completions", json=body, timeout=60, trust_env=False
+                f"{self.url}/v1/chat/completions", json=body, timeout=wait, trust_env=False
             )
         except httpx.HTTPError as exc:
             assert self.process is not None

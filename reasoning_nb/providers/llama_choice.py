@@ -127,7 +127,7 @@ def record_death(candidate: Candidate, detail: str) -> None:
 
 def start(wait: float = 60.0, **server_options) -> tuple[LlamaServer, Choice]:
     """Start the first candidate that answers a probe; a ConfigError says what to do if none.
-    ``wait``: seconds each candidate gets to become ready."""
+    ``wait``: seconds each candidate gets to become ready, and then to answer the probe."""
     failed: list[tuple[Candidate, str]] = []  # each with how it failed
     for candidate in candidates():
         known = died_here(candidate)
@@ -137,7 +137,7 @@ def start(wait: float = 60.0, **server_options) -> tuple[LlamaServer, Choice]:
         server = LlamaServer(binary=candidate.path, **server_options)
         try:
             server.start(wait)
-            server.probe()
+            server.probe(max(60.0, wait))
         except ProviderError as exc:
             server.stop(keep_log=True)
             detail = str(exc).removeprefix("llama-server ").rstrip(".")
