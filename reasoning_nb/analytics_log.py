@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .cache import store
+from .core.trace import parse_time
 
 if TYPE_CHECKING:
     from .analytics import _Reader
@@ -49,7 +50,7 @@ def utc(value: Any) -> datetime:
     elif isinstance(value, date):
         moment = datetime(value.year, value.month, value.day)
     elif isinstance(value, str):
-        moment = datetime.fromisoformat(value.strip())  # 3.11+: also "Z" and a bare date
+        return parse_time(value)
     else:
         raise TypeError(f"not a date: {type(value).__name__}")
     if moment.tzinfo is None:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from .core.subject import LIMIT, shorten
+from .core.trace import parse_time
 from .markdown_safety import one_line
 
 if TYPE_CHECKING:
@@ -135,9 +135,6 @@ def recorded_at(value: object) -> str:
     if not isinstance(value, str):
         return ""
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return parse_time(value).strftime("%Y-%m-%d %H:%M UTC")
     except ValueError:
         return ""
-    if moment.tzinfo is None:  # (ours are UTC; an unmarked time is read as UTC)
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

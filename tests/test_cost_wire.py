@@ -12,7 +12,6 @@ fails here.
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
@@ -21,6 +20,7 @@ from wire_server import Reply
 
 from reasoning_nb import think
 from reasoning_nb.core import cost
+from reasoning_nb.core.trace import parse_time
 
 PROMPT = "What is 17 × 23?"
 REASONING = "Let me see: 17 × 23 = 17 × 20 + 17 × 3 = 340 + 51 = 391. Café ☕, “done”."
@@ -46,7 +46,7 @@ def rates(provider: str, model: str, started_at: str) -> tuple[Decimal, Decimal]
     """The published $/Mtok input and output rates in force when the run started."""
     from genai_prices import Usage, calc_price
 
-    when = datetime.strptime(started_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    when = parse_time(started_at)
     price = calc_price(
         Usage(input_tokens=1), model, provider_id=provider, genai_request_timestamp=when
     ).model_price
@@ -72,7 +72,9 @@ def check(trace, expected: float, out: int) -> None:
     assert trace.cost["usd"] == pytest.approx(expected, rel=1e-9)
     assert trace.cost["estimate"] is True
     assert trace.cost["output_tokens"] == out
-    assert trace.cost["prices_as_of"] and trace.cost["source"].startswith("genai-prices")
+    source, as_of = cost.source()  # (a date where the installed release's is listed)
+    assert (trace.cost["source"], trace.cost["prices_as_of"]) == (source, as_of)
+    assert source.startswith("genai-prices ")
     assert trace.to_dict()["cost"] == trace.cost  # saved with the trace
 
 
@@ -170,7 +172,10 @@ def test_fixed_prices_by_hand():
     got = cost.estimate(trace)
     assert got["usd"] == pytest.approx(1000 * 1.25e-6 + 2000 * 10e-6)  # 0.02125, not 0.03625
     assert cost.label(got) == "≈ $0.0213"
-    assert cost.note(got) == f"≈ $0.0213, estimate, prices of {got['prices_as_of']}"
+    as_of, source = got["prices_as_of"], got["source"]
+    when = f"prices of {as_of}" if as_of else f"prices from {source}"
+    assert cost.note(got) == f"≈ $0.0213, estimate, {when}"
+    assert cost.note({**got, "prices_as_of": None}).endswith(f"prices from {source}")
     # offline: genai-prices' updater thread (its only network I/O) was never started
     assert not any(t.name.startswith("genai_prices") for t in threading.enumerate())
 
@@ -194,7 +199,7 @@ def test_a_separate_reasoning_count_is_added_once(monkeypatch):
 def cache_rates(provider: str, model: str, started_at: str) -> tuple[Decimal, Decimal]:
     from genai_prices import Usage, calc_price
 
-    when = datetime.strptime(started_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    when = parse_time(started_at)
     price = calc_price(
         Usage(input_tokens=1), model, provider_id=provider, genai_request_timestamp=when
     ).model_price

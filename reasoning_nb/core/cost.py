@@ -17,12 +17,12 @@ Local providers cost nothing we can price: their cost is None (shown as nothing)
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from ..providers import catalog
-from .trace import CACHE_KEYS, Trace
+from .trace import CACHE_KEYS, Trace, parse_time
 
 REASONING_IN_OUTPUT: dict[str, bool] = {
     # Responses: output_tokens includes output_tokens_details.reasoning_tokens.
@@ -121,7 +121,7 @@ def estimate(trace: Trace) -> dict[str, Any] | None:
 def _when(started_at: str | None) -> datetime | None:
     """The run's start, to pick the price in force then (the snapshot holds dated changes)."""
     try:
-        return datetime.strptime(started_at or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        return parse_time(started_at or "")
     except ValueError:
         return None
 
@@ -137,9 +137,13 @@ def label(cost: dict[str, Any] | None) -> str:
 
 
 def note(cost: dict[str, Any] | None) -> str:
-    """The static view's line: ``≈ $0.0123, estimate, prices of 2026-11-01``."""
+    """The static view's line: ``≈ $0.0123, estimate, prices of 2026-11-01`` (or ``prices from
+    genai-prices 0.1.13``, a release whose date is not listed in ``PRICES_AS_OF``)."""
     text = label(cost)
     if not text:
         return ""
     as_of = cost.get("prices_as_of") if cost else None
-    return f"{text}, estimate" + (f", prices of {as_of}" if as_of else "")
+    if as_of:
+        return f"{text}, estimate, prices of {as_of}"
+    source = cost.get("source") if cost else None  # (views make it one escaped line)
+    return f"{text}, estimate" + (f", prices from {source}" if source else "")

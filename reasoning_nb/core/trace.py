@@ -10,6 +10,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from .events import (
@@ -35,7 +36,24 @@ export rebuilds that output and ``strip`` takes its reasoning out without matchi
 ``reasoning_nb``, which marks the run's own output (the one analytics counts)."""
 
 
+STARTED_AT = "%Y-%m-%dT%H:%M:%SZ"
+"""How ``started_at`` is written (UTC)."""
+_FRACTION = re.compile(r"\.(\d+)")
 _BLANK_LINES = re.compile(r"\A(?:[ \t\r]*\n)+")
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 date or time (``started_at``, a recorded time, a user's ``since``) as an
+    aware UTC datetime; an unmarked one is read as UTC. ValueError if it is none.
+    (Python 3.10's ``fromisoformat`` takes no ``Z`` and only 3 or 6 digits of a fraction.)"""
+    text = text.strip()
+    if text.endswith(("z", "Z")):
+        text = text[:-1] + "+00:00"
+    text = _FRACTION.sub(lambda m: "." + m.group(1)[:6].ljust(6, "0"), text, count=1)
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
 
 
 def answer_start(held: str, text: str) -> tuple[str, str]:
@@ -134,7 +152,7 @@ class Trace:
         """Start the clocks (called by the runner just before the request goes out)."""
         self._t0 = self.clock()
         if self.started_at is None:
-            self.started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            self.started_at = time.strftime(STARTED_AT, time.gmtime())
         return self
 
     def fold(self, event: Event) -> None:
