@@ -37,7 +37,7 @@ def test_auto_shows_reasoning_then_answer_and_says_it_is_a_demo():
     assert trace.reasoning.strip() and trace.answer.strip()
     assert "<think>" not in trace.answer and "</think>" not in trace.answer
     assert any("demo" in w for w in trace.warnings)
-    assert "think ::= [^<]{8,200}" in trace.request["grammar"]  # auto = medium
+    assert f"think ::= {local.TEXT}{{8,200}}" in trace.request["grammar"]  # auto = medium
 
 
 def test_presets_set_the_think_length_and_off_switches_it_off():
@@ -48,7 +48,7 @@ def test_presets_set_the_think_length_and_off_switches_it_off():
     assert off.reasoning == "" and off.answer.strip()
     assert off.request["chat_template_kwargs"] == {"enable_thinking": False}
     budget = think("Name a colour.", model="local:smollm2", budget_tokens=10)
-    assert "think ::= [^<]{8,40}" in budget.request["grammar"]
+    assert f"think ::= {local.TEXT}{{8,40}}" in budget.request["grammar"]
 
 
 def _longest_text(grammar: str) -> int:
@@ -69,6 +69,18 @@ def test_the_token_cap_never_cuts_off_the_grammar(preset):
     assert trace.request["max_tokens"] > _longest_text(trace.request["grammar"])
     assert trace.status == "complete"
     assert trace.answer.strip() and trace.answer == trace.answer.lstrip()  # opens with text
+
+
+@pytest.mark.parametrize("preset", ["off", "low"])
+def test_text_that_would_take_byte_tokens_is_kept_out(preset):
+    """Emoji and Chinese characters can take several tokens each, so the cap could cut such an
+    answer off: the grammar keeps the demo's text to ASCII (this prompt ended truncated 9 times
+    in 16 before)."""
+    prompt = "Write five emoji ☕🚀🌍 and the Chinese characters 你好世界."
+    for _ in range(3):
+        trace = think(prompt, model="local:smollm2", preset=preset)
+        assert trace.status == "complete" and trace.answer.strip()
+        assert (trace.reasoning + trace.answer).isascii()
 
 
 def test_one_server_is_reused():

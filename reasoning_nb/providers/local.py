@@ -91,24 +91,31 @@ def stop() -> None:
             _server = None
 
 
+TEXT = r"[\t\n\x20-\x3B\x3D-\x7E]"
+"""A character of the demo's text: printable ASCII but ``<``, a tab or a newline. ASCII, so a
+token holds at least one character and ``max_tokens`` can bound the text (an emoji or a Chinese
+character may take several byte tokens: such answers were cut off as truncated)."""
+VISIBLE = r"[\x21-\x3B\x3D-\x7E]"
+
+
 def grammar(think_chars: int | None) -> str:
     """GBNF for ``<think>`` text of up to ``think_chars`` characters, then the answer.
 
     The answer opens with a visible character: an answer of only blank lines is no answer.
     """
-    answer = f"answer ::= [^<\\x20\\t\\r\\n] [^<]{{0,{ANSWER_CHARS - 1}}}"
+    answer = f"answer ::= {VISIBLE} {TEXT}{{0,{ANSWER_CHARS - 1}}}"
     if think_chars is None:  # off: the template already closed the think block
         return f"root ::= answer\n{answer}"
     close = CLOSE.replace("\n", "\\n")
-    return f'root ::= think "{close}" answer\nthink ::= [^<]{{8,{think_chars}}}\n{answer}'
+    return f'root ::= think "{close}" answer\nthink ::= {TEXT}{{8,{think_chars}}}\n{answer}'
 
 
 def max_tokens(think_chars: int | None) -> int:
     """A cap the grammar always ends before, so a demo run is never cut off as truncated.
 
-    A token emits at least one character (SmolLM2 writes English, not byte-fallback tokens), so
-    the grammar's longest text in characters, plus the end token, bounds its tokens. Text of
-    digits, one token each, comes close: half that cap cut such runs off.
+    A token of the grammar's ASCII text holds at least one character, so the grammar's longest
+    text in characters, plus the end token, bounds its tokens. Text of digits, one token each,
+    comes close: half that cap cut such runs off.
     """
     return (think_chars or 0) + len(CLOSE) + ANSWER_CHARS + 1
 
