@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from queue import Empty
 
 import nbformat
 import pytest
@@ -44,14 +45,23 @@ def errors(msgs) -> list[dict]:
 
 
 def wait_for(kernel: KernelSession, until, timeout: float = 20) -> dict:
-    """Read iopub (any cell's, widget traffic included) until ``until(msg)``."""
-    deadline = time.monotonic() + timeout
+    """Read iopub (any cell's, widget traffic included) until ``until(msg)``; on a timeout,
+    say what came instead and which streams the kernel still counts as live."""
+    deadline, seen = time.monotonic() + timeout, []
     while time.monotonic() < deadline:
-        msg = kernel.kc.get_iopub_msg(timeout=max(0.05, deadline - time.monotonic()))
+        try:
+            msg = kernel.kc.get_iopub_msg(timeout=max(0.05, deadline - time.monotonic()))
+        except Empty:
+            break
         kernel._track(msg)
+        seen.append(msg["msg_type"])
         if until(msg):
             return msg
-    raise AssertionError("the kernel never sent what the test waits for")
+    streams = "__import__('reasoning_nb.notebook.interrupts').notebook.interrupts._streams"
+    live = kernel.value(f"len({streams})")
+    raise AssertionError(
+        f"the kernel never sent what the test waits for; it sent {seen}; live streams: {live}"
+    )
 
 
 def cell(wire_server, flags: str = "") -> str:
