@@ -31,20 +31,21 @@ def continued_run(kernel, what: str) -> dict:
     raise AssertionError(f"the {what} run never saved its trace")
 
 
-def test_answer_now_after_a_run_that_spent_its_tokens_thinking(kernel, wire_server):
-    usage = {"prompt_tokens": 9, "completion_tokens": 300}
-    wire_server.route(
-        "POST",
-        CHAT,
-        Reply.sse(wf.chat_sse(THOUGHT, "", finish_reason="length", usage=usage)),
-        Reply.sse(wf.chat_sse("", "Canberra.")),
-    )
-    msgs = kernel.run(
-        f"%%think --model llamacpp:m --base-url {wire_server.url} --preset high\nCapital?"
-    )
-    first = [saved(kernel, m) for m in msgs]
+def lost_run(kernel, wire_server, spent: int, then: Reply, flags: str = "") -> dict:
+    """Run a cell whose model spends all ``spent`` tokens thinking (the server answers the
+    next request with ``then``); its saved trace, checked to have lost its answer."""
+    usage = {"prompt_tokens": 9, "completion_tokens": spent}
+    lost = Reply.sse(wf.chat_sse(THOUGHT, "", finish_reason="length", usage=usage))
+    wire_server.route("POST", CHAT, lost, then)
+    line = f"--model llamacpp:m --base-url {wire_server.url} --preset high {flags}"
+    first = [saved(kernel, m) for m in kernel.run(f"%%think {line}\nCapital?")]
     trace = [m["reasoning_nb"] for m in first if "reasoning_nb" in m][-1]
     assert trace["status"] == "truncated" and trace["answer"] == ""
+    return trace
+
+
+def test_answer_now_after_a_run_that_spent_its_tokens_thinking(kernel, wire_server):
+    trace = lost_run(kernel, wire_server, 300, Reply.sse(wf.chat_sse("", "Canberra.")))
     assert trace["warnings"] == [
         "The model spent all 300 tokens thinking and gave no answer: try Answer now or More room."
     ]
@@ -66,18 +67,8 @@ def test_answer_now_after_a_run_that_spent_its_tokens_thinking(kernel, wire_serv
 
 
 def test_more_room_asks_again_with_twice_the_tokens(kernel, wire_server):
-    usage = {"prompt_tokens": 9, "completion_tokens": 256}
-    wire_server.route(
-        "POST",
-        CHAT,
-        Reply.sse(wf.chat_sse(THOUGHT, "", finish_reason="length", usage=usage)),
-        Reply.sse(wf.chat_sse(THOUGHT, "Canberra.")),
-    )
-    flags = f"--model llamacpp:m --base-url {wire_server.url} --preset high --max-tokens 256"
-    msgs = kernel.run(f"%%think {flags}\nCapital?")
-    first = [saved(kernel, m) for m in msgs]
-    trace = [m["reasoning_nb"] for m in first if "reasoning_nb" in m][-1]
-    assert trace["status"] == "truncated" and trace["answer"] == ""
+    then = Reply.sse(wf.chat_sse(THOUGHT, "Canberra."))
+    lost_run(kernel, wire_server, 256, then, flags="--max-tokens 256")
     kernel.click(kernel.find("ButtonModel", description="More room"))
 
     final = continued_run(kernel, "More room")
