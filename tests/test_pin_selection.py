@@ -156,15 +156,29 @@ def test_live_text_sources_are_what_each_output_shows():
     assert _check_sources(live) == [text]  # at the end: one Output holds the whole text
 
 
-def test_the_pin_script_is_saved_without_comments_or_indentation():
+def test_the_kit_is_sent_compact_and_only_its_loader_is_saved():
+    """The stylesheet and Pin's script go to the page by message (never saved); a widget's
+    state holds only the loader, without comments or indentation."""
     from pathlib import Path
 
-    from reasoning_nb.notebook import pin
+    from reasoning_nb.notebook import kit, pin
 
-    source = (Path(pin.__file__).parent / "static" / "pin.js").read_text(encoding="utf-8")
-    saved = pin.PinButton._esm
+    static = Path(kit.__file__).parent / "static"
+    source = (static / "pin.js").read_text(encoding="utf-8")
+    sent = kit.kit()
+    assert sent["js"] == kit.compact_js(source) and len(sent["js"]) < 0.75 * len(source)
+    assert "export function pin(" in sent["js"]
+    button = pin.PinButton(lambda: None)
+    state = button.get_state()
+    assert state["part"] == "pin" and state["version"] == sent["version"]
+    saved = state["_esm"]
     assert "//" not in saved and not any(line != line.strip() for line in saved.splitlines())
-    assert len(saved) < 0.75 * len(source)  # (it is in every saved cell's widget state)
-    assert pin.compact_js("a(1); // why\n  // more\n  b('x');\n") == "a(1);b('x');"
+    assert len(saved) < 1_500 and sent["css"] not in saved and "function pin" not in saved
+    replies = []
+    button.send = replies.append
+    button._on_kit_msg(button, {"type": "kit"}, [])
+    assert replies == [sent]
+    button.close()
+    assert kit.compact_js("a(1); // why\n  // more\n  b('x');\n") == "a(1);b('x');"
     # A line end that may end a statement stays; one after an opening or a comma goes.
-    assert pin.compact_js("f(a,\n  b) {\n  return x\n}\ng()") == "f(a,b) {return x\n}\ng()"
+    assert kit.compact_js("f(a,\n  b) {\n  return x\n}\ng()") == "f(a,b) {return x\n}\ng()"

@@ -633,7 +633,7 @@ def test_status_line_once_done_and_stop_only_while_running(wire):
     """While thinking the status line carries the reasoning figures; once the pane's title sums
     them up, it does not repeat them: ``done · 4.0 s · ≈1 tok/s``. Stop shows only mid-run (the
     stylesheet hides it disabled: no message of its own); a run faster than 0.05 s reads
-    ``<0.1 s``, not ``0.0 s``; the stylesheet goes out once."""
+    ``<0.1 s``, not ``0.0 s``; the stylesheet is no state update (the page asks for it)."""
     w = make_widget(wire)
     assert w.stop_button.disabled and ".jupyter-button:disabled{display:none}" in STYLE
     trace = new_trace(wire)
@@ -657,8 +657,8 @@ def test_status_line_once_done_and_stop_only_while_running(wire):
     assert w.view.pane.titles[0].startswith("Thought for <0.1 s · ")
     assert w.selector.options[1][0] == "Run 2 · low · <0.1 s"
     sheet = w.stylesheet.model_id
-    assert not [cid for _, cid, _ in wire.updates() if cid == sheet]  # sent once, with the open
-    assert "<style>" in wire.state(w.stylesheet)["value"]
+    assert not [cid for _, cid, _ in wire.updates() if cid == sheet]  # asked for by the page
+    assert wire.state(w.stylesheet)["part"] == "style"
 
 
 def test_history_selector_after_two_runs(wire):

@@ -215,7 +215,8 @@ class CompareWidget:
     ):
         import ipywidgets as W
 
-        from .style import STYLE
+        from .kit import Kit
+        from .style import KIT_CLASS
         from .throttle import Meter
 
         self.labels, self.hide, self.fold = labels, hide_reasoning, fold_on_answer
@@ -227,9 +228,9 @@ class CompareWidget:
         style = self.summary.style  # (the HTML parts share it)
         self.statuses = [W.HTML(value="waiting…", layout=layout, style=style) for _ in labels]
         self.slots = [W.VBox(layout=layout) for _ in labels]
-        # The single view's stylesheet (scoped to LIVE_CLASS), sent once with the first label.
         heads = [f"<b>{html.escape(name)}</b>" for name in labels]
-        heads[0] = f"<style>{STYLE}</style>{heads[0]}"
+        # The single view's stylesheet (scoped to LIVE_CLASS), which the page asks for (kit).
+        self.kit = Kit(layout=layout, _dom_classes=(KIT_CLASS,))
         column = W.Layout(flex="1 1 0", min_width="0", padding="0 0.5em")
         self.columns = [
             W.VBox([W.HTML(head, layout=layout, style=style), status, slot], layout=column)
@@ -241,7 +242,12 @@ class CompareWidget:
         )  # fmt: skip
         self.stop_button.on_click(self._on_stop)
         self.root = W.VBox(
-            [self.stop_button, W.HBox(self.columns, layout=W.Layout(width="100%")), self.summary],
+            [
+                self.kit,
+                self.stop_button,
+                W.HBox(self.columns, layout=W.Layout(width="100%")),
+                self.summary,
+            ],
             layout=layout,
             _dom_classes=("reasoning-nb-compare-live", LIVE_CLASS),
         )

@@ -1,12 +1,13 @@
 """Pin: what the reader selected in a run, reasoning or answer, copied as its markdown source
 into a new markdown cell below the ``%%think`` cell (all of the reasoning, with nothing selected).
 
-The button is a small anywidget (``static/pin.js``): only the browser knows what the reader
-selected, and only the notebook's document model can take a new cell (a kernel can add a code
-cell while a cell runs, never a markdown cell from a button click). The page says where the
-selection lies; the kernel maps that back to the model's markdown (:mod:`.selection`) and
-writes the cell, so model text is made safe in one place (``render.safe_markdown``, as exports
-do); the page inserts it, or copies it to the clipboard where it cannot reach the document.
+The button is a small anywidget (the kit's ``pin`` part, ``static/pin.js``: see :mod:`.kit`):
+only the browser knows what the reader selected, and only the notebook's document model can take
+a new cell (a kernel can add a code cell while a cell runs, never a markdown cell from a button
+click). The page says where the selection lies; the kernel maps that back to the model's
+markdown (:mod:`.selection`) and writes the cell, so model text is made safe in one place
+(``render.safe_markdown``, as exports do); the page inserts it, or copies it to the clipboard
+where it cannot reach the document.
 
 The same widget offers "Use these flags" (``line``, see ``provenance``): the page puts that line
 in place of the cell's ``%%think`` line, for the same reason (only the page can edit a cell).
@@ -16,20 +17,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-import anywidget
 from traitlets import Unicode
 
 from .. import render
 from ..core.trace import Trace
 from ..export.schema import PIN_KEY  # an export strips the reasoning of a cell marked so
 from ..provenance import first_line
+from .kit import Kit
 from .run_view import RunView
 from .selection import Selection, lab_math, selected_source
 
-_COMMENT = re.compile(r"(?<!\\)%")
+_TEX_COMMENT = re.compile(r"(?<!\\)%")
 
 
 def pin_markdown(trace: Trace, text: str = "", part: str = "reasoning") -> str:
@@ -48,7 +48,7 @@ def _math_on_one_line(markdown: str) -> str:
     out, at = [], 0
     for start, end in lab_math(markdown):
         tex = markdown[start:end]
-        out += [markdown[at:start], tex if _COMMENT.search(tex) else " ".join(tex.split("\n"))]
+        out += [markdown[at:start], tex if _TEX_COMMENT.search(tex) else " ".join(tex.split("\n"))]
         at = end
     return "".join(out) + markdown[at:]
 
@@ -77,29 +77,11 @@ def executing_cell_line() -> str:
     return first_line(_request("content", "code"))
 
 
-_COMMENT = re.compile(r"^\s*//.*$|\s+//\s.*$", re.M)
-
-
-def compact_js(source: str) -> str:
-    """``source`` without its comments and indentation: a saved notebook keeps the script in
-    every cell's widget state, where they were two fifths of it. Line ends stay where they may
-    end a statement (not after ``; { ( [ ,``); the file has no ``//`` inside a string, and
-    no template string over lines."""
-    lines = (line.strip() for line in _COMMENT.sub("", source).splitlines())
-    return _OPEN_END.sub(r"\1", "\n".join(line for line in lines if line))
-
-
-_OPEN_END = re.compile(r"([;{(\[,])\n")
-
-
-class PinButton(anywidget.AnyWidget):
+class PinButton(Kit):
     """The "Pin" button of a ``ThinkWidget``, which pins from the run ``shown()`` returns, and
     its "Use these flags" button, which puts ``line`` in place of the cell's first line and then
-    calls ``on_line(line)``."""
+    calls ``on_line(line)``. Its script is the kit's ``pin`` part."""
 
-    # The text, not the path: anywidget ties every instance made from a file path to the file
-    # (for hot reload) with a strong reference, so no PinButton would ever be freed.
-    _esm = compact_js((Path(__file__).parent / "static" / "pin.js").read_text(encoding="utf-8"))
     cell_id = Unicode("", help="The notebook cell the widget was made in.").tag(sync=True)
     line = Unicode("", help="The cell line 'Use these flags' writes (none: hidden).").tag(sync=True)
 
@@ -109,7 +91,7 @@ class PinButton(anywidget.AnyWidget):
         on_line: Callable[[str], object] | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(cell_id=executing_cell_id(), **kwargs)
+        super().__init__(part="pin", cell_id=executing_cell_id(), **kwargs)
         self._shown, self._on_line = shown, on_line
         self.placed: list[str] = []
         """How each pin landed, as the page reported it: inserted, copied or failed."""

@@ -18,11 +18,12 @@ from .run_view import (
 from .runners import LIVE_CLASS
 
 ROOT_CLASSES = ("reasoning-nb", LIVE_CLASS)
-HEADER_CLASS, STATUS_CLASS, RUNS_CLASS, STEER_CLASS = (
+HEADER_CLASS, STATUS_CLASS, RUNS_CLASS, STEER_CLASS, KIT_CLASS = (
     "reasoning-nb-header",
     "reasoning-nb-status",
     "reasoning-nb-runs",
     "reasoning-nb-steer",
+    "reasoning-nb-kit",
 )
 _L = f".{LIVE_CLASS}"
 _BEFORE_CONT = (
@@ -41,6 +42,7 @@ STYLE = "".join(
         # the header: model, preset, Stop and the status line on one calm row
         f".{HEADER_CLASS}{{gap:.6em;flex-wrap:wrap}}",
         f".{HEADER_CLASS} .jupyter-widgets{{margin:0}}",
+        f".{KIT_CLASS}{{display:none}}",  # (it brings the stylesheet, and shows nothing)
         f".{HEADER_CLASS} .jupyter-button:disabled{{display:none}}",  # Stop, while nothing runs
         f".{HEADER_CLASS} :is(select,.jupyter-button){{height:24px;line-height:22px;"
         "font-size:.9em}",

@@ -27,9 +27,10 @@ from ..core.loops import LOOP_NOTICE
 from ..core.presets import PRESETS
 from ..core.trace import Trace
 from ..provenance import line_for
+from .kit import Kit
 from .pin import PinButton
 from .run_view import RunView, close_tree
-from .style import HEADER_CLASS, ROOT_CLASSES, RUNS_CLASS, STATUS_CLASS, STEER_CLASS, STYLE
+from .style import HEADER_CLASS, KIT_CLASS, ROOT_CLASSES, RUNS_CLASS, STATUS_CLASS, STEER_CLASS
 from .throttle import Meter, Throttle
 
 TEXT_INTERVAL = 0.1
@@ -127,10 +128,10 @@ class ThinkWidget:
         self._quiet = False  # True while we set widget values ourselves
 
         options = list(presets) + ([preset] if preset not in presets else [])
-        self.stylesheet = W.HTML(f"<style>{STYLE}</style>", layout=W.Layout(display="none"))
-        """Never updated: the stylesheet goes out once."""
-        html_style = self.stylesheet.style  # (the same: the HTML parts share their style)
-        self.model_label = W.HTML(_model_html(model), layout=self._layout, style=html_style)
+        self.stylesheet = Kit(layout=self._layout, _dom_classes=(KIT_CLASS,))
+        """The page asks it for the stylesheet (and Pin's script) once: see ``kit``."""
+        self.model_label = W.HTML(_model_html(model), layout=self._layout)
+        html_style = self.model_label.style  # (the HTML parts share it)
         """The model that answers the run on screen, once the run knows it."""
         self.dropdown = W.Dropdown(
             options=options, value=preset, tooltip="Reasoning preset", layout=W.Layout(width="8em")

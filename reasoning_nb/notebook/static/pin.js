@@ -127,7 +127,7 @@ async function place(model, el, cells) {
   }
 }
 
-function render({ model, el }) {
+export function pin({ model, el }) {
   const button = document.createElement("button");
   button.className = "jupyter-button widget-button";
   const icon = document.createElement("i");
@@ -188,4 +188,3 @@ function render({ model, el }) {
   };
 }
 
-export default { render };
