@@ -92,6 +92,12 @@ def markdown_html(
     return _md(breaks, highlight, code_classes).render(text)
 
 
+def markdown_tokens(text: str, *, breaks: bool = False) -> list:
+    """The tokens :func:`markdown_html` renders ``text`` from: a top-level one is a top-level
+    element of its HTML (Pin maps a selection in it back to the text: ``notebook.selection``)."""
+    return _md(breaks, False).parse(text)
+
+
 CODE_PREFIX = "rnb-hl-"
 """Highlighted code's classes: ``rnb-hl-k`` (keyword), ``rnb-hl-s`` (string)..."""
 # (class, token types, light, dark): >= 4.5:1 on white and on Lab Dark's #111, even at 0.85

@@ -67,15 +67,16 @@ def test_saved_notebook_has_widget_static_fallbacks_and_trace(wire_server):
     assert "<strong>Rayleigh</strong>" in html
     state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     assert live.data[WIDGET_VIEW]["model_id"] in state
-    assert "Rayleigh" in json.dumps(state)  # the widget's final state is saved too
+    assert "Rayleigh" not in json.dumps(state)  # the twin shows the ended run: text once
     assert nb.cells[2].outputs[0]["text"].startswith(f"Trace complete {answer}")
 
 
 def test_saved_cell_size(wire_server):
     """A %%think cell of 14 KB of reasoning and answer, as nbclient saves it: without widget
     state at most 2.5x the text (the trace once, the static HTML once, text/markdown and
-    text/plain a few lines); its live view ~30 widget models, one Output per text. (What Lab
-    saves, widget state included: test_browser.py::test_saved_notebook_size.)"""
+    text/plain a few lines); its live view, the run ended, 17 widget models and no Output
+    (the static twin shows the text). (What Lab saves, widget state included:
+    test_browser.py::test_saved_notebook_size.)"""
     import random
 
     from test_widget import paragraphs
@@ -100,7 +101,8 @@ def test_saved_cell_size(wire_server):
     assert output.metadata["reasoning_nb"]["answer"] == answer
     assert bare <= 2.5 * text
     assert len(output.data["text/plain"]) + len(output.data["text/markdown"]) < 1_000
-    assert widgets <= 32 and outputs == 2  # (29 now; 67 when each block had its Output)
+    assert widgets <= 20 and outputs == 0  # (29 when the widget held the text; 67 when
+    # each block had its Output)
 
 
 def test_dropped_stream_leaves_marked_partial_trace(wire_server):
@@ -203,7 +205,7 @@ def test_continue_after_stop_sends_the_partial_reasoning_and_the_hint(kernel, wi
     kernel.collect(msg_id, 30)
     button = kernel.find("ButtonModel", description="Continue")
     hint = kernel.find("TextModel", placeholder="Hint for the model (optional)")
-    pin = kernel.find("AnyModel")
+    pin = kernel.find("AnyModel", part="pin")
     assert steer_parts(kernel, steer) == [button, hint, pin]  # under the stopped run
 
     kernel.set_state(hint, value="count the letters")
@@ -237,9 +239,11 @@ def test_continue_after_stop_sends_the_partial_reasoning_and_the_hint(kernel, wi
 def test_pin_sends_the_markdown_of_the_selection_made_safe(kernel, wire_server):
     reasoning = "First, <script>alert(1)</script> is text.\n\nThen the **sum**: $2 + 2 = 4$."
     wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse(reasoning, "It is *four*.")))
-    kernel.run(f"%%think --model llamacpp:m --base-url {wire_server.url} --preset high\nQ")
-    pin = kernel.find("AnyModel")
+    msgs = kernel.run(f"%%think --model llamacpp:m --base-url {wire_server.url} --preset high\nQ")
+    pin = kernel.find("AnyModel", part="pin")
     assert kernel.comms[pin]["cell_id"] == ""  # jupyter_client sends no cellId; Lab does
+    [twin] = [m["content"]["data"]["text/html"] for m in msgs if m["msg_type"] == "display_data"
+              and "reasoning_nb" in m["content"]["metadata"]]  # fmt: skip
 
     def pinned(parts: list) -> list[dict]:
         kernel.send_comm(pin, {"method": "custom", "content": {"type": "pin", "parts": parts}})
@@ -252,13 +256,13 @@ def test_pin_sends_the_markdown_of_the_selection_made_safe(kernel, wire_server):
                 return data["content"]["cells"]
         raise AssertionError("the kernel never answered the pin")
 
-    # Where the page finds "Then the sum" on screen: which Output of the pane, which block.
-    shown = pane_markdown(kernel, "reasoning-nb-thoughts")
-    at = next(i for i, markdown in enumerate(shown) if "Then the" in markdown)
-    blocks = [b for b in shown[at].split("\n\n") if b.strip()]
-    place = [at, next(k for k, b in enumerate(blocks) if "Then the" in b)]
-    selected = {"from": place, "to": place, "counts": [len(blocks)]}
-    answer = {"from": [0, 0], "to": [0, 0], "counts": [1], "text": "It is four."}
+    # Where the page finds "Then the sum" on screen: the run ended, so in the static twin,
+    # whose panes are one "Output" each: which top-level block of the kernel's HTML.
+    blocks = twin_blocks(twin, "reasoning-nb-reasoning")
+    place = [0, next(k for k, text in enumerate(blocks) if "Then the" in text)]
+    selected = {"from": place, "to": place, "counts": [len(blocks)], "static": True}
+    assert twin_blocks(twin, "reasoning-nb-answer") == ["It is four."]
+    answer = {"from": [0, 0], "to": [0, 0], "counts": [1], "text": "It is four.", "static": True}
     part, of_answer = pinned(
         [
             {"pane": "reasoning", **selected, "text": "Then the sum: 2+2=4."},
@@ -276,12 +280,36 @@ def test_pin_sends_the_markdown_of_the_selection_made_safe(kernel, wire_server):
     assert "Then the" in whole["markdown"]
 
 
-def pane_markdown(kernel, css_class: str) -> list[str]:
-    """The markdown each ``Output`` of a pane shows, in the pane's order."""
-    box = kernel.find("VBoxModel", _dom_classes=["reasoning-nb-text", css_class])
-    outputs = [kernel.comms[o]["outputs"] for page in steer_parts(kernel, box)
-               for o in steer_parts(kernel, page)]  # fmt: skip
-    return [out[0]["data"]["text/markdown"] if out else "" for out in outputs]
+def twin_blocks(twin: str, pane: str) -> list[str]:
+    """The text of each top-level block of a pane of the static twin's run, as a page finds
+    them: the children of the answer's div, or of the reasoning's body (in its details)."""
+    from html.parser import HTMLParser
+
+    blocks: list[str] = []
+    void = ("br", "hr", "img", "input")
+
+    class Blocks(HTMLParser):
+        depth, top, open = 0, 0, False  # (the pane's element is at depth `top`)
+
+        def handle_starttag(self, tag, attrs):
+            self.depth += tag not in void
+            classes = (dict(attrs).get("class") or "").split()
+            if not self.top and pane in classes:
+                self.top, self.open = self.depth, True
+                self.at = self.depth + (2 if tag == "details" else 1)  # (its blocks' depth)
+            elif self.open and self.depth == self.at - (tag in void) and tag != "summary":
+                blocks.append("")
+
+        def handle_endtag(self, tag):
+            self.depth -= tag not in void
+            self.open = self.open and self.depth >= self.top
+
+        def handle_data(self, data):
+            if self.open and self.depth >= self.at and blocks:
+                blocks[-1] += data
+
+    Blocks().feed(twin)
+    return [b.strip() for b in blocks]
 
 
 def steer_parts(kernel, steer: str) -> list[str]:

@@ -121,8 +121,13 @@ def _cell(run: RunView, selection: Selection | None) -> dict[str, Any]:
     trace = run.trace
     part, text = ("reasoning", trace.reasoning) if trace.reasoning else ("answer", trace.answer)
     if selection is not None:
-        shown = getattr(run, selection.pane)  # its LiveText
-        picked = selected_source(shown.sources, selection, breaks=shown.breaks)
+        breaks = selection.pane == "reasoning"
+        if selection.static:  # in the static twin: the whole text, as the trace has it
+            sources = (getattr(trace, selection.pane),)
+        else:
+            shown = getattr(run, selection.pane)  # its LiveText
+            sources, breaks = shown.sources, shown.breaks
+        picked = selected_source(sources, selection, breaks=breaks)
         part, text = (selection.pane, picked) if picked.strip() else (part, text)
     origin = {"model": trace.model, "preset": trace.preset, "run": run.number, "part": part}
     return {"markdown": pin_markdown(trace, text, part), "metadata": {PIN_KEY: origin}}

@@ -34,17 +34,24 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 LIVE_CLASS, STATIC_CLASS = "reasoning-nb-live", "reasoning-nb-static"
 ERROR_IN_CELL_CLASS = "reasoning-nb-error-in-cell"
 """On the static twin of a run whose error ends the cell: the cell's error line says it."""
+_TEXT, _GONE = "reasoning-nb-text", "jupyter-widgets-disconnected"  # (run_view.TEXT_CLASS)
+_WIDGET = f".jp-OutputArea-child:has(+ .jp-OutputArea-child .{STATIC_CLASS})"
+_TWIN = f".jp-OutputArea-child:has(.{LIVE_CLASS}:not(.{_GONE})) + .jp-OutputArea-child"
 # A %%think cell leaves two outputs: the live widget, then the static trace (the one output
-# with the metadata). Where the widget renders (live, or restored from saved widget state) the
-# static twin is hidden; where it cannot ("model not found" after reopening in a Lab that did
-# not save widget state) the widget's output is hidden and the static trace shows. Untrusted
-# notebooks drop the <style>: there the widget never renders, and the static output shows.
+# with the metadata). While the widget shows a run's text (live, or an earlier run picked),
+# the static twin is hidden; once the twin's run is on screen and ended, the widget shows only
+# its header, selector and steering, and the twin its text (its own head, notes and earlier
+# runs hidden: the widget says them). A widget with no kernel behind it (reopened, restarted)
+# or none at all ("model not found" in a Lab that did not save widget state) is hidden and the
+# twin shows whole. Untrusted notebooks drop the <style>: there the widget never renders, and
+# the static output shows.
 PAIRING_STYLE = (
     "<style>"
-    f".jp-OutputArea-child:has(.{LIVE_CLASS}) + .jp-OutputArea-child:has(.{STATIC_CLASS})"
-    "{display:none}"
-    f".jp-OutputArea-child:has(+ .jp-OutputArea-child .{STATIC_CLASS}):not(:has(.{LIVE_CLASS}))"
-    "{display:none}"
+    f".jp-OutputArea-child:has(.{LIVE_CLASS}:not(.{_GONE}) .{_TEXT})"
+    f" + .jp-OutputArea-child:has(.{STATIC_CLASS}){{display:none}}"
+    f"{_TWIN} .{STATIC_CLASS}>.reasoning-nb-export>:is(.reasoning-nb-which,.reasoning-nb-meta,"
+    ".reasoning-nb-earlier){display:none}"
+    f"{_WIDGET}:is(:not(:has(.{LIVE_CLASS})),:has(.{LIVE_CLASS}.{_GONE})){{display:none}}"
     # The static twin's error line, where the cell's own error line (just below) says it.
     f".{STATIC_CLASS}.{ERROR_IN_CELL_CLASS} .{render.ERROR_CLASS}{{display:none}}"
     # Code blocks in the static twin, where Lab shows it: the same calm box as the widget's.
@@ -283,10 +290,11 @@ class WidgetRunner:
                 trace.error = error_line(error, True)
             # the cell's last run: its error fails the cell, whose error line says it
             in_cell = self._in_cell and self._next is None and trace.status == "error"
-            view.finish(trace, error_in_cell=in_cell)
+            view.finish(trace, error_in_cell=in_cell, twin=True)
             self.runs.append(trace)
             self.magics.remember(trace, self.chat if len(self.runs) == 1 else None)
             self._save(trace, error_in_cell=in_cell)
+            view.pair(trace)  # (after the twin shows it: the widget's text was on screen)
         return trace
 
     async def _tick(self, interval: float) -> None:

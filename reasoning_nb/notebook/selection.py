@@ -25,6 +25,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
+from .. import render
 from .live_markdown import live_markdown, math_spans
 
 __all__ = ["PANES", "Block", "Selection", "lab_math", "selected_source", "source_blocks"]
@@ -65,6 +66,8 @@ class Selection:
     end: tuple[int, int] | None = None
     counts: tuple[int, ...] = ()
     """The top-level rendered blocks of each ``Output`` from ``start``'s to ``end``'s."""
+    static: bool = False
+    """In the static twin (the kernel's HTML of the whole text: one "Output"), not the widget."""
 
     @classmethod
     def read(cls, data: Any) -> Selection | None:
@@ -81,7 +84,8 @@ class Selection:
             return None
         if not all(_count(n) for n in counts):
             return None
-        return cls(data["pane"], text, tuple(start), tuple(end), tuple(counts))
+        static = data.get("static") is True
+        return cls(data["pane"], text, tuple(start), tuple(end), tuple(counts), static)
 
 
 def _count(value: Any) -> bool:
@@ -105,7 +109,7 @@ def selected_source(sources: Sequence[str], selection: Selection, *, breaks: boo
     pieces = []
     for o in range(first, last + 1):
         source = sources[o]
-        blocks = source_blocks(source, breaks=breaks)
+        blocks = source_blocks(source, breaks=breaks, static=selection.static)
         if blocks is None or len(blocks) != selection.counts[o - first]:
             pieces.append(source.strip("\n"))  # the page drew it otherwise: all of it
             continue
@@ -127,17 +131,22 @@ def _within(source: str, block: Block, text: str) -> str:
     return f"{block.fence}{block.info}\n{text}\n{block.fence}"
 
 
-def source_blocks(source: str, *, breaks: bool = False) -> list[Block] | None:
+def source_blocks(source: str, *, breaks: bool = False, static: bool = False) -> list[Block] | None:
     """The top-level blocks the front end draws from ``source`` (shown by ``live_markdown``),
-    in order; None when they cannot be placed in ``source``."""
-    shown = live_markdown(source, breaks=breaks)
-    if shown.count("\n") != source.count("\n"):  # (code as one line of HTML: lines moved)
-        return None
+    or, ``static``, that the kernel's own HTML has (``render.markdown_html``), in order; None
+    when they cannot be placed in ``source``."""
+    if static:
+        tokens = render.markdown_tokens(source, breaks=breaks)
+    else:
+        shown = live_markdown(source, breaks=breaks)
+        if shown.count("\n") != source.count("\n"):  # (code as one line of HTML: lines moved)
+            return None
+        tokens = _parser().parse(_math_blanked(shown))
     starts = [0]
     for line in source.split("\n"):
         starts.append(starts[-1] + len(line) + 1)
     blocks = []
-    for token in _parser().parse(_math_blanked(shown)):
+    for token in tokens:
         if token.level or token.nesting < 0 or token.map is None:
             continue
         first, last = token.map

@@ -126,6 +126,9 @@ class ThinkWidget:
         self._text_since: float | None = None  # when the live run's first text arrived
         self._text_at_last: float | None = None  # ...and its last
         self._quiet = False  # True while we set widget values ourselves
+        self.twin: Trace | None = None
+        """The run the static twin below shows in full (see ``pair``): the widget holds no
+        text of its own while that run is on screen."""
 
         options = list(presets) + ([preset] if preset not in presets else [])
         self.stylesheet = Kit(layout=self._layout, _dom_classes=(KIT_CLASS,))
@@ -246,23 +249,47 @@ class ThinkWidget:
             self._status_dirty = True
             self._pump(self.clock())
 
-    def finish(self, trace: Trace, *, error_in_cell: bool = False) -> None:
+    def finish(self, trace: Trace, *, error_in_cell: bool = False, twin: bool = False) -> None:
         """The run ended: render it in full, mark the phase, enable the history.
-        ``error_in_cell``: its error ends the cell, whose error line says it (not twice)."""
+        ``error_in_cell``: its error ends the cell, whose error line says it (not twice).
+        ``twin``: no final render, the static twin is about to show it (see ``pair``)."""
         run = next((r for r in self._all if r.trace is trace), None) or self._live
         if run is None:  # a trace with no live run (e.g. a saved one): show it as a run
             self.start_run(trace)
             run = self._live
             assert run is not None
         now, mark = self.clock(), self._mark()
-        self._close(run, trace, now, error_in_cell)
+        self._close(run, trace, now, error_in_cell, final=not twin)
         self._follow_model(run)
         self._update_selector()
         self._update_steer()
         self._render_status(now)
         self._note(now, mark)
 
-    def _close(self, run: RunView, trace: Trace, now: float, error_in_cell: bool = False) -> None:
+    def pair(self, trace: Trace) -> None:
+        """The static output below the widget shows ``trace``, ended, in full from now on:
+        while that run is on screen the widget shows only its header, selector and steering
+        (see ``runners.PAIRING_STYLE``), so a saved notebook keeps the text once as HTML, not
+        again as widget state."""
+        self.twin = trace
+        run = self._shown
+        if run is not None and self._twinned(run):
+            now, mark = self.clock(), self._mark()
+            self._show(run)
+            self._note(now, mark)
+
+    def _twinned(self, run: RunView) -> bool:
+        return run.finished and run.trace is self.twin
+
+    def _close(
+        self,
+        run: RunView,
+        trace: Trace,
+        now: float,
+        error_in_cell: bool = False,
+        *,
+        final: bool = True,
+    ) -> None:
         run.end(trace, now)
         if trace.status == "running":  # superseded by a re-run before it was finished
             run.phase, run.detail = "stopped", ""
@@ -272,7 +299,8 @@ class ThinkWidget:
             if rescue.lost_answer(trace):
                 run.detail = LOST_DETAIL
         run.warnings += [w for w in trace.warnings if w not in run.warnings]
-        run.finalize(fold=self.fold_on_answer, error_in_cell=error_in_cell)
+        if final:
+            run.finalize(fold=self.fold_on_answer, error_in_cell=error_in_cell)
         if run is not self._shown:  # it ended while an earlier run was picked
             run.park()
         if run is self._live:
@@ -380,10 +408,15 @@ class ThinkWidget:
         return sent
 
     def _show(self, run: RunView) -> int:
-        """Put ``run`` on screen; the finished run it replaces is parked (see ``RunView.park``)."""
+        """Put ``run`` on screen (the twin's run: the twin shows it, the body is empty); the
+        finished run it replaces is parked (see ``RunView.park``)."""
         before, self._shown = self._shown, run
-        sent = run.unpark(fold=self.fold_on_answer)
-        sent += self._meter.set(self.body, children=(run.root,))
+        if self._twinned(run):
+            run.park()  # (a parked run's unpark is a final render, should it be picked again)
+            sent = self._meter.set(self.body, children=())
+        else:
+            sent = run.unpark(fold=self.fold_on_answer)
+            sent += self._meter.set(self.body, children=(run.root,))
         if before is not None and before is not run:
             before.park()  # (once off screen: the front end never shows a closed widget)
         return sent

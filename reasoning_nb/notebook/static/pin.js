@@ -7,6 +7,13 @@ const ROOT = ".reasoning-nb-live";
 const PANES = { reasoning: ".reasoning-nb-thoughts", answer: ".reasoning-nb-answer" };
 const OUTPUT = ".widget-output"; // one ipywidgets Output, in the pane's order
 const RENDERED = ".jp-RenderedMarkdown"; // its markdown, drawn by the front end
+const TEXT = ".reasoning-nb-text"; // the widget shows a run's text (else the static twin does)
+// The static twin's run (not its earlier ones): the kernel's HTML, a pane's blocks as children.
+const TWIN = ".reasoning-nb-static>.reasoning-nb-export";
+const TWIN_PANES = {
+  reasoning: ":scope>.reasoning-nb-reasoning>div",
+  answer: ":scope>.reasoning-nb-answer",
+};
 const NOTES = {
   inserted: "pinned below",
   copied: "copied: paste it into a markdown cell",
@@ -47,25 +54,46 @@ function meets(range, node) {
   return range.intersectsNode(node) && clip(range, node).toString().trim() !== "";
 }
 
-// The panes of the widget that the selection meets, reasoning first, with its range. A closed
-// pane is left out: a range holds the text of hidden nodes too.
+// The run's panes on screen, reasoning first: the widget's, or the static twin's (the output
+// after the widget's) once the widget shows no text. Each with how its blocks are found.
+function panes(el) {
+  const root = el.closest(ROOT);
+  if (!root) return [];
+  if (root.querySelector(TEXT)) {
+    return Object.entries(PANES).map(([name, css]) => ({
+      name,
+      pane: root.querySelector(css),
+      outputs: (pane) => [...pane.querySelectorAll(OUTPUT)],
+      blocks: (output) => [...(output.querySelector(RENDERED)?.children ?? [])],
+    }));
+  }
+  const twin = root.closest(".jp-OutputArea-child")?.nextElementSibling?.querySelector(TWIN);
+  return Object.entries(TWIN_PANES).map(([name, css]) => ({
+    name,
+    pane: twin?.querySelector(css),
+    outputs: (pane) => [pane],
+    blocks: (output) => [...output.children],
+    twin: true,
+  }));
+}
+
+// The panes that the selection meets, with its range. A closed pane is left out: a range
+// holds the text of hidden nodes too.
 function touched(el) {
   const selection = document.getSelection();
-  const root = el.closest(ROOT);
-  if (!root || !selection?.rangeCount || selection.isCollapsed) return [];
+  if (!selection?.rangeCount || selection.isCollapsed) return [];
   const range = selection.getRangeAt(0);
-  return Object.entries(PANES)
-    .map(([name, css]) => ({ name, range, pane: root.querySelector(css) }))
+  return panes(el)
+    .map((part) => ({ ...part, range }))
     .filter(({ pane }) => pane?.getClientRects().length && meets(range, pane));
 }
 
 // Where the selection lies in one pane: the first and last top-level rendered block it meets,
 // each as [Output index, child index], the number of such blocks in each Output from the
 // first's to the last's, and the selected text (only the text where the page draws markdown
-// in some other way).
-function whereIn({ name, range, pane }) {
-  const outputs = [...pane.querySelectorAll(OUTPUT)];
-  const blocks = (output) => [...(output.querySelector(RENDERED)?.children ?? [])];
+// in some other way). In the twin, the pane is one "Output" of the kernel's own HTML.
+function whereIn({ name, range, pane, outputs: find, blocks, twin }) {
+  const outputs = find(pane);
   const hits = [];
   outputs.forEach((output, o) => {
     if (!range.intersectsNode(output)) return;
@@ -76,7 +104,7 @@ function whereIn({ name, range, pane }) {
   const from = hits[0];
   const to = hits[hits.length - 1];
   const counts = outputs.slice(from[0], to[0] + 1).map((output) => blocks(output).length);
-  return { pane: name, from, to, counts, text };
+  return { pane: name, from, to, counts, text, ...(twin && { static: true }) };
 }
 
 // Where the widget's cell is in the notebook model: by the id the kernel saw while the cell
@@ -151,7 +179,7 @@ export function pin({ model, el }) {
   });
   // The button says what a click pins: the selection, else all of the reasoning, if any.
   const relabel = () => {
-    const whole = el.closest(ROOT)?.querySelector(PANES.reasoning) ? "reasoning" : "answer";
+    const whole = panes(el)[0]?.pane ? "reasoning" : "answer";
     [label.data, button.title] = LABELS[touched(el).length ? "selection" : whole];
   };
   relabel();
