@@ -365,9 +365,10 @@ def _run_html(trace: Trace, mode: str, highlight: bool) -> list[str]:
                 f'<div class="{CSS_CLASS}-reasoning" style="{_INLINE_BOX}">'
                 f'<div class="{CSS_CLASS}-summary" style="{_INLINE_HEAD}">{head}</div>{body}</div>'
             )
-        else:
+        else:  # folded, unless there is no answer to read instead
+            opened = "" if trace.answer else " open"
             out.append(
-                f'<details class="{CSS_CLASS}-reasoning">'
+                f'<details class="{CSS_CLASS}-reasoning"{opened}>'
                 f'<summary style="{_SUMMARY}">{head}</summary>'
                 f'<div style="{_FOLDED_BODY}">{body}</div></details>'
             )

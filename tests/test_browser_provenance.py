@@ -62,7 +62,7 @@ def test_use_these_flags_rewrites_the_cell_line_and_the_twin_keeps_every_run(
     wait_state(page, "s.status.startsWith('done')")
     expect(flags).to_be_hidden()  # the run is what the line asks for
     live(page).locator(".reasoning-nb-header select").select_option("high")
-    wait_state(page, "s.runs.length === 2 && s.status.startsWith('done')")
+    wait_state(page, "s.runs.length === 2 && !s.running && s.status.startsWith('done') && s.twin")
     expect(flags).to_be_visible()
     shot(page, "provenance-use-these-flags", cell(page))
 

@@ -72,7 +72,9 @@ def test_a_run_that_lost_its_answer_offers_answer_now_which_answers(
 
     answer_now.click()
     # (run 2's status says what it continues from its start: "done" with it is run 2's end)
-    s = wait_state(page, "s.status.includes('continues run 1') && s.status.startsWith('done')")
+    s = wait_state(
+        page, "s.status.includes('continues run 1') && s.status.startsWith('done') && s.twin"
+    )
     assert s["answer"] == "Canberra, since 1913."
     assert "continues run 1 · answer now" in s["status"]
     assert "Run 2 · off" in s["runs"][1]

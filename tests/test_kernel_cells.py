@@ -145,7 +145,10 @@ def test_a_failed_run_fails_the_cell_with_one_line(kernel, wire_server):
     trace = saves(msgs)[-1]
     assert trace["status"] == "error" and "model 'm' not found" in trace["error"]
     steer = kernel.find("HBoxModel", _dom_classes=["reasoning-nb-steer"])
-    assert kernel.comms[steer]["children"] == []  # no Continue after a 404: it would fail again
+    # No Continue after a 404 (it would fail again), nor Pin (no text): only Pin idle, hidden.
+    pin = kernel.find("AnyModel", part="pin")
+    assert kernel.comms[steer]["children"] == [f"IPY_MODEL_{pin}"]
+    assert not kernel.comms[pin]["offered"]
 
 
 def shown_in(kernel: KernelSession, comm_id: str) -> bool:

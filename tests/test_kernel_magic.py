@@ -340,6 +340,9 @@ def test_preset_dropdown_reruns_in_the_same_widget(kernel, wire_server):
     assert final["reasoning_nb"]["answer"] == "second"
     assert [t["answer"] for t in final["reasoning_nb_history"]] == ["first"]
     assert kernel.value("_think.answer") == "'second'"
+    # The static twin shows the re-run: the widget keeps no Output (no text) of either run.
+    outputs = "sum(type(w).__name__ == 'Output' for w in W.widget._instances.values())"
+    assert kernel.value(f"(lambda W: {outputs})(__import__('ipywidgets').widgets)") == "0"
 
 
 @pytest.mark.real_server

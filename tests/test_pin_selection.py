@@ -26,6 +26,8 @@ REASONING = (
     "last para"
 )
 DRAWN = ["P", "P", "UL", "TABLE", "PRE", "H1", "BLOCKQUOTE", "HR", "P"]
+DRAWN_STATIC = ["P", "DIV", "UL", "TABLE", "PRE", "H1", "BLOCKQUOTE", "HR", "P"]
+"""...and the static twin (the kernel's HTML, once the run ended): display math in a div."""
 
 
 def blocks_of(source: str, *, breaks: bool = False) -> list[str]:
@@ -52,6 +54,9 @@ def test_source_blocks_are_the_blocks_lab_draws():
         "last para",
     ]
     assert len(found) == len(DRAWN)
+    static = source_blocks(REASONING, breaks=True, static=True)
+    assert static is not None and [REASONING[b.start : b.end] for b in static] == found
+    assert len(static) == len(DRAWN_STATIC)
 
 
 def test_math_is_lifted_out_before_the_blocks_are_found():
@@ -182,3 +187,45 @@ def test_the_kit_is_sent_compact_and_only_its_loader_is_saved():
     assert kit.compact_js("a(1); // why\n  // more\n  b('x');\n") == "a(1);b('x');"
     # A line end that may end a statement stays; one after an opening or a comma goes.
     assert kit.compact_js("f(a,\n  b) {\n  return x\n}\ng()") == "f(a,b) {return x\n}\ng()"
+
+
+def test_in_the_static_twin_a_block_is_a_top_level_element_of_the_kernels_html():
+    """Once a run ended its static twin shows it: the page counts the children of a pane's
+    container in the kernel's HTML, whose blocks (math lifted out by the renderer's own
+    parser) are those of ``render.markdown_html``."""
+    from html.parser import HTMLParser
+
+    from reasoning_nb import render
+
+    text = (
+        "# Head\n\nSome $a*b*c$ and **bold**.\n\n$$\nx^2\n$$\n\n- one\n- two\n\n"
+        "```py\nx = 1\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n---\n\n\\[ y \\]\n\nend"
+    )
+    top: list[str] = []
+
+    class Top(HTMLParser):
+        depth = 0
+
+        def handle_starttag(self, tag, attrs):
+            top.append(tag) if self.depth == 0 else None
+            self.depth += tag not in ("hr", "br", "img")
+
+        def handle_startendtag(self, tag, attrs):  # (<hr />)
+            top.append(tag) if self.depth == 0 else None
+
+        def handle_endtag(self, tag):
+            self.depth -= 1
+
+    for breaks in (False, True):
+        top.clear()
+        Top().feed(render.markdown_html(text, breaks=breaks))
+        blocks = source_blocks(text, breaks=breaks, static=True)
+        assert len(blocks) == len(top) == 9
+        picked = [text[b.start : b.end] for b in blocks]
+        assert picked[1] == "Some $a*b*c$ and **bold**." and picked[2] == "$$\nx^2\n$$"
+    where = {"pane": "answer", "text": "Some", "from": [0, 1], "to": [0, 2], "counts": [9]}
+    selection = Selection.read({**where, "static": True})
+    assert selection is not None and selection.static
+    both = "Some $a*b*c$ and **bold**.\n\n$$\nx^2\n$$"
+    assert selected_source([text], selection, breaks=False) == both
+    assert not Selection.read(where).static  # (the widget's Outputs: the default)

@@ -21,10 +21,12 @@ def no_overrides():
 
 
 def steer(wire, w) -> list[str]:
-    """The descriptions (or model names) of the steer row's parts, as the front end has them."""
+    """The descriptions (or model names) of the steer row's parts, as the front end has them
+    (not Pin while it is idle: hidden, it is there to bring the page its kit)."""
     models = wire.front_end()
     parts = [models[c.removeprefix("IPY_MODEL_")] for c in wire.state(w.steer)["children"]]
-    return [p.get("description") or p["_model_name"] for p in parts]
+    shown = [p for p in parts if p.get("part") != "pin" or p.get("offered")]
+    return [p.get("description") or p["_model_name"] for p in shown]
 
 
 def lost_run(wire, w, answer: str = ""):

@@ -633,7 +633,7 @@ def test_status_line_once_done_and_stop_only_while_running(wire):
     """While thinking the status line carries the reasoning figures; once the pane's title sums
     them up, it does not repeat them: ``done · 4.0 s · ≈1 tok/s``. Stop shows only mid-run (the
     stylesheet hides it disabled: no message of its own); a run faster than 0.05 s reads
-    ``<0.1 s``, not ``0.0 s``; the stylesheet is no state update (the page asks for it)."""
+    ``<0.1 s``, not ``0.0 s``; the stylesheet is no state (the page asks Pin for it)."""
     w = make_widget(wire)
     assert w.stop_button.disabled and ".jupyter-button:disabled{display:none}" in STYLE
     trace = new_trace(wire)
@@ -656,9 +656,8 @@ def test_status_line_once_done_and_stop_only_while_running(wire):
     w.finish(fast)
     assert w.view.pane.titles[0].startswith("Thought for <0.1 s · ")
     assert w.selector.options[1][0] == "Run 2 · low · <0.1 s"
-    sheet = w.stylesheet.model_id
-    assert not [cid for _, cid, _ in wire.updates() if cid == sheet]  # asked for by the page
-    assert wire.state(w.stylesheet)["part"] == "style"
+    assert wire.state(w.pin)["part"] == "pin"  # (the page asks it for the stylesheet)
+    assert wire.state(w.pin)["offered"]  # under a run that ended
 
 
 def test_history_selector_after_two_runs(wire):
@@ -716,6 +715,37 @@ def test_a_finished_run_off_screen_keeps_no_widgets(wire):
     assert second.root.comm is None and w._layout.comm is not None
     w.selector.value = 1
     assert wire.shown(w.view.answer.box) == "Second answer." and first.root.comm is None
+
+
+def test_a_run_the_static_twin_shows_keeps_no_text_in_the_widget(wire):
+    """As the magic drives it: the run ends with no final render (``twin=True``), its static
+    twin is shown, then ``pair`` empties the body and closes the run's widgets, so a saved
+    notebook holds its text once (the twin's HTML). An earlier run picked is made again whole
+    (the twin shows the newest); picking the newest again empties the body once more."""
+    w = make_widget(wire)
+    views = []
+    for preset, text in (("low", "First answer."), ("high", "Second answer.")):
+        trace = new_trace(wire, preset)
+        w.start_run(trace)
+        feed(w, trace, [ReasoningDelta(f"thinking {preset}"), TextDelta(text)], wire.clock, 0.5)
+        assert w.steer.children == (w.pin,) and not w.pin.offered  # (idle: hidden)
+        trace.finish()
+        mark = len(wire.msgs)
+        w.finish(trace, twin=True)
+        assert not [u for _, cid, u in wire.updates(mark) if "outputs" in u]  # no final render
+        assert wire.state(w.body)["children"] == [f"IPY_MODEL_{w.view.root.model_id}"]
+        w.pair(trace)
+        views.append(w.view)
+        assert wire.state(w.body)["children"] == [] and w.view.answer.tail.comm is None
+        assert w.view.root.comm is None and w.view.trace is trace
+        assert "done" in w.status.value and w.pin.offered
+    first, second = views
+    w.selector.value = 0  # the user picks run 1: made again, whole, in the widget
+    assert w.view is first and wire.shown(first.answer.box) == "First answer."
+    assert wire.state(w.body)["children"] == [f"IPY_MODEL_{first.root.model_id}"]
+    w.selector.value = 1  # the twin's run: the body empties, run 1 is closed again
+    assert w.view is second and wire.state(w.body)["children"] == []
+    assert first.root.comm is None and second.root.comm is None
 
 
 def test_rerun_before_finish_keeps_both_runs(wire):

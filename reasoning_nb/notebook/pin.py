@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from traitlets import Unicode
+from traitlets import Bool, Unicode
 
 from .. import render
 from ..core.trace import Trace
@@ -84,6 +84,7 @@ class PinButton(Kit):
 
     cell_id = Unicode("", help="The notebook cell the widget was made in.").tag(sync=True)
     line = Unicode("", help="The cell line 'Use these flags' writes (none: hidden).").tag(sync=True)
+    offered = Bool(False, help="Pin is offered (else idle: hidden, the kit only).").tag(sync=True)
 
     def __init__(
         self,

@@ -18,13 +18,15 @@ from .run_view import (
 from .runners import LIVE_CLASS
 
 ROOT_CLASSES = ("reasoning-nb", LIVE_CLASS)
-HEADER_CLASS, STATUS_CLASS, RUNS_CLASS, STEER_CLASS, KIT_CLASS = (
+HEADER_CLASS, STATUS_CLASS, RUNS_CLASS, STEER_CLASS, KIT_CLASS, IDLE_CLASS = (
     "reasoning-nb-header",
     "reasoning-nb-status",
     "reasoning-nb-runs",
     "reasoning-nb-steer",
     "reasoning-nb-kit",
+    "reasoning-nb-idle",
 )
+"""...; a widget that brings the kit (see ``kit``), and one not offered now (hidden)."""
 _L = f".{LIVE_CLASS}"
 _BEFORE_CONT = (
     f".{TEXT_CLASS} :is(.widget-output:has(+.{CONT_CLASS}),"
@@ -40,9 +42,11 @@ STYLE = "".join(
     f"{_L} {rule}"
     for rule in (
         # the header: model, preset, Stop and the status line on one calm row
-        f".{HEADER_CLASS}{{gap:.6em;flex-wrap:wrap}}",
+        f".{HEADER_CLASS}{{gap:.6em;flex-wrap:wrap;align-items:center}}",
+        f".{HEADER_CLASS} .widget-dropdown{{width:8em}}",
+        f".{HEADER_CLASS} .jupyter-button{{width:auto}}",
         f".{HEADER_CLASS} .jupyter-widgets{{margin:0}}",
-        f".{KIT_CLASS}{{display:none}}",  # (it brings the stylesheet, and shows nothing)
+        f".{KIT_CLASS}.{IDLE_CLASS},.{KIT_CLASS}:empty{{display:none}}",  # (kit only)
         f".{HEADER_CLASS} .jupyter-button:disabled{{display:none}}",  # Stop, while nothing runs
         f".{HEADER_CLASS} :is(select,.jupyter-button){{height:24px;line-height:22px;"
         "font-size:.9em}",
@@ -59,8 +63,9 @@ STYLE = "".join(
         f".{RUNS_CLASS} .widget-toggle-button.mod-active{{background:var(--jp-layout-color2,#eee);"
         "color:var(--jp-ui-font-color0,#000);border-color:var(--jp-border-color1,#bdbdbd)}",
         # steering, under a run that ended: Continue and its hint, Pin (an empty row is hidden)
-        f".{STEER_CLASS}{{gap:.6em;margin:.3em 0;overflow:visible}}",
-        f".{STEER_CLASS}:empty{{display:none}}",
+        f".{STEER_CLASS}{{gap:.6em;margin:.3em 0;overflow:visible;align-items:center}}",
+        f".{STEER_CLASS} .widget-text{{width:24em}}",
+        f".{STEER_CLASS}:not(:has(>:not(.{IDLE_CLASS}))){{display:none}}",
         f".{STEER_CLASS} .jupyter-widgets{{margin:0}}",
         f".{STEER_CLASS} :is(input,.jupyter-button){{height:24px;font-size:.9em}}",
         f".{STEER_CLASS} .jupyter-button{{width:auto;padding:0 1em}}",

@@ -27,10 +27,17 @@ from ..core.loops import LOOP_NOTICE
 from ..core.presets import PRESETS
 from ..core.trace import Trace
 from ..provenance import line_for
-from .kit import Kit
 from .pin import PinButton
 from .run_view import RunView, close_tree
-from .style import HEADER_CLASS, KIT_CLASS, ROOT_CLASSES, RUNS_CLASS, STATUS_CLASS, STEER_CLASS
+from .style import (
+    HEADER_CLASS,
+    IDLE_CLASS,
+    KIT_CLASS,
+    ROOT_CLASSES,
+    RUNS_CLASS,
+    STATUS_CLASS,
+    STEER_CLASS,
+)
 from .throttle import Meter, Throttle
 
 TEXT_INTERVAL = 0.1
@@ -112,8 +119,8 @@ class ThinkWidget:
         )  # fmt: skip
         self._meter = Meter()
         self._layout = W.Layout()
-        """One for every widget of this view with no layout of its own: each Layout is one more
-        model in a saved notebook."""
+        """One for every widget of this view (sizes and alignment are in the stylesheet, which
+        is never saved): each Layout is one more model in a saved notebook."""
         self._all: list[RunView] = []
         self._live: RunView | None = None
         self._shown: RunView | None = None
@@ -131,20 +138,18 @@ class ThinkWidget:
         text of its own while that run is on screen."""
 
         options = list(presets) + ([preset] if preset not in presets else [])
-        self.stylesheet = Kit(layout=self._layout, _dom_classes=(KIT_CLASS,))
-        """The page asks it for the stylesheet (and Pin's script) once: see ``kit``."""
         self.model_label = W.HTML(_model_html(model), layout=self._layout)
         html_style = self.model_label.style  # (the HTML parts share it)
         """The model that answers the run on screen, once the run knows it."""
         self.dropdown = W.Dropdown(
-            options=options, value=preset, tooltip="Reasoning preset", layout=W.Layout(width="8em")
+            options=options, value=preset, tooltip="Reasoning preset", layout=self._layout
         )
         self.stop_button = W.Button(
             description="Stop",
             icon="stop",
             disabled=True,
             tooltip="Stop this run",
-            layout=W.Layout(width="auto"),
+            layout=self._layout,
         )  # fmt: skip  (disabled, hence hidden, while no run is live: see STYLE)
         self.status = W.HTML(layout=self._layout, style=html_style, _dom_classes=(STATUS_CLASS,))
         self.selector: W.ToggleButtons | None = None
@@ -157,14 +162,20 @@ class ThinkWidget:
         self.answer_button: W.Button | None = None
         self.room_button: W.Button | None = None
         """Answer now and More room (made the first time they are offered: see _rescues)."""
-        self.pin = PinButton(self._pinnable, self._line_written, layout=self._layout)
-        row = W.Layout(align_items="center")
+        self.pin = PinButton(
+            self._pinnable,
+            self._line_written,
+            layout=self._layout,
+            _dom_classes=(KIT_CLASS, IDLE_CLASS),
+        )
+        """Pin, in the steer row from the start (idle, hidden, until offered): the page asks
+        it for the stylesheet and Pin's script once (see ``kit``)."""
         self.steer = W.HBox(
-            layout=row, _dom_classes=(STEER_CLASS,)
-        )  # its parts join under a run that ended (see _update_steer); empty, it is not shown
+            (self.pin,), layout=self._layout, _dom_classes=(STEER_CLASS,)
+        )  # its parts join under a run that ended (see _update_steer); idle, it is not shown
         self._header = W.HBox(
-            [self.stylesheet, self.model_label, self.dropdown, self.stop_button, self.status],
-            layout=row,
+            [self.model_label, self.dropdown, self.stop_button, self.status],
+            layout=self._layout,
             _dom_classes=(HEADER_CLASS,),
         )
         self.root = W.VBox(
@@ -411,9 +422,9 @@ class ThinkWidget:
         """Put ``run`` on screen (the twin's run: the twin shows it, the body is empty); the
         finished run it replaces is parked (see ``RunView.park``)."""
         before, self._shown = self._shown, run
-        if self._twinned(run):
-            run.park()  # (a parked run's unpark is a final render, should it be picked again)
+        if self._twinned(run):  # (off screen first: no frame shows its text closing)
             sent = self._meter.set(self.body, children=())
+            run.park()  # (a parked run's unpark is a final render, should it be picked again)
         else:
             sent = run.unpark(fold=self.fold_on_answer)
             sent += self._meter.set(self.body, children=(run.root,))
@@ -476,7 +487,10 @@ class ThinkWidget:
             if run.trace.reasoning or run.trace.answer:
                 sent += self._meter.set(self.pin, line=self.flags_line(run.trace))
                 parts.append(self.pin)
-        return sent + self._meter.set(self.steer, children=tuple(parts))
+        # Pin stays in the row, idle (hidden) when not offered: it brings the page its kit.
+        sent += self._meter.set(self.pin, offered=self.pin in parts)
+        kids = tuple(parts) if self.pin in parts else (*parts, self.pin)
+        return sent + self._meter.set(self.steer, children=kids)
 
     def flags_line(self, trace: Trace) -> str:
         """The cell line that asks for ``trace``'s preset, when the cell's asks another; ""."""
@@ -498,7 +512,7 @@ class ThinkWidget:
             self.hint = W.Text(  # (continuous: the page sends Enter before the text typed last)
                 placeholder="Hint for the model (optional)",
                 continuous_update=True,
-                layout=W.Layout(width="24em"),
+                layout=self._layout,
             )
             self.continue_button = W.Button(
                 description="Continue",

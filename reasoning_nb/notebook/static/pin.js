@@ -77,6 +77,11 @@ function panes(el) {
   }));
 }
 
+// Is `pane` on screen? (A closed <details> keeps boxes for its content.)
+function open(pane) {
+  return !!pane?.getClientRects().length && !pane.closest("details:not([open])");
+}
+
 // The panes that the selection meets, with its range. A closed pane is left out: a range
 // holds the text of hidden nodes too.
 function touched(el) {
@@ -85,7 +90,7 @@ function touched(el) {
   const range = selection.getRangeAt(0);
   return panes(el)
     .map((part) => ({ ...part, range }))
-    .filter(({ pane }) => pane?.getClientRects().length && meets(range, pane));
+    .filter(({ pane }) => open(pane) && meets(range, pane));
 }
 
 // Where the selection lies in one pane: the first and last top-level rendered block it meets,
@@ -168,10 +173,15 @@ export function pin({ model, el }) {
   const note = document.createElement("span");
   note.className = "reasoning-nb-pin-note";
   el.append(button, flags, note);
-  // "Use these flags" shows while the kernel offers a line: the run's flags are not the cell's.
-  const sync = () => (flags.style.display = model.get("line") ? "" : "none");
+  // Idle (hidden) until the kernel offers Pin; "Use these flags" shows while the kernel offers
+  // a line: the run's flags are not the cell's.
+  const sync = () => {
+    el.classList.toggle("reasoning-nb-idle", !model.get("offered"));
+    flags.style.display = model.get("line") ? "" : "none";
+  };
   sync();
   model.on("change:line", sync);
+  model.on("change:offered", sync);
   flags.addEventListener("click", () => {
     const how = rewrite(model, el);
     note.textContent = NOTES[how];
@@ -213,6 +223,7 @@ export function pin({ model, el }) {
     document.removeEventListener("selectionchange", relabel);
     model.off("msg:custom", onMessage);
     model.off("change:line", sync);
+    model.off("change:offered", sync);
   };
 }
 
