@@ -54,9 +54,10 @@ PAIRING_STYLE = (
     f"{_WIDGET}:is(:not(:has(.{LIVE_CLASS})),:has(.{LIVE_CLASS}.{_GONE})){{display:none}}"
     # The static twin's error line, where the cell's own error line (just below) says it.
     f".{STATIC_CLASS}.{ERROR_IN_CELL_CLASS} .{render.ERROR_CLASS}{{display:none}}"
-    # Code blocks in the static twin, where Lab shows it: the same calm box as the widget's.
-    f".{STATIC_CLASS} pre{{background:var(--jp-layout-color2,#f6f8fa);padding:0.5em 0.8em;"
-    "border-radius:4px;overflow-x:auto}"
+    # Code blocks in the static twin, where Lab shows it: the same calm box as the widget's
+    # (two classes: as specific as Lab's rule for a pre in an HTML output, and later).
+    f".{STATIC_CLASS} .{render.CSS_CLASS}-export pre{{background:var(--jp-layout-color2,#f6f8fa);"
+    "padding:.5em .8em;border-radius:4px;overflow-x:auto;margin:0 0 1em}"
     "</style>"
 )
 
@@ -131,7 +132,8 @@ class TextRunner:
 
 
 class WidgetRunner:
-    """A live widget while the model streams; the final output also carries static fallbacks.
+    """A live widget while the model streams; the final output carries the trace and shows
+    the ended run (the widget keeps its header, run selector and steering: ``PAIRING_STYLE``).
 
     The preset dropdown and Continue ask for another run in the same widget. While the cell
     runs, that run is queued in the cell (the cell ends after it, with ``_think`` set to it);

@@ -1,15 +1,17 @@
 """The live view of one ``%%think`` cell: header, status line, run selector, the shown run.
 
 The magic drives it: ``start_run(trace)``, ``on_event(event)`` for every provider event,
-``tick()`` about every ``1 / max_rate`` s while the run lasts, ``finish(trace)`` at the end. Each
+``tick()`` about every ``1 / max_rate`` s while the run lasts, ``finish(trace, twin=True)`` at
+the end, then ``pair(trace)`` once the static output below shows that run: from then on the
+widget holds no text of it (a saved notebook keeps the text once, as that output's HTML). Each
 run's panes live in a :class:`~.run_view.RunView`, whose texts are ``Output`` widgets that the
-front end renders as markdown (:mod:`.live_text`). All traffic goes through one
-:class:`~.throttle.Throttle`: at most ``max_rate`` update messages a second in total, the first
-token at once, the live tails at most ``1 / TEXT_INTERVAL`` times a second, and at most
-``BYTE_RATIO`` x the text received + ``BYTE_SLACK`` + ``BYTE_RATE`` a second of update state
-before the final render. A tail is re-sent whole at each update, so while text arrives slowly
-the tails are cut shorter (``TAIL_SECONDS`` of text) and go out less often. The status line's
-clock counts on in the page; its other figures ride along with the text.
+front end renders as markdown (:mod:`.live_text`); an earlier run picked is made again whole.
+All traffic goes through one :class:`~.throttle.Throttle`: at most ``max_rate`` update messages
+a second in total, the first token at once, the live tails at most ``1 / TEXT_INTERVAL`` times a
+second, and at most ``BYTE_RATIO`` x the text received + ``BYTE_SLACK`` + ``BYTE_RATE`` a second
+of update state before the final render. A tail is re-sent whole at each update, so while text
+arrives slowly the tails are cut shorter (``TAIL_SECONDS`` of text) and go out less often. The
+status line's clock counts on in the page; its other figures ride along with the text.
 """
 
 from __future__ import annotations
