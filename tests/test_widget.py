@@ -740,6 +740,9 @@ def test_a_run_the_static_twin_shows_keeps_no_text_in_the_widget(wire):
         assert w.view.root.comm is None and w.view.trace is trace
         assert "done" in w.status.value and w.pin.offered
     first, second = views
+    from reasoning_nb.notebook import run_view, runners
+
+    assert f".{run_view.TEXT_CLASS})" in runners.PAIRING_STYLE  # (the text it pairs by)
     w.selector.value = 0  # the user picks run 1: made again, whole, in the widget
     assert w.view is first and wire.shown(first.answer.box) == "First answer."
     assert wire.state(w.body)["children"] == [f"IPY_MODEL_{first.root.model_id}"]

@@ -29,7 +29,7 @@ async function install({ version, css, js }) {
 export default {
   async render({ model, el }) {
     const version = model.get("version");
-    KITS[version] ??= await ask(model).then(install); // (a page asks once per version)
+    KITS[version] ??= await ask(model).then(install); // (views made once it is here ask not)
     return KITS[version][model.get("part")]?.({ model, el });
   },
 };
