@@ -82,9 +82,11 @@ ANSWER = (
 
 # -- in-page helpers: the widget's parts, found by their classes ----------------------------------
 # A %%think cell has two outputs: the live widget (.reasoning-nb-live) and its static twin
-# (.reasoning-nb-static, hidden while the widget shows). In the widget: .reasoning-nb-header (model,
-# preset, Stop, .reasoning-nb-status), .reasoning-nb-runs (the run selector), then the shown run:
-# .reasoning-nb-pane (the reasoning, once it arrived) and .reasoning-nb-answer.
+# (.reasoning-nb-static, hidden while the widget shows a run's text). In the widget:
+# .reasoning-nb-header (model, preset, Stop, .reasoning-nb-status), .reasoning-nb-runs (the run
+# selector), then the shown run while it streams (or an earlier run picked): .reasoning-nb-pane
+# (the reasoning, once it arrived) and .reasoning-nb-answer. An ended run on screen is shown by
+# the twin: its details.reasoning-nb-reasoning and .reasoning-nb-answer (state() reads either).
 LIVE = ".reasoning-nb-live"
 HELPERS = r"""
 window.__rn = {
