@@ -922,6 +922,7 @@ def test_continue_after_stop_keeps_the_reasoning_and_the_hint(page, lab, wire):
     wait_cell_done(page, timeout=10_000)
 
     expect(steer).to_be_visible()
+    expect(steer.locator("button", has_text="Pin")).to_be_visible()  # (moved: a new view)
     steer.locator("input").fill("think about the ocean")
     shot(page, "07-stopped-with-hint", cell(page))
     steer.locator("input").press("Enter")  # as the Continue button does

@@ -173,6 +173,9 @@ def test_the_kit_is_sent_compact_and_only_its_loader_is_saved():
     sent = kit.kit()
     assert sent["js"] == kit.compact_js(source) and len(sent["js"]) < 0.75 * len(source)
     assert "export function pin(" in sent["js"]
+    from reasoning_nb.notebook.style import IDLE_CLASS
+
+    assert f'"{IDLE_CLASS}"' in sent["js"]  # (the script sets it: Pin not offered, hidden)
     button = pin.PinButton(lambda: None)
     state = button.get_state()
     assert state["part"] == "pin" and state["version"] == sent["version"]

@@ -85,8 +85,8 @@ class PinButton(Kit):
     cell_id = Unicode("", help="The notebook cell the widget was made in.").tag(sync=True)
     line = Unicode("", help="The cell line 'Use these flags' writes (none: hidden).").tag(sync=True)
     offered = Bool(False, help="Pin is offered (else idle: hidden, the kit only).").tag(sync=True)
-    # (a trait the script follows, not a CSS class: in Lab 4 an anywidget view did not follow
-    # a change of its ``_dom_classes``)
+    # (a trait the script follows, not a class in ``_dom_classes``: in Lab 4 an anywidget view
+    # did not follow a change of them, and a new view took them after its script had run)
 
     def __init__(
         self,

@@ -26,7 +26,8 @@ HEADER_CLASS, STATUS_CLASS, RUNS_CLASS, STEER_CLASS, KIT_CLASS, IDLE_CLASS = (
     "reasoning-nb-kit",
     "reasoning-nb-idle",
 )
-"""...; a widget that brings the kit (see ``kit``), and one not offered now (hidden)."""
+"""...; a widget that brings the kit (see ``kit``), and Pin not offered now (hidden; set by
+its script: ipywidgets applies ``_dom_classes`` to a new view after the script ran)."""
 _L = f".{LIVE_CLASS}"
 _BEFORE_CONT = (
     f".{TEXT_CLASS} :is(.widget-output:has(+.{CONT_CLASS}),"
@@ -65,7 +66,7 @@ STYLE = "".join(
         # steering, under a run that ended: Continue and its hint, Pin (an empty row is hidden)
         f".{STEER_CLASS}{{gap:.6em;margin:.3em 0;overflow:visible;align-items:center}}",
         f".{STEER_CLASS} .widget-text{{width:24em}}",
-        f".{STEER_CLASS}:not(:has(>:not(.{IDLE_CLASS}))){{display:none}}",
+        f".{STEER_CLASS}:not(:has(>:not(.{IDLE_CLASS},:empty))){{display:none}}",
         f".{STEER_CLASS} .jupyter-widgets{{margin:0}}",
         f".{STEER_CLASS} :is(input,.jupyter-button){{height:24px;font-size:.9em}}",
         f".{STEER_CLASS} .jupyter-button{{width:auto;padding:0 1em}}",

@@ -33,7 +33,6 @@ from .pin import PinButton
 from .run_view import RunView, close_tree
 from .style import (
     HEADER_CLASS,
-    IDLE_CLASS,
     KIT_CLASS,
     ROOT_CLASSES,
     RUNS_CLASS,
@@ -168,10 +167,10 @@ class ThinkWidget:
             self._pinnable,
             self._line_written,
             layout=self._layout,
-            _dom_classes=(KIT_CLASS, IDLE_CLASS),
+            _dom_classes=(KIT_CLASS,),
         )
-        """Pin, in the steer row from the start (idle, hidden, until offered): the page asks
-        it for the stylesheet and Pin's script once (see ``kit``)."""
+        """Pin, in the steer row from the start (idle, hidden, until offered: its script sets
+        ``IDLE_CLASS``): the page asks it for the stylesheet and Pin's script once (``kit``)."""
         self.steer = W.HBox(
             (self.pin,), layout=self._layout, _dom_classes=(STEER_CLASS,)
         )  # its parts join under a run that ended (see _update_steer); idle, it is not shown
