@@ -43,12 +43,18 @@ _DIFF = (
     "font-size:0.85em;background:var(--jp-layout-color2,#f6f8fa);"
     "color:var(--jp-content-font-color1,#24292f);padding:0.5em 0.8em;overflow-x:auto"
 )
-_LINE = "display:block;white-space:pre"
-_MARKS = {  # a diff line's first character -> (class, tint)
-    "+": ("add", "background:rgba(46,160,67,0.22)"),
-    "-": ("del", "background:rgba(248,81,73,0.22)"),
-    "@": ("hunk", "font-style:italic"),
-}
+_GRID = "display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,16em),1fr));gap:0 1.5em"
+# Added and removed lines are <ins> and <del>, each holding its line end: tinted blocks here,
+# and where a notebook drops the <style> (untrusted), still a line each, underlined or struck.
+STYLE = (
+    "<style>.reasoning-nb-compare-diff :is(ins,del){display:block;text-decoration:none}"
+    ".reasoning-nb-compare-diff ins{background:rgba(46,160,67,0.22)}"
+    ".reasoning-nb-compare-diff del{background:rgba(248,81,73,0.22)}"
+    f".reasoning-nb-compare .{render.CSS_CLASS}-export pre{{{render.CODE_BOX}}}</style>"
+)
+SHARED_FOR_DIFF = 0.5
+"""A line diff is shown when the answers share at least this part of their (non-blank) lines;
+below that it would only repeat both answers, which the output shows side by side."""
 
 
 def label(trace: Trace) -> str:
@@ -96,27 +102,42 @@ def table_plain(traces: list[Trace]) -> str:
 
 
 def answer_diff(traces: list[Trace]) -> str:
-    """Unified diffs of the answers: the first variant against each other one (plain text)."""
+    """The first variant's answer against each other one's (plain text): a unified diff, or one
+    line saying they are the same or share too little for a line diff to help."""
     if len(traces) < 2:
         return ""
     first, name = traces[0].answer.splitlines(), label(traces[0])
-    parts = []
-    for trace in traces[1:]:
-        other = label(trace)
-        lines = difflib.unified_diff(
-            first, trace.answer.splitlines(), name, other, lineterm="", n=2
+    return "\n\n".join(
+        _pair_diff(first, name, t.answer.splitlines(), label(t)) for t in traces[1:]
+    )
+
+
+def _pair_diff(first: list[str], name: str, other: list[str], other_name: str) -> str:
+    if first == other:
+        return f"(the answers of {name} and {other_name} are the same)"
+    matcher = difflib.SequenceMatcher(None, first, other, autojunk=False)
+    shared = sum(
+        1
+        for i, _, size in matcher.get_matching_blocks()
+        for line in first[i : i + size]
+        if line.strip()
+    )
+    longest = max(sum(1 for line in lines if line.strip()) for lines in (first, other))
+    if shared < SHARED_FOR_DIFF * longest:
+        return (
+            f"(the answers of {name} and {other_name} share {shared} of {longest} lines: "
+            "too few for a line diff, read them side by side)"
         )
-        parts.append("\n".join(lines) or f"(the answers of {name} and {other} are the same)")
-    return "\n\n".join(parts)
+    return "\n".join(difflib.unified_diff(first, other, name, other_name, lineterm="", n=2))
 
 
 def _diff_line(line: str) -> str:
-    """One line of the diff: a block (its tint spans the width), added or removed tinted."""
-    kind, tint = _MARKS.get(line[:1], ("", ""))
+    """One line of the diff, its line end included (see ``STYLE``)."""
+    text = html.escape(line) + "\n"
     if line.startswith(("+++ ", "--- ")):
-        kind, tint = "file", "font-weight:600"
-    cls = f' class="reasoning-nb-diff-{kind}"' if kind else ""
-    return f'<span{cls} style="{_LINE};{tint}">{html.escape(line) or " "}</span>'
+        return text
+    tag = {"+": "ins", "-": "del"}.get(line[:1])
+    return f"<{tag}>{text}</{tag}>" if tag else text
 
 
 def diff_html(traces: list[Trace]) -> str:
@@ -130,17 +151,30 @@ def diff_html(traces: list[Trace]) -> str:
     )
 
 
+def columns_html(traces: list[Trace], sections: list[str]) -> str:
+    """Each variant's section under its name, side by side where the output is wide enough,
+    else wrapped onto more rows."""
+    cells = "".join(
+        f'<div style="min-width:0"><h4>{html.escape(label(t))}</h4>{section}</div>'
+        for t, section in zip(traces, sections, strict=True)
+    )
+    return f'<div class="reasoning-nb-compare-columns" style="{_GRID}">{cells}</div>'
+
+
+def _page(parts: list[str]) -> str:
+    return f'<div class="reasoning-nb-compare {IGNORE}">{STYLE}{"".join(parts)}</div>'
+
+
 def bundle(traces: list[Trace], mode: str = "collapsible") -> dict[str, str]:
     """The static MIME bundle: summary table, each variant's section (``render.bundle`` in
     ``mode``), the answer diff."""
-    html_parts = [table_html(traces)]
+    ones = [render.bundle(trace, mode) for trace in traces]
     md_parts = [table_markdown(traces)]
     plain_parts = [table_plain(traces)]
-    for trace in traces:
-        name, one = label(trace), render.bundle(trace, mode)
-        html_parts.append(f"<h4>{html.escape(name)}</h4>{one['text/html']}")
-        md_parts.append(f"#### {md_escape(name)}\n\n{one['text/markdown']}")
-        plain_parts.append(f"== {name} ==\n{one['text/plain']}")
+    for trace, one in zip(traces, ones, strict=True):
+        md_parts.append(f"#### {md_escape(label(trace))}\n\n{one['text/markdown']}")
+        plain_parts.append(f"== {label(trace)} ==\n{one['text/plain']}")
+    html_parts = [table_html(traces), columns_html(traces, [one["text/html"] for one in ones])]
     diff = answer_diff(traces)
     if diff:
         html_parts.append(diff_html(traces))
@@ -148,28 +182,20 @@ def bundle(traces: list[Trace], mode: str = "collapsible") -> dict[str, str]:
         md_parts.append(f"**Answer diff**\n\n{fenced}")
         plain_parts.append(f"== answer diff ==\n{diff}")
     return {
-        "text/html": f'<div class="reasoning-nb-compare {IGNORE}">{"".join(html_parts)}</div>',
+        "text/html": _page(html_parts),
         "text/markdown": "\n\n".join(md_parts),
         "text/plain": "\n\n".join(plain_parts),
     }
 
 
 def cell_bundle(traces: list[Trace]) -> dict[str, str]:
-    """What a ``--compare`` cell saves beside its traces (see ``render.cell_bundle``): the table
-    and each variant's section once, as ``text/html``; ``text/markdown`` and ``text/plain``:
-    the table. The answer diff stays in the live view and the exports: for answers that
-    differ, it holds them both again."""
-    parts = [table_html(traces)]
-    for trace in traces:
-        parts.append(f"<h4>{html.escape(label(trace))}</h4>")
-        parts.append(render.to_html(trace, highlight=False))
-    parts.append(f'<p class="reasoning-nb-meta">{html.escape(DIFF_ELSEWHERE)}</p>')
-    html_view = f'<div class="reasoning-nb-compare {IGNORE}">{"".join(parts)}</div>'
+    """What a ``--compare`` cell saves beside its traces (see ``render.cell_bundle``): the
+    table, each variant's section and the answer diff once, as ``text/html``;
+    ``text/markdown`` and ``text/plain``: the table."""
+    columns = columns_html(traces, [render.to_html(t, highlight=False) for t in traces])
+    html_view = _page([table_html(traces), columns, diff_html(traces)])
     return {
         "text/html": render.flat(html_view),
         "text/markdown": f"{table_markdown(traces)}\n\n*{md_escape(render.FULL_TEXT)}*",
         "text/plain": f"{table_plain(traces)}\n\n{render.FULL_TEXT}",
     }
-
-
-DIFF_ELSEWHERE = "(the answer diff: in the live view, or jupyter nbconvert --to reasoning-html)"

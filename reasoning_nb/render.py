@@ -264,6 +264,11 @@ _INLINE_HEAD = f"font-weight:600;font-size:0.85em;{_MUTED};margin-bottom:0.3em"
 _SUMMARY = f"cursor:pointer;{_MUTED};font-size:0.95em"
 _FOLDED_BODY = "opacity:0.85;border-left:3px solid #ccc;padding-left:0.8em;margin:0.3em 0"
 _META = "font-size:0.85em;opacity:0.7"
+CODE_BOX = (
+    "background:var(--jp-layout-color2,#f6f8fa);color:var(--jp-content-font-color1,#24292f);"
+    "padding:.5em .8em;border-radius:4px;overflow-x:auto;margin:0 0 1em"
+)
+"""A code block's box in a saved output, where Lab's rule for a ``pre`` in HTML would win."""
 _EARLIER_BODY = "border-left:3px solid #ccc;padding-left:0.8em;margin:0.3em 0"
 
 

@@ -24,6 +24,7 @@ from reasoning_nb.errors import ConfigError
 from reasoning_nb.export.schema import METADATA_KEY, VARIANTS_KEY, saved_variants
 from reasoning_nb.notebook.compare import CompareWidget, parse_variants
 from reasoning_nb.notebook.live_markdown import live_markdown as inert_markdown
+from reasoning_nb.notebook.runners import WIDGET_VIEW
 
 CHAT = "/v1/chat/completions"
 
@@ -42,7 +43,8 @@ def by_effort(pause: float = 0.0):
 
     def hook(rec):
         effort = rec.json.get("reasoning_effort", "auto")
-        answer = f"Answer at {effort}.\nShared line.\n<script>alert({effort!r})</script>"
+        answer = f"Answer at {effort}.\nShared line.\nAnd another.\n"
+        answer += f"<script>alert({effort!r})</script>"
         frames = wf.chat_sse(f"thinking {effort} " * 3, answer)
         return Reply.sse(frames, pause=pause)
 
@@ -183,7 +185,6 @@ def test_columns_share_one_budget_finals_included(wire):
     while view.finals_pending:
         clock.t += 1 / rate
         view.tick()
-    view.end(traces)
 
     ups = wire.updates(start)
     assert max_per_window([t for t, _, _ in ups]) <= rate
@@ -211,7 +212,31 @@ def test_static_bundle_escapes_labels_and_diff():
         assert "<img" not in data["text/html"] and live_html(data["text/html"]) == []
         assert "#### &lt;i&gt;low" in data["text/markdown"]
         assert live_markdown(data["text/markdown"]) == []
-    assert "+x <img src=x onerror=y>" in answer_diff([a, b])
+    a.answer, b.answer = "x\ny\nz <b>1</b>", "x\ny\nz <img src=x onerror=y>"
+    assert "+z <img src=x onerror=y>" in answer_diff([a, b])
+    page = bundle([a, b])["text/html"]
+    assert "<ins>+z &lt;img src=x onerror=y&gt;\n</ins>" in page and live_html(page) == []
+
+
+def test_the_diff_is_a_line_diff_only_where_the_answers_share_half_their_lines():
+    """Answers that share fewer than half their (non-blank) lines get one line instead of a
+    diff that would hold both again (they are side by side above it); identical ones, too."""
+    base = [f"line {k}" for k in range(10)]
+    traces = []
+    for preset, lines in (("low", base), ("medium", base[:5] + ["changed"] * 5),
+                          ("high", base[:4] + ["changed"] * 6), ("max", base)):  # fmt: skip
+        trace = Trace(model="m", preset=preset, prompt="Q")
+        trace.answer = "\n\n".join(lines)  # (blank lines do not count as shared)
+        traces.append(trace.finish())
+    low_medium, low_high, low_max = answer_diff(traces).split("\n\n")
+    assert low_medium.startswith("--- low · m\n+++ medium · m") and "+changed" in low_medium
+    assert low_high == (
+        "(the answers of low · m and high · m share 4 of 10 lines: "
+        "too few for a line diff, read them side by side)"
+    )
+    assert low_max == "(the answers of low · m and max · m are the same)"
+    page = bundle(traces)["text/html"]
+    assert page.count("<ins>+changed\n</ins>") == 5 and "share 4 of 10 lines" in page
 
 
 def test_labels_come_from_the_traces():
@@ -245,21 +270,17 @@ def test_widget_path_in_a_real_kernel_saves_every_trace(wire_server):
     )
     nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
     NotebookClient(nb, timeout=60, kernel_name="python3", record_timing=False).execute()
-    outputs = nb.cells[1].outputs
-    traced = [o for o in outputs if METADATA_KEY in o.get("metadata", {})]
-    [output] = traced  # exactly one output carries the trace
-    live = outputs[0]
-    assert "application/vnd.jupyter.widget-view+json" in live.data
+    [output] = nb.cells[1].outputs  # the static output, in the live view's place
+    assert METADATA_KEY in output.metadata and WIDGET_VIEW not in output.data
     saved = saved_variants(output.metadata)
     assert [t["preset"] for t in saved] == ["low", "high"]
     assert all(t["status"] == "complete" for t in saved)
     assert saved[0]["answer"].startswith("Answer at low.")
-    assert "reasoning-nb-static" in output.data["text/html"]
-    assert "&lt;script&gt;" in output.data["text/html"]
+    page = output.data["text/html"]
+    assert "&lt;script&gt;" in page and "<ins>+&lt;script&gt;alert(&#x27;high&#x27;)" in page
+    assert page.count("Answer at high.") == 2  # its column, and the diff
+    assert "reasoning-nb-compare-columns" in page and "reasoning-nb-compare-table" in page
     assert nb.cells[2].outputs[0]["text"].strip() == "2 True ['complete', 'complete']"
-    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    dumped = str(state)
-    assert "Answer at high." in dumped and "reasoning-nb-compare-table" in dumped
 
 
 @pytest.mark.kernel
@@ -287,16 +308,17 @@ def test_widget_traffic_is_bounded_across_four_columns_finals_included(wire_serv
     finally:
         kernel.close()
     ups = updates(msgs)
-    summary = next(
-        i for i, m in enumerate(ups) if "reasoning-nb-compare-table" in str(m["content"]["data"])
-    )
-    live = [m for m in ups[:summary] if m["content"]["data"]["state"].get("outputs")]
+    [end] = [i for i, m in enumerate(msgs) if m["msg_type"] == "update_display_data"]
+    assert all(m["msg_type"] != "comm_msg" or m["content"]["data"].get("method") != "update"
+               for m in msgs[end:])  # fmt: skip  (the static output took the widget's place)
+    live = [m for m in ups if m["content"]["data"]["state"].get("outputs")]
     sent = sorted(m["header"]["date"].timestamp() for m in ups)
-    print(f"4 columns: {len(ups)} updates, {len(live)} of text before the summary, "
+    print(f"4 columns: {len(ups)} updates, {len(live)} of text, "
           f"peak {max_per_window(sent)}/s by the kernel's clock (rate {rate:g}/s)")  # fmt: skip
-    # The columns were live: text went out in many updates before the summary. The rate, and
-    # that every column moves, are asserted on a fake clock (test_columns_share_one_budget...):
-    # timestamps taken by a kernel on a loaded machine bunch up.
+    # The columns were live: text went out in many updates before the static output took
+    # their place. The rate, and that every column moves, are asserted on a fake clock
+    # (test_columns_share_one_budget...): timestamps taken by a kernel on a loaded machine
+    # bunch up.
     assert len(live) >= 20
 
 
@@ -324,28 +346,27 @@ def test_stop_button_stops_every_variant(wire_server):
         kernel.run("%load_ext reasoning_nb")
         line = f"--model llamacpp:m --base-url {wire_server.url} --compare low,high"
         msg_id = kernel.kc.execute(f"%%think {line}\nQ")
-        kernel.collect(msg_id, 30, until=both_thinking)
+        msgs = kernel.collect(msg_id, 30, until=both_thinking)
         button = kernel.find("ButtonModel", description="Stop")
         kernel.click(button)
-        msgs = kernel.collect(msg_id, 60)  # each stream stalls for 10 min: only Stop ends them
+        msgs += kernel.collect(msg_id, 60)  # each stream stalls for 10 min: only Stop ends them
         statuses = kernel.value("[t.status for t in _compare]")
         reasoning = kernel.value("[t.reasoning[:15] for t in _compare]")
     finally:
         kernel.close()
     assert not [m for m in msgs if m["msg_type"] == "error"]
-    [saved] = [
-        saved_variants(m["content"]["metadata"])
-        for m in msgs
-        if m["msg_type"] == "display_data" and VARIANTS_KEY in m["content"]["metadata"]
-    ]
-    assert [t["status"] for t in saved] == ["cancelled", "cancelled"]
-    assert all(t["reasoning"].startswith("thinking slowly") for t in saved)  # partial, kept
+    [live] = [m for m in msgs if m["msg_type"] == "display_data"]
+    [saved] = [m for m in msgs if m["msg_type"] == "update_display_data"]  # in the live's place
+    assert saved["content"]["transient"] == live["content"]["transient"]
+    variants = saved_variants(saved["content"]["metadata"])
+    assert [t["status"] for t in variants] == ["cancelled", "cancelled"]
+    assert all(t["reasoning"].startswith("thinking slowly") for t in variants)  # partial, kept
     assert statuses == str(["cancelled"] * 2)
     assert reasoning == str(["thinking slowly"] * 2)
-    state = kernel.comms[button]
-    assert state["disabled"] is True  # clicked: "Stopping…"
-    layout = state["layout"].removeprefix("IPY_MODEL_")
-    assert kernel.comms[layout]["display"] == "none"  # and gone once all ended
+    assert kernel.comms[button]["disabled"] is True  # clicked: "Stopping…"
+    closed = {m["content"]["comm_id"] for m in msgs if m["msg_type"] == "comm_close"}
+    left = {c: kernel.comms[c].get("_model_name") for c in kernel.comms.keys() - closed}
+    assert kernel.comms.keys() <= closed, left  # every widget of the live view, once ended
 
 
 def test_a_failed_variant_fails_the_cell_and_every_trace_is_kept(ip, wire_server):

@@ -61,7 +61,8 @@ def compare_reply(recorded) -> Reply:
     """Each variant thinks and answers its own words; every answer holds a script tag."""
     effort = recorded.json.get("reasoning_effort", "auto")
     reasoning = f"COMPARE-{effort.upper()}-REASONING: weighing the {effort} effort options."
-    answer = f"Answer at {effort}.\n\n<script>alert('{effort}')</script>"
+    answer = f"Answer at {effort}.\n\nBoth agree here.\n\nAnd here.\n\n"
+    answer += f"<script>alert('{effort}')</script>"
     return Reply.sse(wf.chat_sse(reasoning, answer, usage=True))
 
 

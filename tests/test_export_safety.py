@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from reasoning_nb import render
+from reasoning_nb import compare_view, render
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.export import exporters
 from reasoning_nb.export.schema import KNOWN_FIELDS, read_trace
@@ -71,9 +71,9 @@ class _LiveFinder(HTMLParser):
 def live_html(text: str) -> list[object]:
     """Active content an attacker put there: scripts with the payload, event handlers,
     script URLs, embedding tags. nbconvert's own template scripts do not match, nor does the
-    package's own stylesheet for highlighted code (a constant)."""
+    package's own stylesheets for highlighted code and for a comparison (constants)."""
     finder = _LiveFinder()
-    finder.feed(text.replace(render.CODE_STYLE, ""))
+    finder.feed(text.replace(render.CODE_STYLE, "").replace(compare_view.STYLE, ""))
     return finder.found
 
 

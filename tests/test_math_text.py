@@ -339,8 +339,9 @@ def test_static_backgrounds_come_with_their_text_colour():
 def test_the_diff_colours_its_lines():
     a, b = finished("r", "same\nold line"), finished("r", "same\nnew <line>")
     page = compare_view.diff_html([a, b])
-    assert '<span class="reasoning-nb-diff-del"' in page and "-old line</span>" in page
-    assert '<span class="reasoning-nb-diff-add"' in page and "+new &lt;line&gt;</span>" in page
+    assert "<del>-old line\n</del>" in page and "<ins>+new &lt;line&gt;\n</ins>" in page
+    for tag, tint in (("ins", "46,160,67"), ("del", "248,81,73")):
+        assert f".reasoning-nb-compare-diff {tag}{{background:rgba({tint}," in compare_view.STYLE
     text = html.unescape(re.sub(r"<[^>]+>", "\n", page.split("<pre")[1].split(">", 1)[1]))
     assert [line for line in text.split("\n") if line] == compare_view.answer_diff([a, b]).split(
         "\n"

@@ -3,10 +3,13 @@
 Each item of ``--compare`` is a preset name (same model, that preset) or a model id (that model,
 the cell's preset). The variants run at once (at most ``MAX_CONCURRENT``), each folding its own
 Trace. The widget shows one column per variant (a :class:`~.run_view.RunView` each, flushed by a
-single ticker under one message budget, final renders included) and one Stop for all, then a
-summary table and a diff of the answers. The static output (``compare_view``, which the exporters
-share) carries the first trace under ``reasoning_nb`` (exactly one output carries it) and the
-others under ``reasoning_nb_variants``.
+single ticker under one message budget, final renders included) and one Stop for all.
+
+Once every variant has ended, the static output takes the widget's place (``update_display``)
+and the widgets close. That output (``compare_view``, which the exporters share) shows the
+summary table, the variants side by side and the answers' diff, saved once as HTML and never
+again as widget state. It carries the first trace under ``reasoning_nb`` (exactly one output
+carries it) and the others under ``reasoning_nb_variants``.
 
 Model text reaches the front end only escaped, as inert markdown (``live_markdown``, in the
 columns' ``Output`` widgets) or through ``render.markdown_html`` (raw HTML off).
@@ -21,10 +24,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from IPython.display import display
+from IPython.display import display, update_display
 
 from .. import render
-from ..compare_view import bundle, cell_bundle, diff_html, label, table_html
+from ..compare_view import bundle, cell_bundle, label
 from ..core.events import Done, Event
 from ..core.history import Conversation
 from ..core.presets import PRESETS
@@ -33,7 +36,7 @@ from ..errors import ConfigError, ReasoningNBError
 from ..export.schema import VARIANTS_KEY
 from ..providers import catalog
 from ..run import Run
-from .runners import LIVE_CLASS, METADATA_KEY, PAIRING_STYLE, STATIC_CLASS, WIDGET_VIEW, error_line
+from .runners import LIVE_CLASS, METADATA_KEY, WIDGET_VIEW, error_line
 
 if TYPE_CHECKING:
     from .magic import ThinkMagics
@@ -135,16 +138,14 @@ async def run_variants(
 # -- the static output -----------------------------------------------------------------------
 
 
-def save(traces: list[Trace], *, static_class: bool) -> dict[str, Any]:
-    """The static output; ``static_class``: the twin of the live view (see ``PAIRING_STYLE``),
-    which saves the text once (``cell_bundle``), else the text view's whole bundle."""
-    if static_class:
-        data = cell_bundle(traces)
-        data["text/html"] = f'<div class="{STATIC_CLASS}">{PAIRING_STYLE}{data["text/html"]}</div>'
-    else:
-        data = bundle(traces)
+def save(traces: list[Trace], *, replace: str | None = None) -> dict[str, Any]:
+    """The static output: in place of the live view shown under display id ``replace``, which
+    saves the text once (``cell_bundle``), else a new output with the text view's bundle."""
     metadata = {METADATA_KEY: traces[0].to_dict(), VARIANTS_KEY: [t.to_dict() for t in traces[1:]]}
-    display(data, raw=True, metadata=metadata)
+    if replace:
+        update_display(cell_bundle(traces), raw=True, metadata=metadata, display_id=replace)
+    else:
+        display(bundle(traces), raw=True, metadata=metadata)
     return metadata
 
 
@@ -192,7 +193,7 @@ class CompareTextRunner:
         finally:
             traces = [_ended(r.trace) for r in runs]
             _remember(self.magics, traces, chat)
-            save(traces, static_class=False)
+            save(traces)
         return traces
 
     def close(self) -> None:
@@ -200,8 +201,7 @@ class CompareTextRunner:
 
 
 class CompareWidget:
-    """Columns side by side (one RunView each), one Stop for all, then the summary table and the
-    answers' diff."""
+    """Columns side by side (one RunView each) and one Stop for all, while the variants run."""
 
     def __init__(
         self,
@@ -214,6 +214,7 @@ class CompareWidget:
         clock: Callable[[], float] = time.monotonic,
     ):
         import ipywidgets as W
+        from ipywidgets.widgets.widget_string import HTMLStyle
 
         from .kit import Kit
         from .style import KIT_CLASS
@@ -224,8 +225,7 @@ class CompareWidget:
         self.meter = Meter()
         self._layout = layout = W.Layout()  # every part's with no layout of its own
         self.views: list[Any] = [None] * len(labels)
-        self.summary = W.HTML(layout=layout)
-        style = self.summary.style  # (the HTML parts share it)
+        style = HTMLStyle()  # (the HTML parts share it)
         self.statuses = [W.HTML(value="waiting…", layout=layout, style=style) for _ in labels]
         self.slots = [W.VBox(layout=layout) for _ in labels]
         heads = [f"<b>{html.escape(name)}</b>" for name in labels]
@@ -242,17 +242,12 @@ class CompareWidget:
         )  # fmt: skip
         self.stop_button.on_click(self._on_stop)
         self.root = W.VBox(
-            [
-                self.kit,
-                self.stop_button,
-                W.HBox(self.columns, layout=W.Layout(width="100%")),
-                self.summary,
-            ],
+            [self.kit, self.stop_button, W.HBox(self.columns, layout=W.Layout(width="100%"))],
             layout=layout,
             _dom_classes=("reasoning-nb-compare-live", LIVE_CLASS),
         )
         # 80% of the rate, a fifth of it as burst: a window of one second stays within the rate,
-        # with room for the unpaced messages (a column's start, a click, the summary).
+        # with room for the unpaced messages (a column's start, a click).
         self._refill_rate, self._burst = 0.8 * self.max_rate, max(3.0, self.max_rate / 5)
         self._budget = self._burst  # messages we may send now (a token bucket; below zero
         # after unpaced messages, or a final render dearer than the bucket, which it repays)
@@ -356,17 +351,6 @@ class CompareWidget:
         self.meter.set(self.statuses[i], value=view.status_html(now))
         return self.meter.msgs - mark
 
-    def end(self, traces: list[Trace]) -> None:
-        """The run is over: final renders still waiting (after an interrupt) go out now, Stop
-        goes away, the summary shows."""
-        mark = self.meter.msgs
-        while self._finals:
-            i = next(iter(self._finals))
-            self._final(i, self._finals.pop(i))
-        self.meter.set(self.stop_button.layout, display="none")
-        self.meter.set(self.summary, value=table_html(traces) + diff_html(traces))
-        self._charge(mark)
-
     def _on_stop(self, _button) -> None:
         mark = self.meter.msgs
         self.meter.set(self.stop_button, disabled=True, description="Stopping…")
@@ -376,7 +360,7 @@ class CompareWidget:
 
 
 class CompareWidgetRunner:
-    """The live columns; then the static output with every trace."""
+    """The live columns; then, in their place, the static output with every trace."""
 
     def __init__(self, magics: ThinkMagics, *, hide: bool, debug: bool):
         self.magics, self.hide, self.debug = magics, hide, debug
@@ -388,7 +372,8 @@ class CompareWidgetRunner:
             self.scope.cancel()
 
     def close(self) -> None:
-        """The cell runs again: stop, and close every widget of this output."""
+        """The cell runs again, or the variants ended: stop, and close every widget of the live
+        view."""
         self.stop()
         view = getattr(self, "view", None)
         if view is not None:
@@ -407,7 +392,7 @@ class CompareWidgetRunner:
         )
         self.view = view
         live = {WIDGET_VIEW: view.root._repr_mimebundle_()[WIDGET_VIEW], "text/plain": ""}
-        display(live, raw=True)
+        display_id = display(live, raw=True, display_id=True).display_id
         interval = 1.0 / view.max_rate
         runs = make_runs(variants, prompt, lambda model: self.magics.history_for(chat, model))
         try:
@@ -429,15 +414,12 @@ class CompareWidgetRunner:
                             on_done=view.finish,
                             debug=self.debug,
                         )
-                    self.scope = None
-                    while view.finals_pending:  # paced like every other update
-                        await anyio.sleep(interval)
                 finally:
                     tg.cancel_scope.cancel()
         finally:
             self.scope = None
             traces = [_ended(r.trace) for r in runs]
-            view.end(traces)
             _remember(self.magics, traces, chat)
-            save(traces, static_class=True)
+            save(traces, replace=display_id)
+            self.close()
         return traces

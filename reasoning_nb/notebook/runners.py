@@ -56,8 +56,7 @@ PAIRING_STYLE = (
     f".{STATIC_CLASS}.{ERROR_IN_CELL_CLASS} .{render.ERROR_CLASS}{{display:none}}"
     # Code blocks in the static twin, where Lab shows it: the same calm box as the widget's
     # (two classes: as specific as Lab's rule for a pre in an HTML output, and later).
-    f".{STATIC_CLASS} .{render.CSS_CLASS}-export pre{{background:var(--jp-layout-color2,#f6f8fa);"
-    "padding:.5em .8em;border-radius:4px;overflow-x:auto;margin:0 0 1em}"
+    f".{STATIC_CLASS} .{render.CSS_CLASS}-export pre{{{render.CODE_BOX}}}"
     "</style>"
 )
 
