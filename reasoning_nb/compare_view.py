@@ -50,7 +50,8 @@ STYLE = (
     "<style>.reasoning-nb-compare-diff :is(ins,del){display:block;text-decoration:none}"
     ".reasoning-nb-compare-diff ins{background:rgba(46,160,67,0.22)}"
     ".reasoning-nb-compare-diff del{background:rgba(248,81,73,0.22)}"
-    f".reasoning-nb-compare .{render.CSS_CLASS}-export pre{{{render.CODE_BOX}}}</style>"
+    + render.code_box_css(f".reasoning-nb-compare .{render.CSS_CLASS}-export")
+    + "</style>"
 )
 SHARED_FOR_DIFF = 0.5
 """A line diff is shown when the answers share at least this part of their (non-blank) lines;
@@ -190,12 +191,27 @@ def bundle(traces: list[Trace], mode: str = "collapsible") -> dict[str, str]:
 
 def cell_bundle(traces: list[Trace]) -> dict[str, str]:
     """What a ``--compare`` cell saves beside its traces (see ``render.cell_bundle``): the
-    table, each variant's section and the answer diff once, as ``text/html``;
-    ``text/markdown`` and ``text/plain``: the table."""
+    table, each variant's section and the answer diff (where it is short enough) once, as
+    ``text/html``; ``text/markdown`` and ``text/plain``: the table."""
     columns = columns_html(traces, [render.to_html(t, highlight=False) for t in traces])
-    html_view = _page([table_html(traces), columns, diff_html(traces)])
+    diff = diff_html(traces)
+    text = sum(len((t.reasoning + t.answer).encode()) for t in traces)
+    if len(diff.encode()) > max(DIFF_SAVED * text, DIFF_SAVED_ALWAYS):
+        diff = f'<p class="reasoning-nb-meta">{html.escape(DIFF_ELSEWHERE)}</p>'
+    html_view = _page([table_html(traces), columns, diff])
     return {
         "text/html": render.flat(html_view),
         "text/markdown": f"{table_markdown(traces)}\n\n*{md_escape(render.FULL_TEXT)}*",
         "text/plain": f"{table_plain(traces)}\n\n{render.FULL_TEXT}",
     }
+
+
+DIFF_SAVED, DIFF_SAVED_ALWAYS = 0.05, 1_500
+"""A cell saves the answer diff where it is at most this part of the variants' text (reasoning
+and answers), or this many bytes: so a ``--compare`` cell keeps the notebook's size budget (at
+most 2.5x its text, past a few KB), as the answers side by side and the traces hold the text
+already. The exports always show it."""
+DIFF_ELSEWHERE = (
+    "(the answer diff is too long to save in the notebook: jupyter nbconvert --to reasoning-html "
+    "shows it)"
+)

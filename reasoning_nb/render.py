@@ -70,7 +70,9 @@ def _image_as_link(renderer, tokens, idx, options, env) -> str:
 @lru_cache(maxsize=8)
 def _md(breaks: bool, highlight: bool, code_classes: bool = False) -> MarkdownIt:
     rule = partial(_highlight, code_classes) if highlight else None
-    md = MarkdownIt("commonmark", {"html": False, "breaks": breaks, "highlight": rule})
+    md = MarkdownIt(
+        "commonmark", {"html": False, "xhtmlOut": False, "breaks": breaks, "highlight": rule}
+    )  # (<br>, not <br />: reasoning has one a line, and a notebook saves each byte)
     md.enable(["table", "strikethrough"])
     md.validateLink = _safe_link
     md.add_render_rule("image", _image_as_link)
@@ -264,11 +266,17 @@ _INLINE_HEAD = f"font-weight:600;font-size:0.85em;{_MUTED};margin-bottom:0.3em"
 _SUMMARY = f"cursor:pointer;{_MUTED};font-size:0.95em"
 _FOLDED_BODY = "opacity:0.85;border-left:3px solid #ccc;padding-left:0.8em;margin:0.3em 0"
 _META = "font-size:0.85em;opacity:0.7"
-CODE_BOX = (
+_CODE_BOX = (
     "background:var(--jp-layout-color2,#f6f8fa);color:var(--jp-content-font-color1,#24292f);"
     "padding:.5em .8em;border-radius:4px;overflow-x:auto;margin:0 0 1em"
 )
-"""A code block's box in a saved output, where Lab's rule for a ``pre`` in HTML would win."""
+
+
+def code_box_css(scope: str) -> str:
+    """CSS for code blocks inside ``scope`` (two classes: as specific as Lab's rules for a
+    ``pre`` and its ``code`` in HTML output, and later): a calm box, and no box of the
+    ``code`` inside it (Lab's gives every line the page's own background)."""
+    return f"{scope} pre{{{_CODE_BOX}}}{scope} pre code{{background:none}}"
 _EARLIER_BODY = "border-left:3px solid #ccc;padding-left:0.8em;margin:0.3em 0"
 
 

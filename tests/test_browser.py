@@ -1168,7 +1168,30 @@ def by_effort(rec) -> Reply:
     return stream(f"Step at {effort}. " * steps * 10, answer, pause=0.01)
 
 
+def no_spill(column) -> list[str]:
+    """The paragraphs and code blocks of ``column`` that run past its right edge (or, for a
+    paragraph, are cut inside it): a column wraps its text, a long link too, and its code
+    wraps or scrolls."""
+    return column.evaluate(
+        """(col) => { const edge = col.getBoundingClientRect().right + 1;
+          return [...col.querySelectorAll('p, pre')]
+            .filter((e) => e.getBoundingClientRect().right > edge
+                           || (e.tagName === 'P' && e.scrollWidth > e.clientWidth + 1)
+                           || (e.tagName === 'PRE' && e.scrollWidth > e.clientWidth + 1
+                               && getComputedStyle(e).overflowX !== 'auto'))
+            .map((e) => e.tagName + ': ' + e.textContent.slice(0, 40)); }"""
+    )
+
+
+def side_by_side(columns) -> bool:
+    left, right = (columns.nth(i).bounding_box() for i in (0, 1))
+    return right["x"] > left["x"] + left["width"] * 0.5 and abs(right["y"] - left["y"]) < 40
+
+
 def test_compare_side_by_side_then_stats(page, lab, wire):
+    """Once both variants have ended, the static output stands in the live view's place: the
+    table, the two variants side by side, each wrapping its text, and the answers' diff with
+    its lines tinted; in Light and Dark."""
     wire.route("POST", CHAT, by_effort)
     write_notebook(
         lab,
@@ -1181,38 +1204,29 @@ def test_compare_side_by_side_then_stats(page, lab, wire):
     run_all(page)
     wait_cell_done(page, index=2)
 
-    widget = cell(page, 1).locator(".reasoning-nb-compare-live")
-    expect(widget).to_be_visible()
-    columns = widget.locator(".reasoning-nb-answer")
+    expect(cell(page, 1).locator(".reasoning-nb-compare-live")).to_have_count(0)  # replaced
+    out = cell(page, 1).locator(".reasoning-nb-compare")
+    expect(out).to_be_visible()
+    columns = out.locator(".reasoning-nb-compare-columns > div")
     expect(columns).to_have_count(2)
-    expect(columns.nth(0)).to_contain_text(
-        "Blue, at low. <img src=x onerror=\"document.title='pwned'\">"
-    )
+    expect(columns.nth(0)).to_contain_text("Blue, at low.")
+    expect(columns.nth(0)).to_contain_text("<img src=x onerror=\"document.title='pwned'\">")
     expect(columns.nth(1)).to_contain_text("Blue, at high.")
-    # The two columns sit side by side, not one under the other.
-    left, right = (columns.nth(i).bounding_box() for i in (0, 1))
-    # Each column wraps its text (a long link too) inside itself, and its code: nothing runs
-    # under the next column or is cut off.
-    spill = columns.nth(0).evaluate(
-        """(col) => { const edge = col.getBoundingClientRect().right + 1;
-          return [...col.querySelectorAll('p, pre')]
-            .filter((e) => e.getBoundingClientRect().right > edge
-                           || (e.tagName === 'P' && e.scrollWidth > e.clientWidth + 1))
-            .map((e) => e.tagName + ': ' + e.textContent.slice(0, 40)); }"""
-    )
-    assert spill == [], spill
-    wide = columns.nth(0).locator("pre")  # wraps, as in a markdown cell, or else scrolls
-    assert wide.evaluate(
-        "(e) => e.scrollWidth <= e.clientWidth + 1 || getComputedStyle(e).overflowX === 'auto'"
-    )
-    shot(page, "10-compare-columns", widget)
-    assert right["x"] > left["x"] + left["width"] * 0.5 and abs(right["y"] - left["y"]) < 40
-    rows = widget.locator(".reasoning-nb-compare-table tbody tr")
+    assert side_by_side(columns)
+    assert no_spill(columns.nth(0)) == []
+    rows = out.locator(".reasoning-nb-compare-table tbody tr")
     expect(rows).to_have_count(2)
     expect(rows.nth(0)).to_contain_text("low · llamacpp:m")
     expect(rows.nth(1)).to_contain_text("high · llamacpp:m")
-    expect(widget.locator(".reasoning-nb-compare-diff")).to_contain_text("+Blue, at high.")
-    expect(static(page, 1)).to_be_hidden()  # the widget renders: its static twin stays hidden
+    diff = out.locator(".reasoning-nb-compare-diff")
+    expect(diff.locator("del")).to_have_text("-Blue, at low.")
+    expect(diff.locator("ins")).to_have_text("+Blue, at high.")
+    tints = [looks(diff.locator(tag))["background"] for tag in ("ins", "del")]
+    assert all(t.startswith("rgba(") and not t.endswith(", 0)") for t in tints), tints
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        set_theme(page, theme)
+        shot(page, f"10-compare-{theme.split()[-1].lower()}", out)
+    set_theme(page, "JupyterLab Light")
 
     stats = cell(page, 2).locator(".reasoning-nb-stats")
     expect(stats.locator("tbody tr")).to_have_count(2)
@@ -1229,6 +1243,8 @@ def test_compare_side_by_side_then_stats(page, lab, wire):
 
 
 def test_compare_stop_stops_every_variant(page, lab, wire):
+    """The live columns sit side by side and wrap; Stop ends both variants at once, and the
+    static output takes the live view's place with both partial traces, cancelled."""
     frames = wf.chat_sse("Thinking slowly about the sky " * 6, "never reached", done=False)
     wire.route("POST", CHAT, Reply.sse(frames, pause=0.02, stall_after=20, stall=60))
     write_notebook(
@@ -1240,16 +1256,22 @@ def test_compare_stop_stops_every_variant(page, lab, wire):
     open_notebook(page, "compare-stop.ipynb")
     run_all(page)
     widget = cell(page, 1).locator(".reasoning-nb-compare-live")
-    expect(widget.locator(".reasoning-nb-thoughts")).to_have_count(2)
-    expect(widget.locator(".reasoning-nb-thoughts").nth(1)).to_contain_text("Thinking slowly")
+    thoughts = widget.locator(".reasoning-nb-thoughts")
+    expect(thoughts).to_have_count(2)
+    expect(thoughts.nth(1)).to_contain_text("Thinking slowly")
+    assert side_by_side(thoughts) and no_spill(thoughts.nth(0)) == []
+    shot(page, "10-compare-live", widget)
     t0 = time.monotonic()
     widget.locator("button", has_text="Stop").click()
     wait_cell_done(page, timeout=10_000)
     assert time.monotonic() - t0 < 8, "Stop took too long (the stall lasts 60 s)"
-    expect(widget.get_by_text(re.compile(r"^stopped"))).to_have_count(2)
-    expect(widget.locator("button", has_text="Stop")).to_be_hidden()
-    statuses = widget.locator(".reasoning-nb-compare-table tbody tr td:last-child")
+    expect(widget).to_have_count(0)
+    out = cell(page, 1).locator(".reasoning-nb-compare")
+    statuses = out.locator(".reasoning-nb-compare-table tbody tr td:last-child")
     expect(statuses).to_have_text(["cancelled", "cancelled"])
+    expect(out.locator(".reasoning-nb-compare-columns > div")).to_contain_text(
+        ["Thinking slowly", "Thinking slowly"]
+    )
     assert len(wire.requests_to(CHAT)) == 2
     assert not page.errors, page.errors
 
@@ -1680,9 +1702,6 @@ SIZE_BUDGET_WITH_STATE = 3.0
 """...and with Lab's widget state saved: the run on screen ended, its static twin shows it and
 the widget holds no text, only its header, run selector and steering (~17 small models; the
 stylesheet and Pin's script are sent by message, never saved: see ``notebook.kit``)."""
-COMPARE_STATE_FIXED = 12_000
-"""``--compare`` still shows its ended columns in the widget (one Output a text, the answer
-diff): what its widget state adds besides them."""
 
 
 @pytest.mark.parametrize("case", ["single", "rerun", "compare"])
@@ -1690,9 +1709,8 @@ def test_saved_notebook_size(page, lab, wire, case):
     """What Lab saves for a %%think cell (saveState on), after one run, after a dropdown
     re-run, and for --compare: without widget state at most SIZE_BUDGET x the text of every
     run (each trace once, the static twin's HTML once); with it, at most
-    SIZE_BUDGET_WITH_STATE x, the widget keeping no text of a run its twin shows. --compare's
-    widget still holds its columns' text once (one Output a text, no joined piece left) and
-    the answer diff."""
+    SIZE_BUDGET_WITH_STATE x, the widget keeping no text of a run its twin shows (--compare:
+    no widget left at all)."""
     import random
 
     from test_widget import paragraphs
@@ -1702,6 +1720,11 @@ def test_saved_notebook_size(page, lab, wire, case):
             random.Random(s + 1), 4_000, code=True))
         for s in ((3, 5) if case != "single" else (3,))
     ]  # fmt: skip
+    if case == "compare":  # the second answer edits four lines of the first: a diff to save
+        lines = texts[0][1].split("\n")
+        for k in [k for k, line in enumerate(lines) if line.strip()][2::20][:4]:
+            lines[k] += " (and so on)"
+        texts[1] = (texts[1][0], "\n".join(lines))
     wire.route("POST", CHAT, *(stream(r, a, pause=0.001) for r, a in texts))
     name = f"size-{case}.ipynb"
     if case == "compare":
@@ -1725,7 +1748,6 @@ def test_saved_notebook_size(page, lab, wire, case):
     full = len(path.read_bytes())
     state = saved.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     outputs = [m for m in state.values() if m["model_name"] == "OutputModel"]
-    layouts = {m["state"]["layout"] for m in outputs}
     saved.metadata.pop("widgets")
     bare = len(nbformat.writes(saved).encode())
     widget_bytes = full - bare
@@ -1735,16 +1757,10 @@ def test_saved_notebook_size(page, lab, wire, case):
         f"{widget_bytes:,} B), {bare:,} B without ({bare / text:.2f}x)"
     )
     assert bare <= SIZE_BUDGET * text
-    if case != "compare":  # the twin shows the run on screen: no text in the widget state
-        assert not outputs and "Result" not in json.dumps(state)
-        assert full <= SIZE_BUDGET_WITH_STATE * text
-        return
-    assert len(layouts) == 1
-    screen = text
-    assert len(outputs) == 2 * len(texts)  # each text one Output
-    shown = "".join(
-        o["data"]["text/markdown"] for m in outputs for o in m["state"]["outputs"]
-    )  # every Output saved holds text that is shown: none of a piece joined and closed
-    assert len(shown) <= 1.1 * screen
-    diff = 0.8 * text  # (the live view's answer diff)
-    assert widget_bytes <= 1.15 * screen + diff + COMPARE_STATE_FIXED
+    # The twin shows the run on screen (--compare: the static output replaced the widget):
+    # no text in the widget state.
+    assert not outputs and "Result" not in json.dumps(state)
+    assert full <= SIZE_BUDGET_WITH_STATE * text
+    if case == "compare":
+        page = "".join(o["data"]["text/html"] for o in saved.cells[1].outputs)
+        assert page.count("<ins>") == 4 and page.count("<del>") == 4  # the diff, saved

@@ -116,7 +116,7 @@ MEASURE = r"""
 """
 GROUPS = {  # name -> (cell, selector)
     "code tokens": (1, "pre code span[class^='rnb-hl-']"),
-    "diff lines": (2, ".reasoning-nb-compare-diff pre > span"),
+    "diff lines": (2, ".reasoning-nb-compare-diff pre > :is(ins, del)"),
     "chart labels": (3, "svg text"),
 }
 

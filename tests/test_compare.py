@@ -17,7 +17,7 @@ from test_export_safety import live_html, live_markdown
 from test_widget import FakeClock, Wire, markdown_of, max_per_window
 from wire_server import Reply
 
-from reasoning_nb import Trace
+from reasoning_nb import Trace, compare_view
 from reasoning_nb.compare_view import answer_diff, bundle, label
 from reasoning_nb.core.events import ReasoningDelta, TextDelta
 from reasoning_nb.errors import ConfigError
@@ -144,6 +144,26 @@ def wire(monkeypatch):
     return rec
 
 
+def test_a_columns_status_follows_its_phase_at_once(wire):
+    """The status line refreshes every STATUS_EVERY s, but a new phase shows on the next tick:
+    a column does not read "connecting…" over its streaming reasoning."""
+    view = CompareWidget(["low", "high"], hide_reasoning=False, fold_on_answer=True,
+                         max_rate=25.0, clock=wire.clock)  # fmt: skip
+    traces = [Trace(model="m", preset=p, clock=wire.clock).start() for p in ("low", "high")]
+    for i, trace in enumerate(traces):
+        view.start(i, trace)
+    assert view.statuses[1].value.startswith("connecting…")
+    wire.clock.t += 0.5
+    view.tick()  # (the budget refills)
+    event = ReasoningDelta("Thinking about the sky.")
+    traces[1].fold(event)
+    view.on_event(1, event)
+    wire.clock.t += 0.1
+    view.tick()
+    assert view.statuses[1].value.startswith("thinking…")
+    assert view.statuses[0].value.startswith("connecting…")
+
+
 def test_columns_share_one_budget_finals_included(wire):
     """Four columns stream at once, ticked as the runner ticks them (every 1/rate s), and end
     within the same second. On the fake clock no window of one second carries more updates
@@ -237,6 +257,23 @@ def test_the_diff_is_a_line_diff_only_where_the_answers_share_half_their_lines()
     assert low_max == "(the answers of low · m and max · m are the same)"
     page = bundle(traces)["text/html"]
     assert page.count("<ins>+changed\n</ins>") == 5 and "share 4 of 10 lines" in page
+
+
+def test_a_cell_saves_the_diff_where_it_is_short_and_the_exports_always():
+    """A long diff would break a cell's size budget: the cell says where to see it."""
+    lines = [f"line {k} of the answer" for k in range(80)]
+    traces = []
+    for preset, changed in (("low", 0), ("high", 30)):
+        trace = Trace(model="m", preset=preset, prompt="Q")
+        trace.reasoning = "r " * 3_000
+        trace.answer = "\n".join(line + " (high)" * (k < changed) for k, line in enumerate(lines))
+        traces.append(trace.finish())
+    assert "<ins>" in bundle(traces)["text/html"]  # (30 of 80 lines: a line diff)
+    page = compare_view.cell_bundle(traces)["text/html"]
+    assert "<ins>" not in page and "too long to save in the notebook" in page
+    traces[1].answer = traces[1].answer.replace(" (high)", "", 29)  # one line changed
+    page = compare_view.cell_bundle(traces)["text/html"]
+    assert "<ins>+line 29 of the answer (high)</ins>" in page.replace("\n", "")
 
 
 def test_labels_come_from_the_traces():

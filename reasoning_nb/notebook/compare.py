@@ -254,6 +254,7 @@ class CompareWidget:
         self._at = clock()
         self._next = 0  # round-robin
         self._status_at = [float("-inf")] * len(labels)
+        self._phase_shown: list[str | None] = [None] * len(labels)
         self._finals: dict[int, Trace] = {}  # ended columns whose final render waits, in order
 
     def _refill(self, now: float) -> None:
@@ -275,6 +276,7 @@ class CompareWidget:
         self.views[i] = view
         self.meter.set(self.slots[i], children=(view.root,))
         self.meter.set(self.statuses[i], value=view.status_html(now))
+        self._status_at[i], self._phase_shown[i] = now, view.phase
 
     def start(self, i: int, trace: Trace) -> None:
         mark = self.meter.msgs
@@ -313,7 +315,9 @@ class CompareWidget:
             if view is None or view.finished:
                 continue
             cost = view.max_cost()
-            status_due = now >= self._status_at[i] + STATUS_EVERY
+            status_due = (  # (a new phase at once: not "connecting…" over streaming text)
+                now >= self._status_at[i] + STATUS_EVERY or view.phase != self._phase_shown[i]
+            )
             need = cost + status_due
             if not need:
                 continue
@@ -322,7 +326,7 @@ class CompareWidget:
             got = view.flush() if cost else 0
             if status_due:
                 got += self.meter.set(self.statuses[i], value=view.status_html(now))
-                self._status_at[i] = now
+                self._status_at[i], self._phase_shown[i] = now, view.phase
             self._budget -= got
             sent += got
             self._next = (i + 1) % n

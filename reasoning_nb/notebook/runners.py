@@ -54,10 +54,9 @@ PAIRING_STYLE = (
     f"{_WIDGET}:is(:not(:has(.{LIVE_CLASS})),:has(.{LIVE_CLASS}.{_GONE})){{display:none}}"
     # The static twin's error line, where the cell's own error line (just below) says it.
     f".{STATIC_CLASS}.{ERROR_IN_CELL_CLASS} .{render.ERROR_CLASS}{{display:none}}"
-    # Code blocks in the static twin, where Lab shows it: the same calm box as the widget's
-    # (two classes: as specific as Lab's rule for a pre in an HTML output, and later).
-    f".{STATIC_CLASS} .{render.CSS_CLASS}-export pre{{{render.CODE_BOX}}}"
-    "</style>"
+    # Code blocks in the static twin, where Lab shows it: the same calm box as the widget's.
+    + render.code_box_css(f".{STATIC_CLASS} .{render.CSS_CLASS}-export")
+    + "</style>"
 )
 
 
