@@ -94,8 +94,9 @@ class LoopWatch:
         return False
 
     def describe(self, stopped: bool = False) -> str:
-        """The notice: what repeats, and what the user can do about it."""
+        """The notice: what repeats (it is saved with the trace, so it gives no advice that only
+        holds while the run streams: the live view offers Stop and Answer now beside it)."""
         what = f"{LOOP_NOTICE} (its last {self.span} characters repeat what it wrote before)"
         if stopped:
             return f"{what}: the run was stopped, as stop_on_loop asks."
-        return f"{what}: press Stop, or Answer now to get an answer from what it has."
+        return f"{what}."
