@@ -1226,6 +1226,7 @@ def test_compare_side_by_side_then_stats(page, lab, wire):
     for theme in ("JupyterLab Light", "JupyterLab Dark"):
         set_theme(page, theme)
         shot(page, f"10-compare-{theme.split()[-1].lower()}", out)
+        shot(page, f"10-compare-diff-{theme.split()[-1].lower()}", diff)
     set_theme(page, "JupyterLab Light")
 
     stats = cell(page, 2).locator(".reasoning-nb-stats")

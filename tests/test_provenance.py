@@ -193,20 +193,20 @@ def test_use_these_flags_shows_for_a_run_the_line_does_not_ask_for(wire):  # noq
     written = []
     widget = make_widget(wire, line=LINE, on_line=written.append)
     _finish(widget, new_trace(wire, "low"))
-    assert widget.pin.line == "" and widget.pin in widget.steer.children
+    assert widget.steer_row.pin.line == "" and widget.steer_row.pin in widget.steer_row.box.children
     _finish(widget, new_trace(wire, "high"))
-    assert widget.pin.line == "%%think --model llamacpp:m --preset high"
-    assert widget.pin in widget.steer.children
+    assert widget.steer_row.pin.line == "%%think --model llamacpp:m --preset high"
+    assert widget.steer_row.pin in widget.steer_row.box.children
     # The page could not edit the cell: nothing changes. Once it did, the kernel takes the
     # line it offered (not text from the page), and offers none.
-    widget.pin._on_msg(widget.pin, {"type": "placed", "how": "unchanged"}, [])
-    assert written == [] and widget.pin.line
-    widget.pin._on_msg(widget.pin, {"type": "placed", "how": "rewritten"}, [])
+    widget.steer_row.pin._on_msg(widget.steer_row.pin, {"type": "placed", "how": "unchanged"}, [])
+    assert written == [] and widget.steer_row.pin.line
+    widget.steer_row.pin._on_msg(widget.steer_row.pin, {"type": "placed", "how": "rewritten"}, [])
     assert written == ["%%think --model llamacpp:m --preset high"]
-    assert widget.line == written[0] and widget.pin.line == ""
+    assert widget.line == written[0] and widget.steer_row.pin.line == ""
     # Picking run 1 (what the line asks for now: high) offers the line that asks for low.
     widget.selector.value = 0
-    assert widget.pin.line == "%%think --model llamacpp:m --preset low"
+    assert widget.steer_row.pin.line == "%%think --model llamacpp:m --preset low"
 
 
 def test_a_run_without_reasoning_offers_pin_answer_and_use_these_flags(wire):  # noqa: F811
@@ -220,11 +220,11 @@ def test_a_run_without_reasoning_offers_pin_answer_and_use_these_flags(wire):  #
     widget.on_event(TextDelta("Just **blue**."))
     trace.finish("complete")
     widget.finish(trace)
-    assert widget.pin in widget.steer.children
-    assert widget.pin.line == "%%think --model llamacpp:m --preset off"
+    assert widget.steer_row.pin in widget.steer_row.box.children
+    assert widget.steer_row.pin.line == "%%think --model llamacpp:m --preset off"
     sent = []
-    widget.pin.send = sent.append
-    widget.pin._on_msg(widget.pin, {"type": "pin", "parts": []}, [])
+    widget.steer_row.pin.send = sent.append
+    widget.steer_row.pin._on_msg(widget.steer_row.pin, {"type": "pin", "parts": []}, [])
     [cell] = sent[0]["cells"]
     assert cell["markdown"].startswith("> **Answer of") and "Just **blue**." in cell["markdown"]
     assert cell["metadata"]["reasoning_nb_pin"]["part"] == "answer"

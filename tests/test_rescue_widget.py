@@ -24,7 +24,7 @@ def steer(wire, w) -> list[str]:
     """The descriptions (or model names) of the steer row's parts, as the front end has them
     (not Pin while it is idle: hidden, it is there to bring the page its kit)."""
     models = wire.front_end()
-    parts = [models[c.removeprefix("IPY_MODEL_")] for c in wire.state(w.steer)["children"]]
+    parts = [models[c.removeprefix("IPY_MODEL_")] for c in wire.state(w.steer_row.box)["children"]]
     shown = [p for p in parts if p.get("part") != "pin" or p.get("offered")]
     return [p.get("description") or p["_model_name"] for p in shown]
 
@@ -47,8 +47,8 @@ def test_a_run_that_lost_its_answer_offers_answer_now_and_more_room(wire):
     status = wire.state(w.status)["value"]
     assert LOST_DETAIL in status and "truncated" not in status
     assert "spent all 256 tokens thinking and gave no answer" in status
-    w.answer_button.click()
-    w.room_button.click()
+    w.steer_row.answer_button.click()
+    w.steer_row.room_button.click()
     assert calls == [(trace, "answer_now", 1), (trace, "more_room", 1)]
 
 
@@ -63,7 +63,7 @@ def test_a_run_cut_off_in_its_answer_offers_no_rescue(wire):
     w = make_widget(wire, on_rescue=lambda *a: None)
     lost_run(wire, w, answer="Canberra is the capital of Australia, as it has been since 1913.")
     assert steer(wire, w) == ["AnyModel"]
-    assert w.answer_button is None  # never made: nothing more in the saved widget state
+    assert w.steer_row.answer_button is None  # never made: nothing more in the saved widget state
 
 
 def test_a_looping_live_run_offers_answer_now_which_goes_to_the_live_trace(wire):
@@ -77,8 +77,8 @@ def test_a_looping_live_run_offers_answer_now_which_goes_to_the_live_trace(wire)
     feed(w, trace, [Notice(notice)], wire.clock, 0.25)
     assert steer(wire, w) == ["Answer now"]
     assert "its last 300 characters repeat" in wire.state(w.status)["value"]  # the status line
-    w.room_button.click()  # (not offered while it runs)
-    w.answer_button.click()
+    w.steer_row.room_button.click()  # (not offered while it runs)
+    w.steer_row.answer_button.click()
     assert calls == [(trace, "answer_now", 1)]
 
 

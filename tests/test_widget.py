@@ -656,8 +656,8 @@ def test_status_line_once_done_and_stop_only_while_running(wire):
     w.finish(fast)
     assert w.view.pane.titles[0].startswith("Thought for <0.1 s · ")
     assert w.selector.options[1][0] == "Run 2 · low · <0.1 s"
-    assert wire.state(w.pin)["part"] == "pin"  # (the page asks it for the stylesheet)
-    assert wire.state(w.pin)["offered"]  # under a run that ended
+    assert wire.state(w.steer_row.pin)["part"] == "pin"  # (the page asks it for the stylesheet)
+    assert wire.state(w.steer_row.pin)["offered"]  # under a run that ended
 
 
 def test_history_selector_after_two_runs(wire):
@@ -728,7 +728,8 @@ def test_a_run_the_static_twin_shows_keeps_no_text_in_the_widget(wire):
         trace = new_trace(wire, preset)
         w.start_run(trace)
         feed(w, trace, [ReasoningDelta(f"thinking {preset}"), TextDelta(text)], wire.clock, 0.5)
-        assert w.steer.children == (w.pin,) and not w.pin.offered  # (idle: hidden)
+        row = w.steer_row
+        assert row.box.children == (row.pin,) and not row.pin.offered  # (idle: hidden)
         trace.finish()
         mark = len(wire.msgs)
         w.finish(trace, twin=True)
@@ -738,7 +739,7 @@ def test_a_run_the_static_twin_shows_keeps_no_text_in_the_widget(wire):
         views.append(w.view)
         assert wire.state(w.body)["children"] == [] and w.view.answer.tail.comm is None
         assert w.view.root.comm is None and w.view.trace is trace
-        assert "done" in w.status.value and w.pin.offered
+        assert "done" in w.status.value and w.steer_row.pin.offered
     first, second = views
     from reasoning_nb.notebook import run_view, runners
 
@@ -799,9 +800,9 @@ def test_enter_in_the_hint_continues(wire):
     feed(w, trace, [ReasoningDelta("thinking")])
     trace.finish("cancelled")
     w.finish(trace)
-    w.hint.value = "try the ocean"
-    w.hint._handle_custom_msg({"event": "submit"}, [])  # what the page sends on Enter
-    assert calls == [(trace, "try the ocean", 1)] and w.hint.value == ""
+    w.steer_row.hint.value = "try the ocean"
+    w.steer_row.hint._handle_custom_msg({"event": "submit"}, [])  # what the page sends on Enter
+    assert calls == [(trace, "try the ocean", 1)] and w.steer_row.hint.value == ""
 
 
 def test_the_pane_title_is_a_button(wire):

@@ -29,15 +29,13 @@ from ..core.loops import LOOP_NOTICE
 from ..core.presets import PRESETS
 from ..core.trace import Trace
 from ..provenance import line_for
-from .pin import PinButton
 from .run_view import RunView, close_tree
+from .steer_row import SteerRow
 from .style import (
     HEADER_CLASS,
-    KIT_CLASS,
     ROOT_CLASSES,
     RUNS_CLASS,
     STATUS_CLASS,
-    STEER_CLASS,
 )
 from .throttle import Meter, Throttle
 
@@ -73,9 +71,6 @@ RATE_WINDOW = 4.0
 """The text rate is measured over this many seconds."""
 PAUSE = 0.3
 """No text for this long: the tails show what they hold back (the end of a word...)."""
-STEERABLE = ("cancelled", "truncated")
-"""The statuses of a run that Continue can pick up; also an error after text arrived (a dropped
-stream), never one before (a 404, a refused connection: asking again would fail the same way)."""
 _PHASE_OF_STATUS = {"complete": "done", "truncated": "done", "cancelled": "stopped"}
 LOST_DETAIL = "no answer, every token went to thinking"
 """The status line of a run that lost its answer to thinking (its warning says what to do)."""
@@ -108,10 +103,6 @@ class ThinkWidget:
         """The cell's ``%%think`` line (as the front end sent it; "" when unknown), and who to
         tell when "Use these flags" rewrote it."""
         self.clock, self.on_preset, self.on_stop = clock, on_preset, on_stop
-        self.on_continue = on_continue
-        self.on_rescue = on_rescue
-        """Answer now / More room asked under a run: ``(trace, "answer_now" | "more_room",
-        run number)`` (see ``core.rescue``)."""
         reserve = min(5, max(1, round(max_rate * FINISH_RESERVE)))
         headroom = min(3, max(1, round(max_rate * HEADROOM)))
         self._throttle = Throttle(
@@ -156,31 +147,27 @@ class ThinkWidget:
         self.selector: W.ToggleButtons | None = None
         """The run selector, made for the second run (see ``_update_selector``)."""
         self.body = W.VBox(layout=self._layout)
-        # Steering, under a stopped run: ask again with its reasoning kept and a hint (made the
-        # first time they are offered: see _steering).
-        self.hint: W.Text | None = None
-        self.continue_button: W.Button | None = None
-        self.answer_button: W.Button | None = None
-        self.room_button: W.Button | None = None
-        """Answer now and More room (made the first time they are offered: see _rescues)."""
-        self.pin = PinButton(
-            self._pinnable,
-            self._line_written,
+        self.steer_row = SteerRow(
+            meter=self._meter,
             layout=self._layout,
-            _dom_classes=(KIT_CLASS,),
+            button=self.stop_button,
+            shown=lambda: self._shown,
+            live=lambda: self._live,
+            pin_line=self._line_written,
+            charged=self._charged,
+            on_continue=on_continue,
+            on_rescue=on_rescue,
         )
-        """Pin, in the steer row from the start (idle, hidden, until offered: its script sets
-        ``IDLE_CLASS``): the page asks it for the stylesheet and Pin's script once (``kit``)."""
-        self.steer = W.HBox(
-            (self.pin,), layout=self._layout, _dom_classes=(STEER_CLASS,)
-        )  # its parts join under a run that ended (see _update_steer); idle, it is not shown
+        """Continue, Answer now, Pin… under the run on screen (see ``steer_row``)."""
         self._header = W.HBox(
             [self.model_label, self.dropdown, self.stop_button, self.status],
             layout=self._layout,
             _dom_classes=(HEADER_CLASS,),
         )
         self.root = W.VBox(
-            [self._header, self.body, self.steer], layout=self._layout, _dom_classes=ROOT_CLASSES
+            [self._header, self.body, self.steer_row.box],
+            layout=self._layout,
+            _dom_classes=ROOT_CLASSES,
         )
         self.dropdown.observe(self._on_preset, "value")
         self.stop_button.on_click(self._on_stop)
@@ -404,6 +391,12 @@ class ThinkWidget:
     def _mark(self) -> tuple[int, int]:
         return self._meter.msgs, self._meter_bytes()
 
+    def _charged(self, send: Callable[[], object]) -> None:
+        """``send`` an update the throttle did not pace, and count it."""
+        now, mark = self.clock(), self._mark()
+        send()
+        self._note(now, mark)
+
     def _note(self, now: float, mark: tuple[int, int]) -> None:
         """Report what went out unpaced since ``mark``."""
         msgs, nbytes = self._meter.msgs - mark[0], self._meter_bytes() - mark[1]
@@ -462,7 +455,7 @@ class ThinkWidget:
                 layout=self._layout, _dom_classes=(RUNS_CLASS,),
             )  # fmt: skip
             self.selector.observe(self._on_pick, "value")
-            kids = (self._header, self.selector, self.body, self.steer)
+            kids = (self._header, self.selector, self.body, self.steer_row.box)
             return self._meter.set(self.root, children=kids)
         self._quiet = True
         try:  # new options reset the value: set both, one message
@@ -471,27 +464,7 @@ class ThinkWidget:
             self._quiet = False
 
     def _update_steer(self) -> int:
-        """Under the shown run, once nothing runs: Continue (and its hint) if the run was
-        stopped, cut short or failed; Pin if it has text, and with it "Use these flags" if the
-        cell's line asks for another preset (both in ``self.pin``)."""
-        run = self._shown
-        parts: list[W.Widget] = []
-        sent = 0
-        live = self._live is not None and run is self._live and self.on_rescue is not None
-        if live and any(w.startswith(LOOP_NOTICE) for w in run.warnings):
-            parts += self._rescues(run.trace)[:1]  # Answer now stops the loop
-        if self._live is None and run is not None and run.finished:
-            if self.on_rescue is not None and rescue.lost_answer(run.trace):
-                parts += self._rescues(run.trace)
-            if self.on_continue is not None and _steerable(run.trace):
-                parts += self._steering()
-            if run.trace.reasoning or run.trace.answer:
-                sent += self._meter.set(self.pin, line=self.flags_line(run.trace))
-                parts.append(self.pin)
-        # Pin stays in the row, idle (hidden) when not offered: it brings the page its kit.
-        sent += self._meter.set(self.pin, offered=self.pin in parts)
-        kids = tuple(parts) if self.pin in parts else (*parts, self.pin)
-        return sent + self._meter.set(self.steer, children=kids)
+        return self.steer_row.update(self.flags_line)
 
     def flags_line(self, trace: Trace) -> str:
         """The cell line that asks for ``trace``'s preset, when the cell's asks another; ""."""
@@ -507,57 +480,10 @@ class ThinkWidget:
         if self.on_line is not None:
             self.on_line(line)
 
-    def _steering(self) -> list[W.Widget]:
-        """Continue and its hint, made the first time they are offered."""
-        if self.hint is None or self.continue_button is None:
-            self.hint = W.Text(  # (continuous: the page sends Enter before the text typed last)
-                placeholder="Hint for the model (optional)",
-                continuous_update=True,
-                layout=self._layout,
-            )
-            self.continue_button = W.Button(
-                description="Continue",
-                icon="play",
-                tooltip="Ask again with this run's reasoning kept, and the hint",
-                layout=self.stop_button.layout,  # (as wide as its text, as Stop is)
-                style=self.stop_button.style,
-            )
-            self.continue_button.on_click(self._on_continue)
-            self.hint.on_msg(self._on_hint_msg)  # Enter in the hint: Continue
-        return [self.continue_button, self.hint]
-
-    def _rescues(self, trace: Trace) -> list[W.Widget]:
-        """Answer now, and More room unless ``trace`` had its model's whole output limit (its
-        warning then says so); made the first time they are offered."""
-        if self.answer_button is None or self.room_button is None:
-            look = {"layout": self.stop_button.layout, "style": self.stop_button.style}
-            self.answer_button = W.Button(
-                description="Answer now",
-                icon="forward",
-                tooltip="Ask for the answer from this reasoning, with thinking off",
-                **look,
-            )
-            self.room_button = W.Button(
-                description="More room",
-                icon="expand",
-                tooltip="Ask again with a larger max_tokens, within the model's limit",
-                **look,
-            )
-            self.answer_button.on_click(lambda _b: self._on_rescue("answer_now"))
-            self.room_button.on_click(lambda _b: self._on_rescue("more_room"))
-        if self._live is None and rescue.room(trace) is not None:
-            return [self.answer_button, self.room_button]
-        return [self.answer_button]
-
-    def _pinnable(self) -> RunView | None:
-        run = self._shown
-        return run if run is not None and run.finished else None
-
     def close(self) -> None:
         """Close every widget model of this view, the runs not on screen included."""
-        roots = [self.root, self.continue_button, self.hint, self.pin]
-        roots += [self.answer_button, self.room_button]
-        close_tree(*(r for r in roots if r), *(part for run in self._all for part in run.parts))
+        roots = [self.root, *self.steer_row.widgets()]
+        close_tree(*roots, *(part for run in self._all for part in run.parts))
 
     # -- user actions ----------------------------------------------------------------------------
 
@@ -574,31 +500,6 @@ class ThinkWidget:
         if self.on_stop is not None:
             self.on_stop()
 
-    def _on_continue(self, _button) -> None:
-        run = self._shown
-        if self._live is not None or run is None or self.on_continue is None:
-            return
-        hint = self.hint.value if self.hint is not None else ""
-        now, mark = self.clock(), self._mark()
-        if self.hint is not None:
-            self._meter.set(self.hint, value="")
-        self._note(now, mark)
-        self.on_continue(run.trace, hint, run.number)
-
-    def _on_rescue(self, action: str) -> None:
-        """Answer now or More room under the run on screen; Answer now also under a live run
-        that loops (the runner stops it first)."""
-        run = self._shown
-        if run is None or self.on_rescue is None:
-            return
-        if self._live is not None and (run is not self._live or action != "answer_now"):
-            return
-        self.on_rescue(run.trace, action, run.number)
-
-    def _on_hint_msg(self, _widget, content, _buffers) -> None:
-        if isinstance(content, dict) and content.get("event") == "submit":
-            self._on_continue(None)
-
     def _on_pick(self, change) -> None:
         if self._quiet or change["new"] is None:
             return
@@ -614,7 +515,3 @@ class ThinkWidget:
 def _model_html(model: str) -> str:
     return f'<span class="reasoning-nb-model">{html.escape(model)}</span>'
 
-
-def _steerable(trace: Trace) -> bool:
-    arrived = bool(trace.reasoning or trace.answer)
-    return trace.status in STEERABLE or (trace.status == "error" and arrived)

@@ -1,0 +1,159 @@
+"""The steer row of a ``%%think`` widget: what a user can do next with the run on screen.
+
+Under a run that ended: Continue and its hint (stopped, cut short, or failed with text), Answer
+now and More room (every token went to thinking: ``core.rescue``), Pin (it has text). Under a
+live run that loops: Answer now. Its buttons are made the first time they are offered, so a
+saved notebook holds no model of a button never shown. Pin is in the row from the start, idle
+and hidden until offered: it brings the page its kit (see ``kit``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import ipywidgets as W
+
+from ..core import rescue
+from ..core.loops import LOOP_NOTICE
+from ..core.trace import Trace
+from .pin import PinButton
+from .run_view import RunView
+from .style import KIT_CLASS, STEER_CLASS
+from .throttle import Meter
+
+STEERABLE = ("cancelled", "truncated")
+"""The statuses of a run that Continue can pick up; also an error after text arrived (a dropped
+stream), never one before (a 404, a refused connection: asking again would fail the same way)."""
+
+
+class SteerRow:
+    """``box``: the row's widget. ``update`` sets its parts for the run on screen; a click
+    asks ``on_continue(trace, hint, run number)`` or ``on_rescue(trace, action, run number)``
+    about that run, which ``shown`` and ``live`` tell (the widget's run on screen, and its live
+    run if one streams); ``charged(send)`` sends an update the widget's throttle did not pace
+    and counts it."""
+
+    def __init__(
+        self,
+        *,
+        meter: Meter,
+        layout: W.Layout,
+        button: W.Button,
+        shown: Callable[[], RunView | None],
+        live: Callable[[], RunView | None],
+        pin_line: Callable[[str], object],
+        charged: Callable[[Callable[[], object]], object],
+        on_continue: Callable[[Trace, str, int], object] | None,
+        on_rescue: Callable[[Trace, str, int], object] | None,
+    ) -> None:
+        self._meter, self._layout, self._shown, self._live = meter, layout, shown, live
+        self._charged = charged
+        self._look = {"layout": button.layout, "style": button.style}  # (as wide as its text)
+        self.on_continue, self.on_rescue = on_continue, on_rescue
+        self.hint: W.Text | None = None
+        self.continue_button: W.Button | None = None
+        self.answer_button: W.Button | None = None
+        self.room_button: W.Button | None = None
+        self.pin = PinButton(self._pinnable, pin_line, layout=layout, _dom_classes=(KIT_CLASS,))
+        self.box = W.HBox((self.pin,), layout=layout, _dom_classes=(STEER_CLASS,))
+
+    def update(self, flags_line: Callable[[Trace], str]) -> int:
+        """The parts for the run on screen; ``flags_line``: the cell line that asks for a run's
+        preset ("" when the cell's does), which Pin offers to write. Returns messages sent."""
+        run, live = self._shown(), self._live()
+        parts: list[W.Widget] = []
+        sent = 0
+        looping = live is not None and any(w.startswith(LOOP_NOTICE) for w in live.warnings)
+        if looping and run is live and self.on_rescue is not None:
+            parts += self._rescues(run.trace)[:1]  # Answer now stops the loop
+        if live is None and run is not None and run.finished:
+            if self.on_rescue is not None and rescue.lost_answer(run.trace):
+                parts += self._rescues(run.trace)
+            if self.on_continue is not None and steerable(run.trace):
+                parts += self._steering()
+            if run.trace.reasoning or run.trace.answer:
+                sent += self._meter.set(self.pin, line=flags_line(run.trace))
+                parts.append(self.pin)
+        # Pin stays in the row, idle (hidden) when not offered: it brings the page its kit.
+        sent += self._meter.set(self.pin, offered=self.pin in parts)
+        kids = tuple(parts) if self.pin in parts else (*parts, self.pin)
+        return sent + self._meter.set(self.box, children=kids)
+
+    def widgets(self) -> list[W.Widget]:
+        """Every widget of the row made so far (to close)."""
+        made = [self.box, self.pin, self.continue_button, self.hint]
+        return [w for w in [*made, self.answer_button, self.room_button] if w is not None]
+
+    def _steering(self) -> list[W.Widget]:
+        """Continue and its hint."""
+        if self.hint is None or self.continue_button is None:
+            self.hint = W.Text(  # (continuous: the page sends Enter before the text typed last)
+                placeholder="Hint for the model (optional)",
+                continuous_update=True,
+                layout=self._layout,
+            )
+            self.continue_button = W.Button(
+                description="Continue",
+                icon="play",
+                tooltip="Ask again with this run's reasoning kept, and the hint",
+                **self._look,
+            )
+            self.continue_button.on_click(self._on_continue)
+            self.hint.on_msg(self._on_hint_msg)  # Enter in the hint: Continue
+        return [self.continue_button, self.hint]
+
+    def _rescues(self, trace: Trace) -> list[W.Widget]:
+        """Answer now, and More room unless ``trace`` had its model's whole output limit (its
+        warning then says so)."""
+        if self.answer_button is None or self.room_button is None:
+            self.answer_button = W.Button(
+                description="Answer now",
+                icon="forward",
+                tooltip="Ask for the answer from this reasoning, with thinking off",
+                **self._look,
+            )
+            self.room_button = W.Button(
+                description="More room",
+                icon="expand",
+                tooltip="Ask again with a larger max_tokens, within the model's limit",
+                **self._look,
+            )
+            self.answer_button.on_click(lambda _b: self._on_rescue("answer_now"))
+            self.room_button.on_click(lambda _b: self._on_rescue("more_room"))
+        if self._live() is None and rescue.room(trace) is not None:
+            return [self.answer_button, self.room_button]
+        return [self.answer_button]
+
+    def _pinnable(self) -> RunView | None:
+        run = self._shown()
+        return run if run is not None and run.finished else None
+
+    def _on_continue(self, _button) -> None:
+        run = self._shown()
+        if self._live() is not None or run is None or self.on_continue is None:
+            return
+        hint = ""
+        if self.hint is not None:
+            hint, box = self.hint.value, self.hint
+            self._charged(lambda: self._meter.set(box, value=""))
+        self.on_continue(run.trace, hint, run.number)
+
+    def _on_rescue(self, action: str) -> None:
+        """Answer now or More room under the run on screen; Answer now also under a live run
+        that loops (the runner stops it first)."""
+        run, live = self._shown(), self._live()
+        if run is None or self.on_rescue is None:
+            return
+        if live is not None and (run is not live or action != "answer_now"):
+            return
+        self.on_rescue(run.trace, action, run.number)
+
+    def _on_hint_msg(self, _widget, content, _buffers) -> None:
+        if isinstance(content, dict) and content.get("event") == "submit":
+            self._on_continue(None)
+
+
+def steerable(trace: Trace) -> bool:
+    """Continue is offered under ``trace`` (see ``STEERABLE``)."""
+    arrived = bool(trace.reasoning or trace.answer)
+    return trace.status in STEERABLE or (trace.status == "error" and arrived)
