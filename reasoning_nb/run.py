@@ -38,7 +38,7 @@ from .core.trace import Trace
 from .errors import ConfigError, ProviderError, ReasoningNBError
 from .providers import catalog
 from .providers.base import RequestContext
-from .providers.discovery import default_model, discovered_caps
+from .providers.discovery import default_model, discovered_caps, model_loaded
 from .providers.protocols import protocol_module
 from .providers.transport import Transport
 
@@ -288,6 +288,8 @@ class Run:
             secrets=(api_key,) if api_key else (),
             start_hint=info.start_hint,
         )
+        loaded = info.loads_models and await model_loaded(info, base_url, ref.name)
+        waiting = LOADING if info.loads_models and not loaded else FIRST_TOKEN
         fallback_used = False
         while True:
             keys = (*plan.fields, *getattr(proto, "REASONING_KEYS", ()))
@@ -296,7 +298,6 @@ class Run:
                 trace.request |= history.size(self.history, ref.name)
             try:
                 async with transport.open(request) as sending:
-                    waiting = LOADING if info.loads_models else FIRST_TOKEN
                     if await sending.delivered():
                         yield Waiting(waiting)
                     response = await sending.response()

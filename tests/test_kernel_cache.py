@@ -73,7 +73,7 @@ def test_run_all_twice_replays_with_zero_requests(wire_server, db):
     first_nb, second_nb = notebook(), notebook()
     first_s = run_all(first_nb)
     sent = len(wire_server.requests)
-    assert len(wire_server.requests_to(CHAT)) == 2 and sent == 4  # and /api/show, /api/chat
+    assert len(wire_server.requests_to(CHAT)) == 2 and sent == 5  # +/api/show, /api/ps, /api/chat
     second_s = run_all(second_nb)
     print(
         f"\nRun All with --cache, 3 cells: first pass {first_s:.2f} s ({sent} requests), "

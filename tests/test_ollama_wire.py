@@ -93,7 +93,7 @@ def test_shapes_give_the_exact_trace(wire_server, shape, seed, max_piece):
     if not single_block:
         assert Reclassify in [type(e) for e in events]
     # auto asks nothing of /api/show and sends no `think`
-    assert [r.path for r in wire_server.requests] == [PATH]
+    assert [r.path for r in wire_server.requests] == ["/api/ps", PATH]  # (/api/ps: status line)
     assert "think" not in wire_server.last.json and trace.request == {}
 
 

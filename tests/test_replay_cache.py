@@ -65,18 +65,18 @@ def test_identical_request_replays_with_no_request_at_all(wire_server):
 
 
 def test_asked_as_before_replays_before_any_io(wire_server, monkeypatch):
-    """Ollama probes /api/show before it sends (once per process): a replay does not even
-    probe, as in a restarted kernel (the probe's in-memory cache emptied)."""
+    """Ollama probes /api/show (once per process) and /api/ps before it sends: a replay does
+    not even probe, as in a restarted kernel (the probe's in-memory cache emptied)."""
     from reasoning_nb.providers import discovery
 
     wire_server.route("POST", "/api/show", wf.ollama_show())
     wire_server.route("POST", "/api/chat", Reply.ndjson(wf.ollama_chat("hmm", "four")))
     monkeypatch.setattr(discovery, "_show_cache", {})
     first = ask(wire_server, model="ollama:qwen3", preset="high", cache=True)
-    assert [r.path for r in wire_server.requests] == ["/api/show", "/api/chat"]
+    assert [r.path for r in wire_server.requests] == ["/api/show", "/api/ps", "/api/chat"]
     monkeypatch.setattr(discovery, "_show_cache", {})
     second = ask(wire_server, model="ollama:qwen3", preset="high", cache=True)
-    assert len(wire_server.requests) == 2 and bare(second) == first.to_dict()
+    assert len(wire_server.requests) == 3 and bare(second) == first.to_dict()
 
 
 def test_without_cache_every_call_asks(wire_server):

@@ -29,6 +29,8 @@ from reasoning_nb import ProviderError, ReasoningDelta, TextDelta, Waiting, astr
 from reasoning_nb.terminal import TerminalView
 
 LOADING, FIRST_TOKEN = "loading model…", "waiting for the first token…"
+# (Ollama: the wire server has no /api/ps unless a test routes one, so its models read as not
+# in memory, as an older Ollama's do.)
 
 
 class Holding:
@@ -77,6 +79,29 @@ async def test_a_server_that_loads_models_reads_loading_while_it_holds_the_reque
         ("waiting", FIRST_TOKEN, True),  # it answers: the model is loaded
         ("reasoning", "", True),
     ]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("running", "first"),
+    [
+        (["qwen3:latest"], FIRST_TOKEN),  # in memory: the wait is the prompt, not a load
+        (["qwen3"], FIRST_TOKEN),  # (a name may leave out the default tag)
+        (["deepseek-r1:latest"], LOADING),  # another model in memory: this one loads
+        ([], LOADING),
+    ],
+)
+async def test_ollama_says_loading_only_for_a_model_not_in_memory(wire_server, running, first):
+    """Ollama answers its headers with the first token, so while a warm model reads a long
+    prompt the request is held as during a load: its /api/ps tells the two apart."""
+    holding = Holding(Reply.ndjson(wf.ollama_chat("Hmm.", "391")))
+    wire_server.route("POST", OLLAMA, holding)
+    ps = {"models": [{"name": name, "model": name, "size": 1} for name in running]}
+    wire_server.route("GET", "/api/ps", Reply.json(ps))
+    seen = await said("ollama:qwen3", wire_server.url, holding)
+    assert seen[0] == ("waiting", first, False)
+    assert seen[-1] == ("reasoning", "", True)
+    assert len(seen) == (2 if first == FIRST_TOKEN else 3)
 
 
 @pytest.mark.anyio

@@ -45,6 +45,35 @@ async def discovered_caps(
     return _show_cache[key]
 
 
+async def model_loaded(info: ProviderInfo, base_url: str, model: str) -> bool | None:
+    """Whether the server holds ``model`` in memory (Ollama's ``/api/ps``), so a request waits
+    for its first token, not for a model load; None where it cannot say."""
+    if info.id != "ollama":
+        return None
+    try:
+        async with httpx.AsyncClient(
+            timeout=PROBE_TIMEOUT, trust_env=False, verify=ssl_context()
+        ) as client:
+            response = await client.get(f"{base_url}/api/ps")
+            running = response.json().get("models") if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    if not isinstance(running, list):
+        return None
+    names = {
+        _untagged(entry[key])
+        for entry in running
+        if isinstance(entry, dict)
+        for key in ("name", "model")
+        if isinstance(entry.get(key), str)
+    }
+    return _untagged(model) in names
+
+
+def _untagged(name: str) -> str:
+    return name.removesuffix(":latest")  # (Ollama's default tag, which names may leave out)
+
+
 async def _ollama_show(base_url: str, model: str) -> dict[str, Any] | None:
     try:
         async with httpx.AsyncClient(timeout=2.0, trust_env=False, verify=ssl_context()) as client:
