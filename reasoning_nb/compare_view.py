@@ -114,6 +114,8 @@ def answer_diff(traces: list[Trace]) -> str:
 
 
 def _pair_diff(first: list[str], name: str, other: list[str], other_name: str) -> str:
+    if not first and not other:
+        return f"(neither {name} nor {other_name} answered)"
     if first == other:
         return f"(the answers of {name} and {other_name} are the same)"
     matcher = difflib.SequenceMatcher(None, first, other, autojunk=False)

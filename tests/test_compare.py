@@ -257,6 +257,9 @@ def test_the_diff_is_a_line_diff_only_where_the_answers_share_half_their_lines()
     assert low_max == "(the answers of low · m and max · m are the same)"
     page = bundle(traces)["text/html"]
     assert page.count("<ins>+changed\n</ins>") == 5 and "share 4 of 10 lines" in page
+    for trace in traces:
+        trace.answer = ""  # (stopped while they thought)
+    assert answer_diff(traces[:2]) == "(neither low · m nor medium · m answered)"
 
 
 def test_a_cell_saves_the_diff_where_it_is_short_and_the_exports_always():
