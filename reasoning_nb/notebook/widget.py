@@ -79,7 +79,8 @@ __all__ = ["ThinkWidget"]
 
 
 class ThinkWidget:
-    """Header (model, preset, Stop, status), run selector, and the shown run's panes."""
+    """Header (model, preset, Stop, status), run selector, the shown run's panes, and the steer
+    row under them (``steer_row``)."""
 
     def __init__(
         self,
