@@ -20,7 +20,7 @@ import difflib
 import html
 from typing import TYPE_CHECKING
 
-from . import render
+from . import code_look, render
 from .analytics import cell_text, row
 from .markdown_safety import md_escape, one_line
 from .math_text import IGNORE
@@ -50,7 +50,7 @@ STYLE = (
     "<style>.reasoning-nb-compare-diff :is(ins,del){display:block;text-decoration:none}"
     ".reasoning-nb-compare-diff ins{background:rgba(46,160,67,0.22)}"
     ".reasoning-nb-compare-diff del{background:rgba(248,81,73,0.22)}"
-    + render.code_box_css(f".reasoning-nb-compare .{render.CSS_CLASS}-export")
+    + code_look.code_box_css(f".reasoning-nb-compare .{render.CSS_CLASS}-export")
     + "</style>"
 )
 SHARED_FOR_DIFF = 0.5

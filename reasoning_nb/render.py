@@ -14,10 +14,10 @@ text), links are kept only for http, https, mailto and in-page anchors, images b
 MathJax (see ``math_text``).
 
 The views read in JupyterLab Light and Dark and on a white page: colours come from Lab's CSS
-variables with light fallbacks, and highlighted code carries classes (:data:`CODE_PREFIX`) that
-:data:`CODE_STYLE` colours for either theme (Pygments' inline colours are unreadable on Lab Dark);
-tables look as in a Lab markdown cell (:data:`TABLE_STYLE`), a failed run's error as Jupyter shows
-a failed cell's (:data:`ERROR_LOOK`).
+variables with light fallbacks, highlighted code carries classes that ``code_look.CODE_STYLE``
+colours for either theme (Pygments' inline colours are unreadable on Lab Dark), tables look as
+in a Lab markdown cell (:data:`TABLE_STYLE`), a failed run's error as Jupyter shows a failed
+cell's (:data:`ERROR_LOOK`).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from functools import lru_cache, partial
 from typing import TYPE_CHECKING
 
 from markdown_it import MarkdownIt
-from pygments.token import Comment, Generic, Keyword, Name, Number, Operator, String
 
+from .code_look import CODE_PREFIX, CODE_STYLE, code_html
 from .core.cost import note as cost_note
 from .core.tokens import reasoning_tokens
 from .markdown_safety import SAFE_LINK, html_block, is_inert, md_escape, one_line
@@ -69,7 +69,7 @@ def _image_as_link(renderer, tokens, idx, options, env) -> str:
 
 @lru_cache(maxsize=8)
 def _md(breaks: bool, highlight: bool, code_classes: bool = False) -> MarkdownIt:
-    rule = partial(_highlight, code_classes) if highlight else None
+    rule = partial(code_html, code_classes) if highlight else None
     md = MarkdownIt(
         "commonmark", {"html": False, "xhtmlOut": False, "breaks": breaks, "highlight": rule}
     )  # (<br>, not <br />: reasoning has one a line, and a notebook saves each byte)
@@ -100,85 +100,6 @@ def markdown_tokens(text: str, *, breaks: bool = False) -> list:
     return _md(breaks, False).parse(text)
 
 
-CODE_PREFIX = "rnb-hl-"
-"""Highlighted code's classes: ``rnb-hl-k`` (keyword), ``rnb-hl-s`` (string)..."""
-# (class, token types, light, dark): >= 4.5:1 on white and on Lab Dark's #111, even at 0.85
-# opacity. The first that holds a token's type gives its class.
-_CODE_COLOURS = (
-    ("k", (Keyword, Operator.Word), "#a40e26", "#ff9492"),  # keywords
-    ("s", (String,), "#0a3069", "#a5d6ff"),  # strings
-    ("c", (Comment,), "#424a53", "#b1bac4"),  # comments
-    ("m", (Number, Generic.Heading, Generic.Subheading), "#044289", "#79c0ff"),  # numbers
-    ("f", (Name.Function, Name.Class, Name.Decorator), "#5a32a3", "#d2a8ff"),  # functions
-    ("b", (Name.Builtin,), "#7c2e00", "#ffa657"),  # builtins
-    ("d", (Generic.Deleted,), "#82071e", "#ffa198"),  # diff: removed
-    ("i", (Generic.Inserted,), "#0f5323", "#7ee787"),  # diff: added
-)
-
-
-def _highlight(code_classes: bool, code: str, lang: str, attrs: str) -> str:
-    from pygments import highlight  # (pygments comes with IPython; its lexers load slowly)
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import get_lexer_by_name
-    from pygments.util import ClassNotFound
-
-    try:
-        lexer = get_lexer_by_name(lang.strip() or "text")
-    except ClassNotFound:
-        return ""  # markdown-it escapes the code itself
-    if code_classes:
-        return _coloured(lexer.get_tokens(code))
-    return highlight(code, lexer, HtmlFormatter(noclasses=True, nowrap=True))
-
-
-def _coloured(tokens) -> str:
-    """Code as HTML with a class (:data:`CODE_PREFIX` and a letter) on the tokens that
-    :data:`CODE_STYLE` colours, and no markup on the rest: Pygments' own formatter wraps every
-    token, names and spaces included, which made code ~4x its size in a saved notebook. Tokens
-    of one colour with only spaces between them share a span."""
-    out: list[str] = []
-    run, run_class, spaces = "", "", ""
-    for ttype, value in tokens:
-        if not value.strip():
-            spaces += value
-            continue
-        cls = _code_class(ttype)
-        if cls == run_class:
-            run += spaces + value
-        else:
-            out += [_span(run_class, run), _span("", spaces)]
-            run, run_class = value, cls
-        spaces = ""
-    return "".join([*out, _span(run_class, run), _span("", spaces)])
-
-
-def _span(cls: str, text: str) -> str:
-    text = html.escape(text, quote=False)
-    return f'<span class="{CODE_PREFIX}{cls}">{text}</span>' if cls and text else text
-
-
-@lru_cache(maxsize=512)
-def _code_class(ttype) -> str:
-    return next((cls for cls, kinds, *_ in _CODE_COLOURS if any(ttype in k for k in kinds)), "")
-
-
-# JupyterLab marks a dark theme on <body>; VS Code's notebook outputs have .vscode-dark.
-_DARK = ('[data-jp-theme-light="false"]', ".vscode-dark")
-
-
-def _code_rules() -> str:
-    rules = []
-    for cls, _, light, dark in _CODE_COLOURS:
-        sel = f".{CODE_PREFIX}{cls}"
-        rules.append(f"{sel}{{color:{light}}}")
-        rules.append(",".join(f"{theme} {sel}" for theme in _DARK) + f"{{color:{dark}}}")
-    return "".join(rules)
-
-
-CODE_STYLE = f"<style>{_code_rules()}</style>"
-"""The colours of highlighted code, for a page or an output that shows it (a constant: no model
-text reaches it). JupyterLab drops ``<style>`` from untrusted outputs: code then shows in the
-text colour, still readable."""
 _TABLE_LOOK = (
     ("table", "border-collapse:collapse;border-spacing:0;margin:0 0 1em"),
     ("thead", "border-bottom:var(--jp-border-width,1px) solid var(--jp-border-color1,#9e9e9e)"),
@@ -266,17 +187,6 @@ _INLINE_HEAD = f"font-weight:600;font-size:0.85em;{_MUTED};margin-bottom:0.3em"
 _SUMMARY = f"cursor:pointer;{_MUTED};font-size:0.95em"
 _FOLDED_BODY = "opacity:0.85;border-left:3px solid #ccc;padding-left:0.8em;margin:0.3em 0"
 _META = "font-size:0.85em;opacity:0.7"
-_CODE_BOX = (
-    "background:var(--jp-layout-color2,#f6f8fa);color:var(--jp-content-font-color1,#24292f);"
-    "padding:.5em .8em;border-radius:4px;overflow-x:auto;margin:0 0 1em"
-)
-
-
-def code_box_css(scope: str) -> str:
-    """CSS for code blocks inside ``scope`` (two classes: as specific as Lab's rules for a
-    ``pre`` and its ``code`` in HTML output, and later): a calm box, and no box of the
-    ``code`` inside it (Lab's gives every line the page's own background)."""
-    return f"{scope} pre{{{_CODE_BOX}}}{scope} pre code{{background:none}}"
 _EARLIER_BODY = "border-left:3px solid #ccc;padding-left:0.8em;margin:0.3em 0"
 
 

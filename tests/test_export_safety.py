@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from reasoning_nb import compare_view, render
+from reasoning_nb import code_look, compare_view, render
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.export import exporters
 from reasoning_nb.export.schema import KNOWN_FIELDS, read_trace
@@ -73,7 +73,7 @@ def live_html(text: str) -> list[object]:
     script URLs, embedding tags. nbconvert's own template scripts do not match, nor does the
     package's own stylesheets for highlighted code and for a comparison (constants)."""
     finder = _LiveFinder()
-    finder.feed(text.replace(render.CODE_STYLE, "").replace(compare_view.STYLE, ""))
+    finder.feed(text.replace(code_look.CODE_STYLE, "").replace(compare_view.STYLE, ""))
     return finder.found
 
 

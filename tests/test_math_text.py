@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from test_export_safety import live_html, live_markdown
 
-from reasoning_nb import analytics_view, compare_view, render
+from reasoning_nb import analytics_view, code_look, compare_view, render
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.math_text import IGNORE, PROCESS
 
@@ -308,7 +308,7 @@ def contrast(fg: str, bg: str, alpha: float = 1.0) -> float:
 def test_code_colours_read_on_light_and_dark_backgrounds():
     """Every token colour: 4.5:1 on white, GitHub's and Lab's greys, and on Lab Dark's
     backgrounds, at the 0.85 opacity of a folded reasoning body."""
-    for *_, light, dark in render._CODE_COLOURS:
+    for *_, light, dark in code_look.COLOURS:
         for bg in ("#ffffff", "#f6f8fa", "#eeeeee"):
             assert contrast(light, bg, 0.85) >= 4.5, (light, bg)
         for bg in ("#111111", "#212121"):
@@ -319,10 +319,10 @@ def test_highlighted_code_has_classes_and_its_stylesheet_once():
     trace = finished("plan:\n```python\nx = 1  # one\n```", "```python\nif x:\n    pass\n```")
     page = render.to_html(trace, "inline")
     assert 'style="color' not in page.split("<style>")[0] + page.split("</style>")[1]
-    assert page.count(render.CODE_STYLE) == 1
-    assert f'<span class="{render.CODE_PREFIX}k">if</span>' in page
-    assert render.CODE_STYLE not in render.to_html(finished("no code", "none"))
-    assert '[data-jp-theme-light="false"]' in render.CODE_STYLE
+    assert page.count(code_look.CODE_STYLE) == 1
+    assert f'<span class="{code_look.CODE_PREFIX}k">if</span>' in page
+    assert code_look.CODE_STYLE not in render.to_html(finished("no code", "none"))
+    assert '[data-jp-theme-light="false"]' in code_look.CODE_STYLE
 
 
 def test_static_backgrounds_come_with_their_text_colour():

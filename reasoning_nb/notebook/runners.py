@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from IPython.display import display
 
-from .. import render
+from .. import code_look, render
 from ..api import call_blocking
 from ..core import rescue
 from ..core.events import Done
@@ -55,7 +55,7 @@ PAIRING_STYLE = (
     # The static twin's error line, where the cell's own error line (just below) says it.
     f".{STATIC_CLASS}.{ERROR_IN_CELL_CLASS} .{render.ERROR_CLASS}{{display:none}}"
     # Code blocks in the static twin, where Lab shows it: the same calm box as the widget's.
-    + render.code_box_css(f".{STATIC_CLASS} .{render.CSS_CLASS}-export")
+    + code_look.code_box_css(f".{STATIC_CLASS} .{render.CSS_CLASS}-export")
     + "</style>"
 )
 
