@@ -205,10 +205,7 @@ class Run:
         try:
             return action(*args, **kwargs)
         except (sqlite3.Error, OSError) as exc:
-            self.trace.warn(
-                f"The cache and log database {store.path()} could not be used ({exc}); the run "
-                "went on without it: fix its folder's permissions or delete the file."
-            )
+            self.trace.warn(store.unusable(exc, "; the run went on without it"))
             return None
 
     async def _replay(self, recording: dict[str, Any]) -> AsyncIterator[Event]:
