@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 from collections import deque
 from typing import Any
 
@@ -22,13 +23,13 @@ import anyio
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
-from traitlets import Bool, Enum, Float, Int, Unicode
+from traitlets import Bool, Enum, Float, Int, Unicode, validate
 
 from ..analytics import row, session_stats
 from ..api import call_blocking
 from ..cache import store
 from ..cache.recording import PACES
-from ..config import defaults
+from ..config import check_cache_max_mb, defaults
 from ..core.history import CHOICES, Conversation
 from ..core.presets import PRESETS
 from ..core.trace import Trace
@@ -165,8 +166,13 @@ class ThinkMagics(Magics):
         help="End a run whose reasoning repeats itself (it is always shown as a warning).",
     ).tag(config=True)
     cache_max_mb = Float(
-        200.0, help="Size cap of the replay cache in MB; least recently used runs go first."
+        200.0,
+        help="Size cap of the replay cache in MB (inf: none); least recently used runs go first.",
     ).tag(config=True)
+
+    @validate("cache_max_mb")
+    def _check_cache_max_mb(self, proposal) -> float:
+        return check_cache_max_mb(proposal["value"])  # when set, not after a paid-for run
 
     def __init__(self, shell=None, **kwargs: Any):
         super().__init__(shell=shell, **kwargs)
@@ -223,7 +229,10 @@ class ThinkMagics(Magics):
             display(session_stats(self.stats_rows))
             return
         if args.clear_cache:
-            count = store.clear()
+            try:
+                count = store.clear()
+            except (sqlite3.Error, OSError) as exc:  # a corrupt file: one line, as the CLI says
+                raise CellError(f"%think: {store.unusable(exc)}") from None
             print(f"%think: cleared {count} cached runs from {store.path()}")
             return
         changed = {k: v for k, v in self._options(args).items() if v is not None}
