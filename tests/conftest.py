@@ -50,6 +50,16 @@ def ip():
         shell.user_ns.pop(name, None)
 
 
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MB tmpfs of the test's own (``small_disk.SmallDisk``): ``.fill()`` it or make it
+    ``.read_only()``; unmounted after the test."""
+    from small_disk import mounted
+
+    with mounted(tmp_path / "disk") as disk:
+        yield disk
+
+
 # -- the real llama-server (tests/test_real_llamacpp.py) ----------------------------------------
 
 

@@ -11,8 +11,8 @@ from . import store
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m reasoning_nb cache",
-        description="The replay cache and the run log: one SQLite file in REASONING_NB_CACHE_DIR "
-        "(REASONING_NB_DB names the file itself).",
+        description="The replay cache and the run log: one SQLite file (REASONING_NB_CACHE_DIR "
+        "moves it, REASONING_NB_DB names it).",
     )
     parser.add_argument("action", choices=("info", "clear"))
     parser.add_argument(
