@@ -27,7 +27,8 @@ LOG_ENV = "REASONING_NB_LOG"
 FILE_NAME = "reasoning_nb.sqlite3"
 BUSY_MS = 30_000
 MARK_BUSY_MS = 1_000
-"""How long marking an entry used waits for another writer: a replay never waits on that."""
+"""How long marking an entry used waits for another writer before it gives up (a save waits
+``BUSY_MS``): a replay is not held up for long by its bookkeeping."""
 SIZES_IN_BYTES = 1
 """``PRAGMA user_version`` from which ``entries.size`` counts UTF-8 bytes (before: characters)."""
 
