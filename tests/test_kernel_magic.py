@@ -154,6 +154,21 @@ def test_traffic_on_a_25000_chunk_stream(kernel, wire_server):
     assert kernel.value("len(_think.answer)") == str(len(answer))  # " a0 a1…": nothing lost
 
 
+def test_quoted_flags_in_a_real_kernel_cell(kernel, wire_server):
+    """The awaited cell path reads the line as a shell would: the quotes are not sent."""
+    wire_server.route("POST", "/api/chat", Reply.ndjson(wf.ollama_chat("r", "Blue.")))
+    line = f'%%think --system "Be terse." --model "ollama:qwen3" --base-url "{wire_server.url}"'
+    msgs = kernel.run(f"{line}\nWhy is the sky blue?")
+    assert not [m for m in msgs if m["msg_type"] == "error"]
+    sent = wire_server.last.json
+    assert sent["model"] == "qwen3"
+    assert sent["messages"] == [
+        {"role": "system", "content": "Be terse."},
+        {"role": "user", "content": "Why is the sky blue?"},
+    ]
+    assert saved_trace(msgs)["answer"] == "Blue."
+
+
 def slow_stream(wire_server) -> None:
     frames = wf.chat_sse("thinking slowly " * 5, "never finished", done=False)
     # The stall outlasts every deadline below: a cell that ends in time was ended by the test.

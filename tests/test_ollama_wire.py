@@ -137,6 +137,51 @@ def test_ollama_host_env_is_the_default_address(wire_server, monkeypatch):
     assert trace.answer == ANSWER and len(wire_server.requests_to(PATH)) == 1
 
 
+@pytest.mark.parametrize(
+    "form", ["127.0.0.1:{port}", ":{port}", "0.0.0.0:{port}", "http://:{port}/"]
+)
+def test_ollama_host_forms_reach_the_server(wire_server, monkeypatch, form):
+    """Ollama's own reading of OLLAMA_HOST: no scheme is http, no host is this machine, and the
+    bind address 0.0.0.0 (Ollama's FAQ sets it to expose the server) is this machine."""
+    monkeypatch.setenv("OLLAMA_HOST", form.format(port=wire_server.port))
+    wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
+    trace = think(PROMPT, model="ollama:qwen3")
+    assert trace.answer == ANSWER and len(wire_server.requests_to(PATH)) == 1
+
+
+@pytest.mark.parametrize(
+    ("form", "address"),
+    [
+        ("0.0.0.0", "http://127.0.0.1:11434"),
+        ("127.0.0.1", "http://127.0.0.1:11434"),
+        ("localhost", "http://localhost:11434"),
+        ("[::]", "http://[::1]:11434"),
+        (":11434", "http://127.0.0.1:11434"),
+        ("ollama.lan:8000/", "http://ollama.lan:8000"),
+        ("https://ollama.com", "https://ollama.com"),  # a scheme given: its own port, as Ollama
+        ("http://10.0.0.5", "http://10.0.0.5"),
+    ],
+)
+def test_ollama_host_forms_without_a_port_go_to_11434(monkeypatch, form, address):
+    """Checked without I/O: the one normaliser every call, probe and cache key goes through."""
+    from reasoning_nb.providers import catalog
+
+    monkeypatch.setenv("OLLAMA_HOST", form)
+    assert catalog.base_url_for(catalog.PROVIDERS["ollama"]) == address
+
+
+def test_ollama_key_goes_only_to_ollama_own_address(wire_server, monkeypatch):
+    """OLLAMA_API_KEY (an ollama.com key) is not sent to a base_url that is not Ollama's own."""
+    key = "ollama-key-0123456789"
+    monkeypatch.setenv("OLLAMA_API_KEY", key)
+    wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
+    think(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
+    assert "authorization" not in wire_server.last.headers
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{wire_server.port}")  # the user's own choice
+    think(PROMPT, model="ollama:qwen3")
+    assert wire_server.last.headers["authorization"] == f"Bearer {key}"
+
+
 # -- request bodies (spec/presets.md, ollama row) --------------------------------------------------
 
 # (model, preset, budget) -> (think sent or None for absent, a warning is expected)

@@ -123,6 +123,46 @@ def test_different_history_misses(wire_server):
     assert anyio.run(run, one).replay is not None and posts(wire_server) == 2
 
 
+def test_the_base_url_path_is_part_of_the_key(wire_server):
+    """Two gateways (or per-model URLs) on one host are two servers: B is asked, not A replayed."""
+    for name, answer in (("a", "from A"), ("b", "from B")):
+        wire_server.route(
+            "POST", f"/{name}/v1/chat/completions", Reply.sse(wf.chat_sse("r", answer))
+        )
+    first = think("2+2?", model=MODEL, base_url=f"{wire_server.url}/a/v1", cache=True)
+    second = think("2+2?", model=MODEL, base_url=f"{wire_server.url}/b/v1", cache=True)
+    assert (first.answer, second.answer) == ("from A", "from B") and second.replay is None
+    assert [r.path for r in wire_server.requests] == [
+        "/a/v1/chat/completions",
+        "/b/v1/chat/completions",
+    ]
+
+
+def test_one_address_written_two_ways_replays_before_any_io(wire_server, monkeypatch):
+    """The ask key holds the base URL as the request is built from it (normalised), so
+    ``URL/`` and ``URL`` are one address: not even Ollama's probes go out the second time."""
+    from reasoning_nb.providers import discovery
+
+    wire_server.route("POST", "/api/show", wf.ollama_show())
+    wire_server.route("POST", "/api/chat", Reply.ndjson(wf.ollama_chat("hmm", "four")))
+    monkeypatch.setattr(discovery, "_show_cache", {})
+    host = f"127.0.0.1:{wire_server.port}"
+    ask(wire_server, model="ollama:qwen3", preset="high", cache=True, base_url=f"http://{host}/")
+    sent = len(wire_server.requests)
+    monkeypatch.setattr(discovery, "_show_cache", {})
+    again = ask(wire_server, model="ollama:qwen3", preset="high", cache=True, base_url=host)
+    assert again.replay is not None and len(wire_server.requests) == sent
+
+
+def test_credentials_in_the_base_url_stay_out_of_the_key():
+    """``user:password@`` is dropped (as the API key is: who asks does not change the answer);
+    a query, where a ``?key=`` would be, is refused before it could reach a key."""
+    from reasoning_nb.cache.keys import address_of
+
+    assert address_of("http://me:sk-pass@gw.lan:8000/a/v1") == "http://gw.lan:8000/a/v1"
+    assert address_of("http://gw.lan:8000/a/v1") != address_of("http://gw.lan:8000/b/v1")
+
+
 def test_same_body_asked_another_way_replays_without_sending(wire_server, db):
     """With no ask -> entry map (as when a request is asked another way), the built body finds
     the entry: probes may go out, the POST does not; the map is written again for next time."""

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import sqlite3
 from collections import deque
 from typing import Any
 
 import anyio
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 from traitlets import Bool, Enum, Float, Int, Unicode, validate
 
@@ -55,6 +56,12 @@ def _flags(func):
             argument("-p", "--preset", choices=PRESETS, help="reasoning effort (default: auto)"),
             argument("--budget", type=int, help="reasoning token budget; wins over the preset"),
             argument("--base-url", help="server address, e.g. http://127.0.0.1:8080/v1"),
+            argument(
+                "--api-key-env",
+                metavar="NAME",
+                help="send the key in this environment variable (needed for a provider's key to "
+                "go to a --base-url that is not the provider's own)",
+            ),
             argument("--system", help="system prompt"),
             argument("--max-tokens", type=int, help="limit on generated tokens"),
             argument("--temperature", type=float, help="sampling temperature"),
@@ -214,9 +221,11 @@ class ThinkMagics(Magics):
         return await self._execute(*self._prepare(self._parse(line), cell))
 
     def _parse(self, line: str):
+        """The line read as a shell reads it: ``--system "Be terse."`` is ``Be terse.``
+        (IPython's own splitter keeps the quotes)."""
         try:
-            return parse_argstring(self.think, line)
-        except Exception as exc:  # argparse's UsageError: one line, not a traceback
+            return self.think.parser.parse_args(shlex.split(line))
+        except Exception as exc:  # an unclosed quote; argparse's UsageError: one line
             raise CellError(f"%think: {exc}; see %%think? for the flags.") from None
 
     def _line(self, args) -> None:
@@ -263,6 +272,7 @@ class ThinkMagics(Magics):
             "preset": args.preset,
             "budget_tokens": args.budget,
             "base_url": args.base_url,
+            "api_key_env": args.api_key_env,
             "system": args.system,
             "max_tokens": args.max_tokens,
             "temperature": args.temperature,
