@@ -11,6 +11,8 @@ import json
 import anyio
 import pytest
 import wire_fixtures as wf
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from wire_server import Reply
 
 from reasoning_nb import Done, ReasoningDelta, Reclassify, TextDelta, astream, think
@@ -168,6 +170,34 @@ def test_ollama_host_forms_without_a_port_go_to_11434(monkeypatch, form, address
 
     monkeypatch.setenv("OLLAMA_HOST", form)
     assert catalog.base_url_for(catalog.PROVIDERS["ollama"]) == address
+
+
+@settings(deadline=None)
+@given(
+    scheme=st.sampled_from(["", "http://", "https://"]),
+    host=st.sampled_from(["", "0.0.0.0", "[::]", "[::1]", "127.0.0.1", "LocalHost", "gw.lan"]),
+    port=st.one_of(st.none(), st.integers(1, 65535)),
+    path=st.sampled_from(["", "/", "/v1", "/a/v1/", "/models/x/v1"]),
+    provider=st.sampled_from(["ollama", "llamacpp", "openai-compatible", "anthropic"]),
+)
+def test_a_normalised_base_url_reads_the_same_again(scheme, host, port, path, provider):
+    """The request URL, the cache key and --list start from one reading: reading its result
+    again changes nothing, and no bind address or trailing slash survives it."""
+    from reasoning_nb.errors import ConfigError
+    from reasoning_nb.providers.catalog import PROVIDERS, normalise
+
+    info = PROVIDERS[provider]
+    url = f"{scheme}{host}{'' if port is None else f':{port}'}{path}"
+    if not host and provider != "ollama":  # only Ollama reads no host as this machine
+        with pytest.raises(ConfigError, match="names no host"):
+            normalise(url, info)
+        return
+    once = normalise(url, info)
+    assert normalise(once, info) == once
+    assert once.startswith(("http://", "https://")) and not once.endswith("/")
+    assert "0.0.0.0" not in once and "[::]" not in once and once == once.lower()
+    if port is not None and port not in (80, 443):
+        assert f":{port}" in once
 
 
 def test_ollama_key_goes_only_to_ollama_own_address(wire_server, monkeypatch):

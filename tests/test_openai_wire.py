@@ -505,6 +505,17 @@ def test_openai_compatible_never_sends_the_openai_key_unless_named(wire_server, 
     assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
 
 
+def test_the_command_line_names_the_key_with_api_key_env(wire_server, monkeypatch, capsys):
+    from reasoning_nb.__main__ import main
+
+    monkeypatch.setenv("GATEWAY_KEY", KEY)
+    serve(wire_server, wf.chat_sse(REASONING, ANSWER), path=CHAT)
+    argv = ["Q", "-m", "openai-compatible:m", "--base-url", wire_server.url]
+    assert main([*argv, "--api-key-env", "GATEWAY_KEY"]) == 0
+    assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
+    assert KEY not in capsys.readouterr().out
+
+
 def test_api_key_env_misuse_is_a_config_error_before_any_io(wire_server, monkeypatch):
     monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
     model = "openai-compatible:m"

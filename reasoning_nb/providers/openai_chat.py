@@ -86,7 +86,7 @@ def explain(error: ProviderError, ctx: RequestContext) -> str | None:
             "name."
         )
     if error.status in (401, 403):
-        envs = " or ".join(ctx.ref.provider.key_envs) or "api_key="
+        envs = " or ".join(ctx.ref.provider.key_envs) or "api_key= or api_key_env="
         return f"The server refused the API key ({error.message[:160]}): check {envs}."
     return None
 
