@@ -19,6 +19,18 @@ def wire_server() -> Iterator[WireServer]:
 
 
 @pytest.fixture
+def elsewhere(wire_server, monkeypatch) -> str:
+    """An address on another machine (a colleague's server) that reaches ``wire_server``: the wire
+    server stands in as the HTTP proxy the environment names, so the request crosses a real
+    socket with the headers a request to another host would carry."""
+    for name in ("no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("http_proxy", "HTTP_PROXY"):
+        monkeypatch.setenv(name, wire_server.url)
+    return "http://colleague.example:8080"
+
+
+@pytest.fixture
 def kernel():
     """A real IPython kernel of its own, with ``%load_ext reasoning_nb`` run (``KernelSession``)."""
     from kernel_session import KernelSession

@@ -200,14 +200,16 @@ def test_a_normalised_base_url_reads_the_same_again(scheme, host, port, path, pr
         assert f":{port}" in once
 
 
-def test_ollama_key_goes_only_to_ollama_own_address(wire_server, monkeypatch):
-    """OLLAMA_API_KEY (an ollama.com key) is not sent to a base_url that is not Ollama's own."""
+def test_ollama_key_goes_only_to_ollama_own_address(wire_server, elsewhere, monkeypatch):
+    """OLLAMA_API_KEY (an ollama.com key) is not sent to a base_url on another machine that is
+    not Ollama's own; OLLAMA_HOST is the user's own choice."""
     key = "ollama-key-0123456789"
     monkeypatch.setenv("OLLAMA_API_KEY", key)
     wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
-    think(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
+    think(PROMPT, model="ollama:qwen3", base_url=elsewhere)
+    assert wire_server.last.headers["host"] == "colleague.example:8080"
     assert "authorization" not in wire_server.last.headers
-    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{wire_server.port}")  # the user's own choice
+    monkeypatch.setenv("OLLAMA_HOST", elsewhere)
     think(PROMPT, model="ollama:qwen3")
     assert wire_server.last.headers["authorization"] == f"Bearer {key}"
 

@@ -457,8 +457,7 @@ def test_key_from_the_env_and_missing_key_names_the_variable(wire_server, monkey
     assert wire_server.requests == []
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     serve(wire_server, wf.responses_sse(REASONING, ANSWER))
-    url = wire_server.url + "/v1"  # not OpenAI's address: the key goes there only when named
-    trace = think(PROMPT, model="openai:gpt-5.1", base_url=url, api_key_env="OPENAI_API_KEY")
+    trace = think(PROMPT, model="openai:gpt-5.1", base_url=wire_server.url + "/v1")  # this machine
     assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
     assert wire_server.last.path == RESPONSES
     assert KEY not in json.dumps(trace.to_dict())
@@ -482,26 +481,35 @@ def test_openai_key_goes_to_openai_base_url_the_environment_pairs_it_with(wire_s
     assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
 
 
-def test_openai_key_is_not_sent_to_another_address_unless_named(wire_server, monkeypatch):
+def test_openai_key_is_not_sent_to_another_address_unless_named(
+    wire_server, elsewhere, monkeypatch
+):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     serve(wire_server, wf.responses_sse(REASONING, ANSWER))
     with pytest.raises(ConfigError) as info:
-        think(PROMPT, model="openai:gpt-5.1", base_url=wire_server.url)
+        think(PROMPT, model="openai:gpt-5.1", base_url=elsewhere)
     message = str(info.value)
     assert "api_key_env='OPENAI_API_KEY'" in message and "https://api.openai.com/v1" in message
     assert KEY not in message and "\n" not in message
     assert wire_server.requests == []  # refused before any I/O
+    think(PROMPT, model="openai:gpt-5.1", base_url=elsewhere, api_key_env="OPENAI_API_KEY")
+    assert wire_server.last.headers["host"] == "colleague.example:8080"
+    assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
 
 
-def test_openai_compatible_never_sends_the_openai_key_unless_named(wire_server, monkeypatch):
-    """A colleague's server at base_url must not receive the user's OpenAI key."""
+def test_openai_compatible_never_sends_the_openai_key_elsewhere_unless_named(
+    wire_server, elsewhere, monkeypatch
+):
+    """A colleague's server at base_url must not receive the user's OpenAI key; a server on this
+    machine does (the contract's "OPENAI_API_KEY if set": the key does not leave the machine)."""
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     serve(wire_server, wf.chat_sse(REASONING, ANSWER), path=CHAT)
-    trace = think(PROMPT, model="openai-compatible:m", base_url=wire_server.url)
-    assert trace.answer == ANSWER and "authorization" not in wire_server.last.headers
-    think(
-        PROMPT, model="openai-compatible:m", base_url=wire_server.url, api_key_env="OPENAI_API_KEY"
-    )
+    trace = think(PROMPT, model="openai-compatible:m", base_url=elsewhere)
+    assert trace.answer == ANSWER and wire_server.last.headers["host"] == "colleague.example:8080"
+    assert "authorization" not in wire_server.last.headers
+    think(PROMPT, model="openai-compatible:m", base_url=elsewhere, api_key_env="OPENAI_API_KEY")
+    assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
+    think(PROMPT, model="openai-compatible:m", base_url=wire_server.url)  # this machine
     assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
 
 

@@ -5,12 +5,14 @@ A new provider is one row here (plus a protocol module if it speaks a new wire f
 
 Where a key goes: a key from the environment is sent only to an address the environment pairs it
 with, the provider's *home*: its default address, the one in its own base-URL variable
-(``OLLAMA_HOST``, ``OPENAI_BASE_URL``) and ``key_homes``. Any other address, such as a
-``base_url=`` pointing at someone else's server, gets a key only when the user names one for it:
-``api_key=`` (the key) or ``api_key_env=`` (the variable to read). The exception is
-``own_server_key``: ``LLAMACPP_API_KEY`` and ``VLLM_API_KEY`` are the key of the user's own server,
-wherever it runs, not of an account on a fixed host, so they go to any address of that provider.
-``openai-compatible`` has no variable of its own: ``OPENAI_API_KEY`` is OpenAI's.
+(``OLLAMA_HOST``, ``OPENAI_BASE_URL``) and ``key_homes``; or to this machine (a loopback
+address: the key does not leave it, and a local gateway or test server is the user's own). Any
+other address, such as a ``base_url=`` pointing at a colleague's server, gets a key only when the
+user names one for it: ``api_key=`` (the key) or ``api_key_env=`` (the variable to read). The
+exception is ``own_server_key``: ``LLAMACPP_API_KEY`` and ``VLLM_API_KEY`` are the key of the
+user's own server, wherever it runs, not of an account on a fixed host, so they go to any address
+of that provider. So ``openai-compatible`` sends ``OPENAI_API_KEY`` (the contract's "if set") to a
+server on this machine, never to another one unless named.
 """
 
 from __future__ import annotations
@@ -167,6 +169,7 @@ PROVIDERS: dict[str, ProviderInfo] = {
             "chat",
             "openai-compatible",
             None,
+            key_envs=("OPENAI_API_KEY",),
             local=True,
             start_hint="start your OpenAI-compatible server or fix `base_url`",
         ),
@@ -326,10 +329,21 @@ def api_key_for(
 
 def key_belongs(info: ProviderInfo, base_url: str) -> bool:
     """Whether the provider's env key may go to ``base_url`` without the user naming it."""
-    if info.own_server_key:
+    if info.own_server_key or on_this_machine(base_url):
         return True
     origin = _origin(base_url)
     return any(_origin(home) == origin for home in _homes(info))
+
+
+def on_this_machine(url: str) -> bool:
+    """Does ``url`` name a loopback address (``localhost``, 127.0.0.0/8, ``::1``)?"""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _homes(info: ProviderInfo) -> list[str]:
