@@ -30,6 +30,9 @@ from ..errors import ProviderError
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504, 529})  # 529: Anthropic "overloaded_error"
 MAX_RETRY_WAIT = 30.0  # seconds; a longer Retry-After is reported instead of slept through
+MAX_LINE = 16 * 2**20
+"""Bytes one line of a stream may hold: a frame carries a token or two, and the longest a
+server sends (the Responses API's last event, the whole output again) stays far below this."""
 
 
 @functools.cache
@@ -238,10 +241,13 @@ class Framer:
     SSE: ``data:`` lines are joined until a blank line; ``:`` lines are comments.
     """
 
-    def __init__(self, framing: str) -> None:
+    def __init__(self, framing: str, max_line: int = MAX_LINE) -> None:
         self._sse = framing == "sse"
         self._decode = codecs.getincrementaldecoder("utf-8")("replace").decode
-        self._rest = ""  # an unfinished line
+        self._max_line = max_line
+        self._rest = ""  # the unfinished line, or its start when _pieces hold the rest
+        self._pieces: list[str] = []
+        self._held = 0  # the bytes in _pieces
         self._data: list[str] = []  # SSE: the data lines of the event being read
         self._event: str | None = None
 
@@ -257,7 +263,19 @@ class Framer:
     def lines(self, chunk: bytes, *, final: bool = False) -> list[str]:
         """The lines that ``chunk`` completes; the unfinished one waits for the next read, or
         is the last line if the body ends here (``final``)."""
-        text = self._rest + self._decode(chunk, final)
+        text = self._decode(chunk, final)
+        if "\n" not in text and "\r" not in text and not final and not self._rest.endswith("\r"):
+            # No line ends here: the piece waits and is joined once, when its line ends, so a
+            # long line costs its length, not its length times its reads.
+            if text:
+                self._hold(text, len(chunk))
+            return []
+        if self._pieces:
+            text = "".join((self._rest, *self._pieces, text))
+            self._pieces.clear()
+            self._held = 0
+        else:
+            text = self._rest + text
         if "\r" in text:
             held = "\r" if text.endswith("\r") and not final else ""
             text = text.removesuffix(held).replace("\r\n", "\n").replace("\r", "\n") + held
@@ -267,6 +285,16 @@ class Framer:
             lines.append(self._rest)
             self._rest = ""
         return lines
+
+    def _hold(self, text: str, size: int) -> None:
+        self._held += size
+        if self._held > self._max_line:
+            raise ProviderError(
+                f"The server sent a line of over {self._max_line // 2**20} MiB without a line "
+                "end, far longer than any frame of a model stream; what arrived before it is "
+                "kept in the trace: check that the base URL points at a model server."
+            )
+        self._pieces.append(text)
 
     def _frames(self, lines: list[str]) -> list[Frame]:
         if not self._sse:
