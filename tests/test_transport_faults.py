@@ -8,10 +8,12 @@ empty ``truncated`` run; only what nothing of the answer has reached is retried.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import wire_fixtures as wf
 from scaling import assert_linear
-from wire_server import Reply
+from wire_server import Reply, WireServer
 
 from reasoning_nb import ProviderError, think
 from reasoning_nb.config import defaults
@@ -52,6 +54,98 @@ def failure(server, model: str = "llamacpp:qwen3", **kw) -> ProviderError:
     err = info.value
     assert KEY not in err.message and "\n" not in err.message
     return err
+
+
+# -- 3: a redirect or a 204 is not an empty run ----------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [302, 307])
+@pytest.mark.parametrize("model", ["llamacpp:qwen3", "ollama:qwen3"])
+def test_a_redirect_names_its_status_and_location_and_is_not_followed(wire_server, model, status):
+    with WireServer() as elsewhere:
+        target = elsewhere.url_for(STREAMING[model])
+        wire_server.route("POST", STREAMING[model], Reply.redirect(target, status))
+        err = failure(wire_server, model)
+        assert elsewhere.requests == []  # neither the request nor its key went there
+    assert err.status == status and err.trace is None
+    assert f"answered {status}" in err.message and target in err.message
+    assert "base URL" in err.message
+
+
+def test_a_204_is_an_error_not_an_empty_run(wire_server):
+    wire_server.route("POST", CHAT, Reply(status=204))
+    err = failure(wire_server)
+    assert err.status == 204 and "204 No Content" in err.message
+
+
+# -- 4: a web page with status 200 -----------------------------------------------------------------
+
+WEB_UI = "<!doctype html><html><head><title>llama.cpp - chat</title></head><body>…</body></html>"
+
+
+@pytest.mark.parametrize("model", list(STREAMING))
+def test_a_web_page_says_so_and_names_its_content_type(wire_server, model):
+    wire_server.route("POST", STREAMING[model], Reply.html(WEB_UI))
+    err = failure(wire_server, model)
+    assert "web page" in err.message and "text/html" in err.message
+    assert "llama.cpp - chat" in err.message and "<" not in err.message
+    assert len(wire_server.requests_to(STREAMING[model])) == 1
+
+
+# -- 10 and 11: what an error status shows ---------------------------------------------------------
+
+
+def test_a_long_retry_after_says_when_to_retry(wire_server):
+    wire_server.route("POST", CHAT, Reply.json({"error": "rate limited"}, 429, retry_after=120))
+    before = time.strftime("%H:%M", time.localtime(time.time() + 120))
+    err = failure(wire_server)
+    after = time.strftime("%H:%M", time.localtime(time.time() + 120))
+    assert err.status == 429 and "rate limited" in err.message
+    assert "HTTP 429; try again in 2 min, after " in err.message
+    assert "after " + before in err.message or "after " + after in err.message
+    assert len(wire_server.requests_to(CHAT)) == 1  # reported, not slept through
+
+
+def test_a_hosted_rate_limit_keeps_the_time_to_retry(wire_server):
+    body = wf.openai_error_body("You exceeded your current quota.", code="insufficient_quota")
+    wire_server.route("POST", "/v1/responses", Reply.json(body, 429, retry_after=7200))
+    err = failure(wire_server, "openai:gpt-5.1")
+    assert "rate limit or quota" in err.message and "current quota" in err.message
+    assert "try again in 2.0 h, after" in err.message
+
+
+def test_an_nginx_error_page_shows_its_status_and_title_not_markup(wire_server):
+    wire_server.route("POST", CHAT, Reply.nginx_error(502, "Bad Gateway"))
+    err = failure(wire_server)
+    assert err.status == 502
+    assert "HTTP 502" in err.message and "502 Bad Gateway" in err.message
+    assert "<" not in err.message and "nginx" not in err.message
+    assert len(wire_server.requests_to(CHAT)) == 4  # 502 is retried, then reported
+
+
+def test_an_error_page_without_a_title_shows_its_text(wire_server):
+    page = "<html><body><h1>Forbidden</h1><p>Sign in &amp; retry</p></body></html>"
+    wire_server.route("POST", CHAT, Reply.html(page, 403))
+    assert "Forbidden Sign in & retry" in failure(wire_server).message
+
+
+# -- 12: a reset before any byte -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reset", [True, False], ids=["reset", "closed"])
+def test_a_connection_closed_before_any_byte_is_named_and_retried(wire_server, reset):
+    wire_server.route("POST", CHAT, Reply(hangup=True, drop_reset=reset))
+    err = failure(wire_server)
+    assert err.status is None and err.trace is None
+    assert "closed the connection before it answered" in err.message
+    assert len(wire_server.requests_to(CHAT)) == 4
+
+
+def test_a_reset_then_an_answer_is_a_complete_run(wire_server):
+    answer = Reply.sse(wf.llamacpp_sse(REASONING, ANSWER))
+    wire_server.route("POST", CHAT, Reply(hangup=True, drop_reset=True), answer)
+    trace = ask(wire_server)
+    assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
 
 
 # -- 15: one endless line --------------------------------------------------------------------------

@@ -184,6 +184,27 @@ class Reply:
         kw.setdefault("content_type", "application/x-ndjson")
         return cls(frames=list(frames), **kw)
 
+    @classmethod
+    def redirect(cls, location: str, status: int = 302) -> Reply:
+        """A redirect to ``location`` (302 Found, 307 Temporary Redirect...)."""
+        return cls(b"", status=status, headers={"Location": location})
+
+    @classmethod
+    def html(cls, page: str, status: int = 200, **kw: Any) -> Reply:
+        """A web page: a web interface, a proxy's login or error page."""
+        return cls(page, status=status, content_type="text/html; charset=utf-8", **kw)
+
+    @classmethod
+    def nginx_error(cls, status: int = 502, reason: str = "Bad Gateway") -> Reply:
+        """The error page nginx writes itself when the server behind it fails."""
+        title = f"{status} {reason}"
+        page = (
+            f"<html>\r\n<head><title>{title}</title></head>\r\n<body>\r\n"
+            f"<center><h1>{title}</h1></center>\r\n<hr><center>nginx</center>\r\n"
+            "</body>\r\n</html>\r\n"
+        )
+        return cls(page, status=status, content_type="text/html")
+
     # -- what goes on the wire ---------------------------------------------------------------
 
     def payload(self) -> bytes:
@@ -321,7 +342,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", reply.content_type or "application/octet-stream")
             if chunked:
                 self.send_header("Transfer-Encoding", "chunked")
-            else:
+            elif reply.status not in (204, 304):  # these have no body, nor its length
                 self.send_header("Content-Length", str(sum(map(len, pieces))))
             for name, value in reply.headers.items():
                 self.send_header(name, value)

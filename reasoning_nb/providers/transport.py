@@ -11,9 +11,11 @@ import codecs
 import contextlib
 import email.utils
 import functools
+import html
 import ipaddress
 import json
 import random
+import re
 import ssl
 import time
 import urllib.request
@@ -30,6 +32,10 @@ from ..errors import ProviderError
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504, 529})  # 529: Anthropic "overloaded_error"
 MAX_RETRY_WAIT = 30.0  # seconds; a longer Retry-After is reported instead of slept through
+CLOSED = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+"""What httpx raises when the server closes the connection (a reset, a hang-up) before it
+answers: retried like a refused connection, as nothing of the answer arrived."""
+WEB_PAGES = ("text/html", "application/xhtml+xml")
 MAX_LINE = 16 * 2**20
 """Bytes one line of a stream may hold: a frame carries a token or two, and the longest a
 server sends (the Responses API's last event, the whole output again) stays far below this."""
@@ -116,7 +122,7 @@ class Transport:
                     extensions={"trace": trace},
                 )
                 response = await client.send(built, stream=True)
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            except (httpx.ConnectError, httpx.ConnectTimeout, *CLOSED) as exc:
                 if attempt <= self.retries:
                     await self.sleep(self._backoff(attempt))
                     continue
@@ -127,24 +133,30 @@ class Transport:
                 raise ProviderError(
                     self.scrub(f"The request to {request.url} failed: {exc}.")
                 ) from None
-            if response.status_code < 400:
+            status = response.status_code
+            if 200 <= status < 300 and status != 204 and not _web_page(response):
                 return response
             body = await _read_bounded(response)
             await response.aclose()
+            if status < 400:
+                raise ProviderError(self.scrub(_not_a_stream(response, body)), status=status)
             wait = _retry_after(response.headers.get("retry-after"))
-            retryable = response.status_code in RETRY_STATUSES and attempt <= self.retries
+            retryable = status in RETRY_STATUSES and attempt <= self.retries
             if retryable and (wait is None or wait <= MAX_RETRY_WAIT):
                 await self.sleep(self._backoff(attempt) if wait is None else wait)
                 continue
-            raise ProviderError(
-                self.scrub(server_message(body) or f"HTTP {response.status_code}"),
-                status=response.status_code,
-            )
+            raise ProviderError(self.scrub(_status_error(response, body, wait)), status=status)
 
     def _backoff(self, attempt: int) -> float:
         return self.backoff * (2 ** (attempt - 1)) * (0.75 + random.random() / 2)
 
     def _unreachable(self, url: str, exc: Exception) -> str:
+        if isinstance(exc, CLOSED):
+            return self.scrub(
+                f"{_origin(url)} closed the connection before it answered, {self.retries + 1} "
+                "times: check the server's log (it may have crashed on the request, or a proxy "
+                "refused it), then run it again."
+            )
         hint = f"; {self.start_hint}" if self.start_hint else ""
         return self.scrub(f"Could not connect to {_origin(url)} (is the server running?){hint}.")
 
@@ -365,6 +377,90 @@ def _retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def _status_error(response: httpx.Response, body: bytes, wait: float | None) -> str:
+    """The message for an error status: the server's own text (a web page's title, not its
+    markup), and when to try again if the server said (Retry-After)."""
+    status = response.status_code
+    if _web_page(response, body):
+        text = _web_page_message(response, body)
+    else:
+        text = server_message(body) or f"HTTP {status}"
+    if wait is not None:
+        return f"{text} (HTTP {status}; try again {_retry_time(wait)})"
+    if status == 429:
+        return f"{text} (HTTP 429; wait a little, then try again)"
+    return text
+
+
+def _retry_time(seconds: float) -> str:
+    """``in 2 min, after 14:05``: how long, and until when on the local clock."""
+    if seconds < 120:
+        span = f"{seconds:.0f} s"
+    elif seconds < 2 * 3600:
+        span = f"{-(-seconds // 60):.0f} min"
+    else:
+        span = f"{seconds / 3600:.1f} h"
+    at = time.localtime(time.time() + seconds)
+    clock = time.strftime("%H:%M" if seconds < 20 * 3600 else "%Y-%m-%d %H:%M", at)
+    return f"in {span}, after {clock}"
+
+
+def _not_a_stream(response: httpx.Response, body: bytes) -> str:
+    """Why a 2xx or 3xx answer is not the stream asked for: a redirect (never followed: the key
+    must not go to another host), no content, or a web page."""
+    where, status = _origin(str(response.url)), response.status_code
+    answered = f"{where} answered {status} {response.reason_phrase}".rstrip()
+    if 300 <= status < 400:
+        location = response.headers.get("location", "")[:200] or "no Location given"
+        return (
+            f"{answered}, a redirect to {location}, not a model stream; the request and its key "
+            "were not sent there: if that is the model server, use it as the base URL."
+        )
+    if status == 204:
+        return f"{answered}, an empty reply, not a model stream: check the base URL."
+    return _web_page_message(response, body)
+
+
+def _web_page(response: httpx.Response, body: bytes = b"") -> bool:
+    """A web page by its content type, or (an error's body) by its first tag."""
+    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    return kind in WEB_PAGES or body.lstrip()[:5].lower() in (b"<!doc", b"<html")
+
+
+def _web_page_message(response: httpx.Response, body: bytes) -> str:
+    """A web page where a model stream belongs: a web interface or a login page (status 200),
+    or a proxy's error page; its title or text in one line, never its markup."""
+    status = response.status_code
+    page = _page_text(body)
+    titled = f" ({page})" if page else ""
+    if status < 300:
+        where = _origin(str(response.url))
+        kind = response.headers.get("content-type", "").split(";")[0].strip()
+        return (
+            f"{where} answered with a web page{titled}, {kind}, not a model stream: point the "
+            "base URL at the model server's API (with /v1 for OpenAI-compatible servers), not "
+            "at a web interface or a login page."
+        )
+    fix = "check that the model server behind it runs" if status >= 500 else "check the base URL"
+    return (
+        f"HTTP {status} with a web page{titled}, from a proxy or web server rather than the "
+        f"model server: {fix}."
+    )
+
+
+_TITLE = re.compile(rb"<title[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
+_UNSHOWN = re.compile(rb"<(script|style)[^>]*>.*?</\1\s*>|<!--.*?-->", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(rb"<[^>]*>")
+
+
+def _page_text(page: bytes, limit: int = 100) -> str:
+    """A web page in one line: its title, else its text without markup."""
+    found = _TITLE.search(page)
+    text = found.group(1) if found else _TAG.sub(b" ", _UNSHOWN.sub(b" ", page))
+    line = " ".join(html.unescape(text.decode("utf-8", "replace")).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def proxy_for(url: str) -> str | None:
