@@ -8,14 +8,18 @@ empty ``truncated`` run; only what nothing of the answer has reached is retried.
 
 from __future__ import annotations
 
+import shutil
+import ssl
+import subprocess
 import time
 
 import pytest
 import wire_fixtures as wf
+from needs import unavailable
 from scaling import assert_linear
 from wire_server import Reply, WireServer
 
-from reasoning_nb import ProviderError, think
+from reasoning_nb import ConfigError, ProviderError, think
 from reasoning_nb.config import defaults
 from reasoning_nb.providers.transport import Framer, Transport
 
@@ -146,6 +150,71 @@ def test_a_reset_then_an_answer_is_a_complete_run(wire_server):
     wire_server.route("POST", CHAT, Reply(hangup=True, drop_reset=True), answer)
     trace = ask(wire_server)
     assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
+
+
+# -- 6: TLS ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory) -> tuple[str, str]:
+    """A self-signed certificate for 127.0.0.1 made now: (certificate file, key file)."""
+    if shutil.which("openssl") is None:
+        unavailable("the openssl command is needed to make a test certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = str(folder / "cert.pem"), str(folder / "key.pem")
+    command = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
+    command += " -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1"
+    subprocess.run(
+        [*command.split(), "-keyout", key, "-out", cert], check=True, capture_output=True
+    )
+    return cert, key
+
+
+@pytest.fixture
+def tls_server(certificate):
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(*certificate)
+    with WireServer(tls=context) as server:
+        server.route("POST", CHAT, Reply.sse(wf.llamacpp_sse(REASONING, ANSWER)))
+        yield server
+    assert not server.errors
+
+
+def test_an_untrusted_certificate_is_named_and_not_retried(tls_server):
+    err = failure(tls_server)
+    assert err.status is None and err.trace is None
+    assert "certificate" in err.message and "self-signed" in err.message
+    assert "SSL_CERT_FILE" in err.message and "is the server running" not in err.message
+    assert tls_server.connections == 1 and tls_server.requests == []
+
+
+def test_ssl_cert_file_set_after_a_failure_is_trusted(tls_server, certificate, monkeypatch):
+    failure(tls_server)  # as a user meets it first
+    monkeypatch.setenv("SSL_CERT_FILE", certificate[0])
+    trace = ask(tls_server)
+    assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
+
+
+def test_a_bundle_that_lacks_the_issuer_is_named(tls_server, monkeypatch):
+    import certifi
+
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
+    assert f"SSL_CERT_FILE names {certifi.where()}" in failure(tls_server).message
+
+
+def test_an_unreadable_ssl_cert_file_is_a_config_error(tls_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    with pytest.raises(ConfigError, match="SSL_CERT_FILE"):
+        ask(tls_server)
+    assert tls_server.connections == 0
+
+
+def test_https_to_a_plain_http_server_names_the_handshake(wire_server):
+    url = wire_server.url.replace("http://", "https://")
+    with pytest.raises(ProviderError) as info:
+        think("hi", model="llamacpp:qwen3", base_url=url)
+    assert "TLS handshake" in info.value.message and "http://" in info.value.message
+    assert wire_server.connections == 1
 
 
 # -- 15: one endless line --------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import json
 import os
 import random
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -244,6 +245,8 @@ class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
 
     def setup(self) -> None:
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.do_handshake()
         super().setup()
         self.server.owner._track(self.connection, add=True)
 
@@ -390,19 +393,34 @@ class _HTTPServer(ThreadingHTTPServer):
     block_on_close = False
     owner: WireServer
 
+    def get_request(self) -> tuple[socket.socket, Any]:
+        conn, address = super().get_request()
+        self.owner.connections += 1
+        if self.owner.tls is not None:  # the handshake runs on the handler's thread
+            conn = self.owner.tls.wrap_socket(conn, server_side=True, do_handshake_on_connect=False)
+        return conn, address
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         exc = sys.exc_info()[1]
-        if isinstance(exc, ConnectionError) or self.owner._stopping.is_set():
-            return  # a client that went away between requests is not a server bug
+        if isinstance(exc, ConnectionError | ssl.SSLError) or self.owner._stopping.is_set():
+            return  # a client that went away, or refused our certificate, is not a server bug
         self.owner.errors.append(exc)
 
 
 class WireServer:
-    """The scripted server. Use as a context manager (or ``start()`` / ``stop()``)."""
+    """The scripted server. Use as a context manager (or ``start()`` / ``stop()``).
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    ``tls``: a server-side ``ssl.SSLContext`` (with its certificate loaded) makes it an HTTPS
+    server. ``connections`` counts the connections accepted, handshakes that fail included.
+    """
+
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, tls: ssl.SSLContext | None = None
+    ) -> None:
         self.requests: list[Recorded] = []
         self.errors: list[BaseException] = []  # exceptions raised by hooks
+        self.tls = tls
+        self.connections = 0
         self._routes: dict[tuple[str, str], list[Responder]] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -421,7 +439,7 @@ class WireServer:
     def url(self) -> str:
         """Base URL, e.g. ``http://127.0.0.1:40123`` (no trailing slash)."""
         host = self._httpd.server_address[0]
-        return f"http://{host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
 
     def url_for(self, path: str) -> str:
         return self.url + (path if path.startswith("/") else "/" + path)

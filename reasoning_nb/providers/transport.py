@@ -14,6 +14,7 @@ import functools
 import html
 import ipaddress
 import json
+import os
 import random
 import re
 import ssl
@@ -28,7 +29,7 @@ from urllib.parse import quote, urlsplit
 import anyio
 import httpx
 
-from ..errors import ProviderError
+from ..errors import ConfigError, ProviderError
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504, 529})  # 529: Anthropic "overloaded_error"
 MAX_RETRY_WAIT = 30.0  # seconds; a longer Retry-After is reported instead of slept through
@@ -41,10 +42,28 @@ MAX_LINE = 16 * 2**20
 server sends (the Responses API's last event, the whole output again) stays far below this."""
 
 
-@functools.cache
+CA_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+
+
 def ssl_context() -> ssl.SSLContext:
-    """One TLS context for every client: building one costs ~30 ms, a call should not pay it."""
-    return httpx.create_ssl_context()
+    """The TLS context for every client: it trusts the CA bundle that ``SSL_CERT_FILE`` names
+    and the folder ``SSL_CERT_DIR`` names, else certifi's. The variables are read at each call,
+    as a notebook may set them after a first failure; each setting's context is built once
+    (that costs ~30 ms)."""
+    return _ssl_context(*(os.environ.get(name) or None for name in CA_VARIABLES))
+
+
+@functools.cache
+def _ssl_context(cafile: str | None, capath: str | None) -> ssl.SSLContext:
+    if cafile is None and capath is None:
+        return httpx.create_ssl_context(trust_env=False)  # certifi's bundle
+    try:
+        return ssl.create_default_context(cafile=cafile, capath=capath)
+    except (OSError, ssl.SSLError) as exc:  # only a file is read now: a folder is read on use
+        raise ConfigError(
+            f"SSL_CERT_FILE names {cafile}, which could not be read as CA certificates "
+            f"({getattr(exc, 'strerror', None) or exc}): point it at a PEM file, or unset it."
+        ) from None
 
 
 @dataclass
@@ -123,6 +142,9 @@ class Transport:
                 )
                 response = await client.send(built, stream=True)
             except (httpx.ConnectError, httpx.ConnectTimeout, *CLOSED) as exc:
+                tls = _tls_error(exc)
+                if tls is not None:  # the same certificate comes back: a retry cannot help
+                    raise ProviderError(self.scrub(_untrusted(request.url, tls))) from None
                 if attempt <= self.retries:
                     await self.sleep(self._backoff(attempt))
                     continue
@@ -461,6 +483,34 @@ def _page_text(page: bytes, limit: int = 100) -> str:
     text = found.group(1) if found else _TAG.sub(b" ", _UNSHOWN.sub(b" ", page))
     line = " ".join(html.unescape(text.decode("utf-8", "replace")).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _tls_error(exc: BaseException) -> ssl.SSLError | None:
+    """The TLS failure behind a connection error, if that is what it was."""
+    seen = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _untrusted(url: str, error: ssl.SSLError) -> str:
+    where = _origin(url)
+    if isinstance(error, ssl.SSLCertVerificationError):
+        why = error.verify_message or error.reason or "not verified"
+        bundle = os.environ.get("SSL_CERT_FILE")
+        using = f" (SSL_CERT_FILE names {bundle}, which does not hold it)" if bundle else ""
+        return (
+            f"The TLS certificate of {where} is not trusted ({why}){using}: if it is your own "
+            "server's or your network's (a company proxy), set SSL_CERT_FILE to a PEM file of "
+            "the CA certificates that issued it, then run it again."
+        )
+    why = error.reason or str(error)
+    return (
+        f"The TLS handshake with {where} failed ({why}): check that the server speaks HTTPS on "
+        "that port, or use http:// if it does not."
+    )
 
 
 def proxy_for(url: str) -> str | None:
