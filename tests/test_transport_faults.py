@@ -21,6 +21,7 @@ from wire_server import Reply, WireServer
 
 from reasoning_nb import ConfigError, ProviderError, think
 from reasoning_nb.config import defaults
+from reasoning_nb.providers import transport
 from reasoning_nb.providers.transport import Framer, Transport
 
 CHAT = "/v1/chat/completions"
@@ -242,3 +243,42 @@ def test_a_line_past_the_frame_cap_ends_the_run_keeping_what_arrived(wire_server
     err = failure(wire_server, "ollama:qwen3")
     assert "MiB without a line end" in err.message
     assert err.trace is not None and err.trace.reasoning == REASONING
+
+
+# -- 19: a silent server ---------------------------------------------------------------------------
+
+
+def test_silence_before_the_first_byte_names_that_wait(wire_server):
+    silent = Reply.sse(wf.llamacpp_sse(REASONING, ANSWER), delay_first_byte=30)
+    wire_server.route("POST", CHAT, silent)
+    err = failure(wire_server, timeout=0.3)
+    assert "0.3 s" in err.message and "the wait for the first byte" in err.message
+    assert "timeout=" in err.message and err.trace is None
+
+
+def test_silence_after_the_first_bytes_names_the_wait_between_bytes(wire_server):
+    frames = wf.llamacpp_sse(REASONING, ANSWER)
+    wire_server.route("POST", CHAT, Reply.sse(frames, stall_after=4, stall=30))
+    err = failure(wire_server, timeout=0.3)
+    assert "0.3 s" in err.message and "the wait between bytes" in err.message
+    assert err.trace is not None and REASONING.startswith(err.trace.reasoning)
+
+
+@pytest.mark.parametrize(
+    "model,path,wait",
+    [("anthropic:claude-sonnet-4-5", "/v1/messages", "0.2 s"), ("vllm:qwen3", CHAT, "0.4 s")],
+)
+def test_hosted_apis_wait_less_for_the_first_byte_than_local_servers(
+    wire_server, monkeypatch, model, path, wait
+):
+    monkeypatch.setattr(transport, "HOSTED_FIRST_BYTE_WAIT", 0.2)
+    monkeypatch.setattr(transport, "LOCAL_FIRST_BYTE_WAIT", 0.4)
+    wire_server.route("POST", path, Reply(delay_first_byte=30))
+    err = failure(wire_server, model)
+    assert f"for {wait}, the wait for the first byte" in err.message
+
+
+def test_the_default_waits():
+    assert Transport(local=True).waits() == (600.0, 120.0)
+    assert Transport(local=False).waits() == (300.0, 120.0)
+    assert Transport(timeout=7).waits() == (7.0, 7.0)

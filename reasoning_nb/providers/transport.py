@@ -42,6 +42,16 @@ MAX_LINE = 16 * 2**20
 server sends (the Responses API's last event, the whole output again) stays far below this."""
 
 
+LOCAL_FIRST_BYTE_WAIT = 600.0
+"""Seconds a local server may take to begin its answer: it may load the model first (Ollama
+allows a load 5 minutes) and read a long prompt on a CPU."""
+HOSTED_FIRST_BYTE_WAIT = 300.0
+"""Seconds a hosted API may take to begin its answer: a queue, and reasoning some APIs do not
+stream."""
+BETWEEN_BYTES_WAIT = 120.0
+"""Seconds of silence once the answer has begun: a server that still works sends a token or a
+keep-alive far more often (llama.cpp pings every 30 s)."""
+
 CA_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
 
 
@@ -84,7 +94,9 @@ NDJSON line with ``None``. A plain tuple, as one is made per token."""
 @dataclass
 class Transport:
     timeout: float | None = None
-    """Seconds to wait for the next byte (None: 600; local models can take long to load)."""
+    """Seconds to wait for the first byte and between bytes (None: the defaults above)."""
+    local: bool = True
+    """The server runs on the user's side (it may load the model first): the longer first wait."""
     connect_timeout: float = 10.0
     retries: int = 3
     backoff: float = 0.5
@@ -93,10 +105,17 @@ class Transport:
     start_hint: str = ""
     sleep: Callable[[float], Any] = anyio.sleep
 
+    def waits(self) -> tuple[float, float]:
+        """Seconds to wait for the answer's first byte, and then between bytes."""
+        if self.timeout is not None:
+            return float(self.timeout), float(self.timeout)
+        first = LOCAL_FIRST_BYTE_WAIT if self.local else HOSTED_FIRST_BYTE_WAIT
+        return first, BETWEEN_BYTES_WAIT
+
     def _timeout(self) -> httpx.Timeout:
-        read = 600.0 if self.timeout is None else float(self.timeout)
+        first, _ = self.waits()
         return httpx.Timeout(
-            connect=min(self.connect_timeout, read), read=read, write=read, pool=read
+            connect=min(self.connect_timeout, first), read=first, write=first, pool=first
         )
 
     @asynccontextmanager
@@ -150,7 +169,7 @@ class Transport:
                     continue
                 raise ProviderError(self._unreachable(request.url, exc)) from None
             except httpx.TimeoutException:
-                raise ProviderError(self._timed_out(request.url)) from None
+                raise ProviderError(self._timed_out(request.url, first=True)) from None
             except httpx.HTTPError as exc:
                 raise ProviderError(
                     self.scrub(f"The request to {request.url} failed: {exc}.")
@@ -182,12 +201,19 @@ class Transport:
         hint = f"; {self.start_hint}" if self.start_hint else ""
         return self.scrub(f"Could not connect to {_origin(url)} (is the server running?){hint}.")
 
-    def _timed_out(self, url: str) -> str:
-        read = 600.0 if self.timeout is None else self.timeout
-        return self.scrub(
-            f"No data from {_origin(url)} for {read:g} s; the server may be overloaded or still "
-            "loading the model: try again, or pass a larger timeout=."
-        )
+    def _timed_out(self, url: str, *, first: bool) -> str:
+        first_byte, between_bytes = self.waits()
+        if first:
+            what = (
+                f"No data from {_origin(url)} for {first_byte:g} s, the wait for the first byte; "
+                "the server may be overloaded or still loading the model"
+            )
+        else:
+            what = (
+                f"No data from {_origin(url)} for {between_bytes:g} s, the wait between bytes "
+                "once the answer began; what arrived is kept in the trace"
+            )
+        return self.scrub(f"{what}: try again, or pass a larger timeout= (--timeout).")
 
     def scrub(self, text: str) -> str:
         """``text`` without the secrets, raw or as libraries quote them (repr, bytes repr,
@@ -206,6 +232,9 @@ class Transport:
         that holds many frames (a fast server, a buffering proxy) costs one async step."""
         url = str(response.request.url)
         framer = Framer(framing)
+        # The answer has begun: from here each read may wait the shorter time. (httpcore reads
+        # the body's timeout from this dict when the first read starts.)
+        response.request.extensions["timeout"]["read"] = self.waits()[1]
         # A body sent as is (streams usually are) skips httpx's decoding layer: one async step
         # less per read.
         encoded = "content-encoding" in response.headers
@@ -218,7 +247,7 @@ class Transport:
             if frames:
                 yield frames
         except httpx.TimeoutException:
-            raise ProviderError(self._timed_out(url)) from None
+            raise ProviderError(self._timed_out(url, first=False)) from None
         except httpx.HTTPError as exc:
             raise ProviderError(
                 self.scrub(
