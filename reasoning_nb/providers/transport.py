@@ -330,8 +330,10 @@ class Framer:
         if "\n" not in text and "\r" not in text and not final and not self._rest.endswith("\r"):
             # No line ends here: the piece waits and is joined once, when its line ends, so a
             # long line costs its length, not its length times its reads.
-            if text:
-                self._hold(text, len(chunk))
+            self._pieces.append(text)
+            self._held += len(chunk)
+            if self._held > self._max_line:
+                self._too_long()
             return []
         if self._pieces:
             text = "".join((self._rest, *self._pieces, text))
@@ -349,15 +351,12 @@ class Framer:
             self._rest = ""
         return lines
 
-    def _hold(self, text: str, size: int) -> None:
-        self._held += size
-        if self._held > self._max_line:
-            raise ProviderError(
-                f"The server sent a line of over {self._max_line // 2**20} MiB without a line "
-                "end, far longer than any frame of a model stream; what arrived before it is "
-                "kept in the trace: check that the base URL points at a model server."
-            )
-        self._pieces.append(text)
+    def _too_long(self) -> None:
+        raise ProviderError(
+            f"The server sent a line of over {self._max_line // 2**20} MiB without a line end, "
+            "far longer than any frame of a model stream; what arrived before it is kept in the "
+            "trace: check that the base URL points at a model server."
+        )
 
     def _frames(self, lines: list[str]) -> list[Frame]:
         if not self._sse:
