@@ -167,7 +167,7 @@ def explain(error: ProviderError, ctx: RequestContext) -> str | None:
         )
     if error.status == 429:
         return (
-            f"OpenAI's rate limit or quota stopped the request (check the account's usage "
+            "OpenAI's rate limit or quota stopped the request (check the account's usage "
             f"limits if it goes on): {error.message}"
         )
     return None

@@ -437,7 +437,7 @@ def _status_error(response: httpx.Response, body: bytes, wait: float | None) -> 
         text = _web_page_message(response, body)
     else:
         text = server_message(body) or f"HTTP {status}"
-    if wait is not None:
+    if wait is not None and wait >= 1:
         return f"{text} (HTTP {status}; try again {_retry_time(wait)})"
     if status == 429:
         return f"{text} (HTTP 429; wait a little, then try again)"
