@@ -297,6 +297,7 @@ class Run:
             yield Notice(text)
         transport = Transport(
             timeout=self.timeout,
+            local=info.local,
             secrets=(api_key,) if api_key else (),
             start_hint=info.start_hint,
         )

@@ -205,11 +205,11 @@ def test_an_unclosed_quote_is_one_clear_line(ip):
     assert not cap.outputs
 
 
-def test_api_key_env_names_the_key_for_this_address(ip, wire_server, monkeypatch):
+def test_api_key_env_names_the_key_for_this_address(ip, wire_server, elsewhere, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-not-for-this-server")
     monkeypatch.setenv("GATEWAY_KEY", "sk-gateway-0123")
     wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse("r", "a")))
-    line = f"--model openai-compatible:m --base-url {wire_server.url}"
+    line = f"--model openai-compatible:m --base-url {elsewhere}"
     assert think_cell(ip, line, "Q").error == ""
     assert "authorization" not in wire_server.last.headers  # OpenAI's key stays home
     assert think_cell(ip, f"{line} --api-key-env GATEWAY_KEY", "Q").error == ""

@@ -65,7 +65,9 @@ def _flags(func):
             argument("--system", help="system prompt"),
             argument("--max-tokens", type=int, help="limit on generated tokens"),
             argument("--temperature", type=float, help="sampling temperature"),
-            argument("--timeout", type=float, help="seconds to wait for the next byte"),
+            argument(
+                "--timeout", type=float, help="seconds to wait for the first byte and between bytes"
+            ),
             argument(
                 "--hide-reasoning",
                 action="store_true",
@@ -149,7 +151,7 @@ class ThinkMagics(Magics):
         help="Live widget: 'auto' in a kernel with a frontend, 'never' streams text to stdout.",
     ).tag(config=True)
     timeout = Float(
-        None, allow_none=True, help="Seconds to wait for the next byte from the server."
+        None, allow_none=True, help="Seconds to wait for the first byte and between bytes."
     ).tag(config=True)
     max_tokens = Int(None, allow_none=True, help="Default limit on generated tokens.").tag(
         config=True

@@ -278,8 +278,8 @@ def _hosted_explain(error: ProviderError, ctx: RequestContext) -> str | None:
         )
     if error.status == 429 and flavor in ("openai-chat", "openrouter", "deepseek"):
         return (
-            f"The provider's rate limit or quota stopped the request ({error.message[:160]}): "
-            "wait and run it again, or check the account's limits."
+            "The provider's rate limit or quota stopped the request (check the account's "
+            f"limits if it goes on): {error.message}"
         )
     return None
 
