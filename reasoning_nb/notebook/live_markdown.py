@@ -191,26 +191,47 @@ def _entities(code: str) -> str:
 # -- math --------------------------------------------------------------------------------------
 
 
-def _delimiters(text: str) -> str:
-    """``\\(…\\)`` -> ``$…$`` and ``\\[…\\]`` -> ``$$…$$`` (an odd run of backslashes; the
-    pair within one paragraph); a dollar after a TeX line break (``\\\\$``) gets a space before
-    it: Lab's math finder reads the break's second backslash and the dollar as an escaped
-    dollar, and would miss the closer."""
-    out, pos = [], 0
+def _pairs(text: str) -> list[tuple[int, int]]:
+    """The ``\\(…\\)`` and ``\\[…\\]`` pairs that become dollars, in order: ``(start, end)``
+    from the opener's last backslash to the end of its closer. An opener (an odd run of
+    backslashes) pairs with the next closer of its kind, unless a blank line comes first.
+    Linear: the closers and the blank lines are found once, and a pointer walks each list (an
+    opener with no closer used to search the rest of the text again)."""
+    closers = {
+        kind: [c.end() for c in pattern.finditer(text) if len(c.group(0)) % 2 == 0]
+        for kind, pattern in _CLOSER.items()
+    }
+    blanks = [b.end() for b in _BLANK_LINE.finditer(text)]
+    nxt = {kind: 0 for kind in closers}
+    pairs, pos, blank = [], 0, 0
     for m in _DELIMITER.finditer(text):
         if m.start() < pos or len(m.group(0)) % 2:  # (backslashes: one less)
             continue
         kind = m.group(0)[-1]
-        closers = _CLOSER[kind].finditer(text, m.end())
-        closer = next((c for c in closers if len(c.group(0)) % 2 == 0), None)
-        if closer is None:
-            continue
-        inner = text[m.end() : closer.end() - 2]
-        if _BLANK_LINE.search(inner):
-            continue
-        dollars, body = ("$", inner.strip()) if kind == "(" else ("$$", inner)
-        out.append(f"{text[pos : m.end() - 2]}{dollars}{body}{dollars}")
-        pos = closer.end()
+        ends, k = closers[kind], nxt[kind]
+        while k < len(ends) and ends[k] - 2 < m.end():
+            k += 1
+        nxt[kind] = k
+        while blank < len(blanks) and blanks[blank] <= m.end():
+            blank += 1
+        # (a blank line inside: one that ends before the closer's backslash)
+        if k < len(ends) and not (blank < len(blanks) and blanks[blank] <= ends[k] - 2):
+            pairs.append((m.end() - 2, ends[k]))
+            pos = ends[k]
+    return pairs
+
+
+def _delimiters(text: str) -> str:
+    """``\\(…\\)`` -> ``$…$`` and ``\\[…\\]`` -> ``$$…$$`` (an odd run of backslashes; the
+    pair within one paragraph: :func:`_pairs`); a dollar after a TeX line break (``\\\\$``)
+    gets a space before it: Lab's math finder reads the break's second backslash and the dollar
+    as an escaped dollar, and would miss the closer."""
+    out, pos = [], 0
+    for start, end in _pairs(text):
+        inner = text[start + 2 : end - 2]
+        dollars, body = ("$", inner.strip()) if text[start + 1] == "(" else ("$$", inner)
+        out.append(f"{text[pos:start]}{dollars}{body}{dollars}")
+        pos = end
     out.append(text[pos:])
     return _BREAK_DOLLAR.sub(r"\1 ", "".join(out))
 
