@@ -13,6 +13,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+from scaling import assert_linear
 from test_math_text import FORMS as MATH_FORMS
 from test_math_text import PROSE as MATH_PROSE
 from test_math_text import TEX as MATH_TEX
@@ -342,3 +343,31 @@ def test_the_live_and_static_views_find_the_same_math(before, tex, kind, after):
     spaceless = lambda tex: "".join(tex.split())  # noqa: E731  (spaces: TeX ignores them)
     static = [spaceless(t) for t in math_in(markdown_html(text))]
     assert [spaceless(t) for t in _live_tex(text)] == static, (text, live_markdown(text))
+
+
+# -- unclosed math costs linear time (issue 22, item 21) ------------------------------------------
+
+UNCLOSED = {
+    "\\(": "so \\( x ",
+    "\\[": "so \\[ x ",
+    "\\( in paragraphs": "so \\( x\n\n",
+    "$": "so $ x\n",
+    "\\( and a far \\)": "\\( x\n\n",  # (the closer at the very end: every opener saw it)
+}
+
+
+@pytest.mark.parametrize("name", list(UNCLOSED))
+def test_unclosed_math_renders_in_linear_time(name):
+    """A run of openers that never close renders in time linear in the text: each ``\\(`` used
+    to look for its closer through the rest of the text (50 KB took 4.3 s per render of the
+    live view), and for a blank line through all it found."""
+    unit = UNCLOSED[name]
+    tail = "\\)" if name.endswith("\\)") else ""
+    assert_linear(lambda n: live_markdown(unit * n + tail, breaks=True), 300)
+
+
+def test_backslash_pairs_stay_within_a_paragraph():
+    """The pairing the linear search keeps: an opener takes the next closer of its kind, not
+    across a blank line, and an escaped one opens nothing."""
+    md = live_markdown("a \\(x\n\ny\\) b \\(p\\) \\[r\\] \\\\\\(t\\\\\\)")
+    assert [md[a:b] for a, b in math_spans(md)] == ["$p$", "$$r$$", "$t\\\\ $"]

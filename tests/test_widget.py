@@ -1115,6 +1115,7 @@ SHAPES = {  # about 40 n chars: n blocks or lines of ~40 chars (n / 10 items of 
     "table": lambda n: (  # each piece cut by force opens with the table's head again
         "| n | step |\n|---|---|\n" + "".join(f"| {i} | {ITEM} |\n" for i in range(n)) + "\nEnd."
     ),
+    "unclosed math": lambda n: "so \\( x " * (5 * n) + "\n\nEnd.",  # (holds cuts: fences)
 }
 
 

@@ -7,23 +7,35 @@ once the next line shows it does not go on with the list). A tail that grows pas
 without one is cut by force: at the last line end, or in one long line after the last sentence
 in its newer half, else at the last space. A cut inside a code fence or a table leaves a
 ``reopen``: the fence's opener line (closed in the frozen part, see :func:`closing`) or the
-table's head, which the next piece opens with. A forced cut lands at or after ``keep`` (the
-text the live tail already shows) where it can, so the frozen part never shows less than the
-tail did (see :mod:`.live_text`), and never past :func:`table_hold`, the start of a table not
-whole yet: a table only ever shows as a table. A :class:`Scanner` finds block ends in a text
+table's head, which the next piece opens with. Outside a code fence a forced cut goes only
+before a word that has begun (so the next piece never opens with a blank line that would go
+unseen, or with the rest of a word), and never inside math (:func:`may_cut`): a span open at
+the end of the tail holds the cut back, until it closes or its paragraph ends, or the tail is
+``MATH_WAIT`` past its limit. A forced cut lands at or after ``keep`` (the text the live tail
+already shows) where it can, so the frozen part never shows less than the tail did (see
+:mod:`.live_text`), and never past :func:`table_hold`, the start of a table not whole yet: a
+table only ever shows as a table. A :class:`Scanner` finds block ends in a text
 that grows at its end, resuming at the last line end it saw, so a live tail is scanned once,
 not once per delta.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-from .live_markdown import opens_table
+from .live_markdown import math_extent, opens_table
 
 TAIL_LIMIT = 400
 """Force a cut when the live tail grows past this many characters."""
+Span = tuple[int, int | None]
+"""A math span's start and end (None: open, the text may still close it)."""
+MATH_WAIT = 2_000
+"""How far past its limit a tail may grow while a math span keeps a forced cut out (a lone
+``$`` in a long paragraph opens a span that no closer may ever end)."""
 
 _SENTENCE_END = re.compile(r"[.!?][\"')\]*_]* ")
 _LIST_ITEM = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
@@ -33,6 +45,12 @@ _FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
 _TABLE_ROW = re.compile(r"[ \t>]*\|")  # what models open a table's rows with (GFM needs no pipe)
 _DELIMITER_ROW = re.compile(r"[ \t>]*\|?(?:[ \t]*:?-+:?[ \t]*\|)*[ \t]*:?-+:?[ \t]*\|?[ \t]*")
 _MAY_BE_DELIMITER = re.compile(r"[ \t>|:-]*")  # (a delimiter row being written)
+_OPENS_BLOCK = re.compile(r"(?:[-+*]|\d{1,9}[.)]|#{1,6})(?:\s|$)|[>|]|[-_*=]{2}|```|~~~")
+"""What opens a block at a line's start (or a setext underline, a rule): no piece opens so."""
+_MATH_MOVES = re.compile(r"[$\\{}\n@`~]")
+"""What may open, close or end a math span (or hide it in code): :func:`math_in` reads again..."""
+_MATH_CLOSES = re.compile(r"[$)\]}\n`]")
+"""...or, while a span is open, what may close or end it (``$``, ``\\)``, ``\\]``, ``\\end{}``)."""
 
 
 def fence_mark(opener: str) -> str:
@@ -205,6 +223,19 @@ class Scanner:
         self._text = ""  # the text scanned last
         self._done = ""  # ...up to its last line end
         self._scan: _Scan | None = None
+        self._math: tuple[tuple, str, list[Span]] = ((), "", [])
+
+    def math(self, text: str, reopen: str | None, start: int) -> list[Span]:
+        """:func:`math_in` of a text that grows at its end (a forced cut may wait for a math
+        span to close for many deltas, each asking), read again only when what arrived since
+        could open, close or end a span (while one is open, only its closing matters: no cut
+        goes after its start)."""
+        key, before, spans = self._math
+        moves = _MATH_CLOSES if spans and spans[-1][1] is None else _MATH_MOVES
+        if key != (reopen, start) or not text.startswith(before) or moves.search(text, len(before)):
+            spans = math_in(text, reopen, start)
+        self._math = ((reopen, start), text, spans)
+        return spans
 
     def __call__(self, text: str, reopen: str | None) -> _Scan:
         start = self._scan
@@ -226,6 +257,7 @@ def find_cut(
     tail_limit: int = TAIL_LIMIT,
     keep: int = 0,
     scanner: Scanner | None = None,
+    at_keep: Callable[[], Cut | None] | None = None,
 ) -> Cut:
     """Where the unfrozen ``text`` (starting at a line start) may be frozen.
 
@@ -233,24 +265,71 @@ def find_cut(
     else None. ``keep``: what the live tail shows already; a forced cut lands at or
     after it, else waits for more text (unless the tail was past ``tail_limit`` already).
     ``scanner``: one that scanned a prefix of ``text`` before, to go on from there.
+    ``at_keep``: :func:`cut_at` ``keep``, if the caller remembers it; a forced cut goes there
+    if it fits (the block then needs no resend).
     """
-    scan = _scan(text, reopen) if scanner is None else scanner(text, reopen)
+    scanner = scanner or Scanner()
+    scan = scanner(text, reopen)
     cut = Cut(scan.natural, None, False) if scan.natural else Cut(0, reopen, False)
-    if len(text) - cut.at > tail_limit:
-        if forced := _forced(text, cut.at, max(cut.at, keep), scan):
-            return forced
-        # None after what the tail shows: wait for one (the next words, the line end) unless the
-        # tail was past its limit already; then cut where the old rule says.
-        if keep - cut.at > tail_limit and (forced := _forced(text, cut.at, cut.at, scan)):
-            return forced
+    if len(text) - cut.at <= tail_limit:
+        return cut
+    math = scanner.math(text, cut.reopen, cut.at) if scan.open_fence is None else []
+    if len(text) - cut.at > tail_limit + MATH_WAIT:
+        math = []  # (a span this long is no math a model meant: cut anyway)
+    if forced := _forced(text, cut.at, max(cut.at, keep), scan, math):
+        hold = table_hold(text, scan)
+        if 0 < keep <= (len(text) if hold is None else hold) and at_keep is not None:
+            here = at_keep()
+            if here is not None and (not here.forced or _fits(text, here, math)):
+                return here
+        return forced
+    # None after what the tail shows: wait for one (the next words, the line end) unless the
+    # tail was past its limit already and no math span is open (that one closes soon, or the
+    # wait ends); then cut where the old rule says.
+    if keep - cut.at > tail_limit and not (math and math[-1][1] is None):
+        return _forced(text, cut.at, cut.at, scan, math) or cut
     return cut
+
+
+def math_in(text: str, reopen: str | None, start: int) -> list[Span]:
+    """Where ``text[start:]`` (``reopen``: open at ``start``) shows math or may yet
+    (:func:`.live_markdown.math_extent`), as offsets in ``text``."""
+    head = f"{reopen}\n" if reopen is not None else ""
+    shift = start - len(head)
+    return [
+        (a + shift, None if b is None else b + shift) for a, b in math_extent(head + text[start:])
+    ]
+
+
+def may_cut(text: str, at: int, math: list[Span], *, prose: bool = True) -> bool:
+    """May a forced cut outside a code fence go at ``at``? Only before a word that has begun
+    there (not before a blank line: the piece after the cut could not see it end the block),
+    in a line of ``prose`` not before what would open a block of its own at the start of a
+    piece (a list item, a heading, a quote...), and not inside a math span (``math``: see
+    :func:`math_in`): each piece would show half of it as raw TeX, and pair its other dollar
+    with the next span's."""
+    if at >= len(text) or text[at].isspace():
+        return False
+    if prose and text[at - 1] != "\n" and _OPENS_BLOCK.match(text, at):
+        return False
+    k = bisect.bisect_left(math, at, key=lambda span: span[0])  # (in order, apart)
+    end = math[k - 1][1] if k else at
+    return end is not None and end <= at
+
+
+def _fits(text: str, cut: Cut, math: list[Span]) -> bool:
+    """May a forced ``cut`` go where it is (any line end in a code fence; else see
+    :func:`may_cut`)?"""
+    if cut.reopen is not None and not _is_table_head(cut.reopen):
+        return True
+    return may_cut(text, cut.at, math, prose=cut.reopen is None)
 
 
 def cut_at(text: str, reopen: str | None, at: int) -> Cut | None:
     """A cut exactly at ``at`` if the text allows one there: the end of a block (then not
     forced: only blank lines after the last one), else a line end, or a space outside a code
     fence or a table row; None inside a word or a line of code. (Not past a ``table_hold``:
-    the caller's to check, with the text after ``at``.)"""
+    the caller's to check, with the text after ``at``, as :func:`may_cut`.)"""
     if at <= 0:
         return None
     scan = _scan(text[:at], reopen)
@@ -273,18 +352,38 @@ def _row_end(text: str, scan: _Scan) -> int:
     return text.rfind("\n", 0, scan.last_end - 1) + 1
 
 
-def _forced(text: str, start: int, lo: int, scan: _Scan) -> Cut | None:
-    """A forced cut after ``start`` and at or after ``lo``, not past a table not whole yet: the
-    last line end, else (in one long line, outside a fence or a table) after the last sentence
+def _forced(text: str, start: int, lo: int, scan: _Scan, math: list[Span]) -> Cut | None:
+    """A forced cut after ``start`` and at or after ``lo``, not past a table not whole yet: in
+    a code fence, its last line end; else where :func:`may_cut` allows, the last line end (in a
+    table: the last row end), else (in one long line, outside a table) after the last sentence
     in the newer half, else at the last space."""
     hold, end = table_hold(text, scan), _row_end(text, scan)
-    if end > start and lo <= end and (hold is None or end <= hold):
-        return Cut(end, scan.reopen, True)
+    if scan.open_fence is not None:
+        return Cut(end, scan.reopen, True) if start < end and lo <= end else None
+    lines = _line_starts(text, max(start + 1, lo), end)
+    for at in itertools.islice(lines, 1 if scan.table is not None else None):
+        if (hold is None or at <= hold) and may_cut(text, at, math, prose=scan.table is None):
+            return Cut(at, scan.reopen, True)
     if scan.reopen is not None or hold is not None:
         return None
     half = max((start + len(text)) // 2, lo)
-    stop = max((m.end() for m in _SENTENCE_END.finditer(text, half, len(text) - 1)), default=0)
-    space = stop - 1 if stop else text.rfind(" ", max(start, lo - 1), len(text) - 1)
-    if space > start and space + 1 >= lo:
-        return Cut(space + 1, None, True)
+    stops = [m.end() for m in _SENTENCE_END.finditer(text, half, len(text) - 1)]
+    spaces = _spaces(text, max(start, lo - 1), len(text) - 1)
+    for at in (*reversed(stops), *spaces):
+        if at > start and at >= lo and may_cut(text, at, math):
+            return Cut(at, None, True)
     return None
+
+
+def _line_starts(text: str, lo: int, end: int) -> Iterator[int]:
+    """The line starts from ``end`` back to ``lo``, the last first."""
+    while end >= lo and end > 0:
+        yield end
+        end = text.rfind("\n", 0, end - 1) + 1
+
+
+def _spaces(text: str, lo: int, hi: int) -> Iterator[int]:
+    """Just after each space in ``text[lo:hi]``, the last first."""
+    while (space := text.rfind(" ", lo, hi)) >= 0:
+        yield space + 1
+        hi = space

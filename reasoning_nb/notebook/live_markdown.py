@@ -43,6 +43,7 @@ _RISKY = re.compile(r"<[A-Za-z/!?]|!\[|\]\(|^[ \t>]*\[[^\]\n]*\]:", re.M)
 """Code that would make HTML, an image or a link if a renderer read it as text."""
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 _BACKTICKS = re.compile(r"`+")
+_MAY_HOLD_CODE = re.compile(r"`|~~~|^(?: {4}|\t)", re.M)  # (else no code: spare the parse)
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _MATH_SPLIT = re.compile(
     r"(\$\$?|\\(?:begin|end)\{[a-z]*\*?\}|\\[{}$]|[{}]|(?:\n\s*)+|@@\d+@@|\\\\[()\[\]])", re.I
@@ -191,34 +192,110 @@ def _entities(code: str) -> str:
 # -- math --------------------------------------------------------------------------------------
 
 
-def _delimiters(text: str) -> str:
-    """``\\(…\\)`` -> ``$…$`` and ``\\[…\\]`` -> ``$$…$$`` (an odd run of backslashes; the
-    pair within one paragraph); a dollar after a TeX line break (``\\\\$``) gets a space before
-    it: Lab's math finder reads the break's second backslash and the dollar as an escaped
-    dollar, and would miss the closer."""
-    out, pos = [], 0
+def _pairs(text: str) -> list[tuple[int, int]]:
+    """The ``\\(…\\)`` and ``\\[…\\]`` pairs that become dollars, in order: ``(start, end)``
+    from the opener's last backslash to the end of its closer. An opener (an odd run of
+    backslashes) pairs with the next closer of its kind, unless a blank line comes first.
+    Linear: the closers and the blank lines are found once, and a pointer walks each list (an
+    opener with no closer used to search the rest of the text again)."""
+    closers = {
+        kind: [c.end() for c in pattern.finditer(text) if len(c.group(0)) % 2 == 0]
+        for kind, pattern in _CLOSER.items()
+    }
+    blanks = [b.end() for b in _BLANK_LINE.finditer(text)]
+    nxt = {kind: 0 for kind in closers}
+    pairs, pos, blank = [], 0, 0
     for m in _DELIMITER.finditer(text):
         if m.start() < pos or len(m.group(0)) % 2:  # (backslashes: one less)
             continue
         kind = m.group(0)[-1]
-        closers = _CLOSER[kind].finditer(text, m.end())
-        closer = next((c for c in closers if len(c.group(0)) % 2 == 0), None)
-        if closer is None:
-            continue
-        inner = text[m.end() : closer.end() - 2]
-        if _BLANK_LINE.search(inner):
-            continue
-        dollars, body = ("$", inner.strip()) if kind == "(" else ("$$", inner)
-        out.append(f"{text[pos : m.end() - 2]}{dollars}{body}{dollars}")
-        pos = closer.end()
+        ends, k = closers[kind], nxt[kind]
+        while k < len(ends) and ends[k] - 2 < m.end():
+            k += 1
+        nxt[kind] = k
+        while blank < len(blanks) and blanks[blank] <= m.end():
+            blank += 1
+        # (a blank line inside: one that ends before the closer's backslash)
+        if k < len(ends) and not (blank < len(blanks) and blanks[blank] <= ends[k] - 2):
+            pairs.append((m.end() - 2, ends[k]))
+            pos = ends[k]
+    return pairs
+
+
+def _delimiters(text: str) -> str:
+    """``\\(…\\)`` -> ``$…$`` and ``\\[…\\]`` -> ``$$…$$`` (an odd run of backslashes; the
+    pair within one paragraph: :func:`_pairs`); a dollar after a TeX line break (``\\\\$``)
+    gets a space before it: Lab's math finder reads the break's second backslash and the dollar
+    as an escaped dollar, and would miss the closer."""
+    out, pos = [], 0
+    for start, end in _pairs(text):
+        inner = text[start + 2 : end - 2]
+        dollars, body = ("$", inner.strip()) if text[start + 1] == "(" else ("$$", inner)
+        out.append(f"{text[pos:start]}{dollars}{body}{dollars}")
+        pos = end
     out.append(text[pos:])
     return _BREAK_DOLLAR.sub(r"\1 ", "".join(out))
 
 
-def math_spans(text: str) -> list[tuple[int, int]]:
+def math_extent(text: str) -> list[tuple[int, int | None]]:
+    """Where :func:`live_markdown` shows math in ``text``, as offsets in ``text`` itself, and
+    where it may yet: a span opened and not closed, with no blank line after its opener, is
+    ``(start, None)`` (the text may still close it). Code is skipped, as there, and each
+    ``\\(…\\)`` or ``\\[…\\]`` pair is held whole. In order, apart."""
+    if "$" not in text and "\\" not in text:
+        return []  # (no delimiter: spare the parse of the code)
+    chars, pairs = list(text), []
+    pos = 0
+    code = _code(text) if _MAY_HOLD_CODE.search(text) else []
+    for start, end, _ in [*code, (len(text), len(text), "")]:
+        piece = text[pos:start]
+        for a, b in _pairs(piece):  # as dollars, in place: the offsets stay the text's
+            pairs.append((pos + a, pos + b))  # (math or not, one pair: it turns to dollars whole)
+            wide = piece[a + 1] == "["
+            chars[pos + a : pos + a + 2] = "$$" if wide else "$ "
+            chars[pos + b - 2 : pos + b] = "$$" if wide else " $"
+        for m in _BREAK_DOLLAR.finditer(piece):  # (the space _delimiters puts before the $)
+            chars[pos + m.end() - 1] = " "
+        chars[start:end] = text[start:end].replace("$", "~")
+        pos = end
+    masked = "".join(chars)
+    spans = math_spans(masked, open_end=True)
+    if not spans or spans[-1][1] is not None:
+        for start, end, _ in code:  # (a ``\\(`` in code opens nothing)
+            chars[start:end] = re.sub(r"[^\n]", "~", text[start:end])
+        masked = "".join(chars) if code else masked
+        if (opener := _open_delimiter(masked, spans[-1][1] if spans else 0)) is not None:
+            spans.append((opener, None))
+    return _merged(spans + pairs)
+
+
+def _merged(spans: list[tuple[int, int | None]]) -> list[tuple[int, int | None]]:
+    """``spans`` in order, those that overlap made one (an end of None: open, the last)."""
+    out: list[tuple[int, int | None]] = []
+    for a, b in sorted(spans, key=lambda span: span[0]):
+        if out and (out[-1][1] is None or a < out[-1][1]):
+            end = out[-1][1]
+            out[-1] = (out[-1][0], None if end is None or b is None else max(end, b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _open_delimiter(text: str, start: int) -> int | None:
+    """The first ``\\(`` or ``\\[`` after ``start`` with no blank line after it (its closer may
+    yet come), if any."""
+    last_blank = max((b.end() for b in _BLANK_LINE.finditer(text, start)), default=start)
+    for m in _DELIMITER.finditer(text, last_blank):
+        if len(m.group(0)) % 2 == 0:
+            return m.end() - 2
+    return None
+
+
+def math_spans(text: str, *, open_end: bool = False) -> list[tuple[int, int | None]]:
     """Where Lab's markdown finds math in ``text``: ``(start, end)`` in order. A port of
     ``removeMath`` (@jupyterlab/rendermime ``latex.ts``): ``$``, ``$$``, ``\\\\(``, ``\\\\[``
-    and ``\\begin{…}`` open; braces nest; a blank line ends the search."""
+    and ``\\begin{…}`` open; braces nest; a blank line ends the search. ``open_end``: a span
+    still open at the end of the text is ``(start, None)`` (more text may close it)."""
     parts = _MATH_SPLIT.split(text)
     offsets, at = [], 0
     for part in parts:
@@ -256,7 +333,9 @@ def math_spans(text: str) -> list[tuple[int, int]]:
         elif block[1:6] == "begin":
             start, end, braces = i, "\\end" + block[6:], 0
         i += 2
-    if start is not None and last is not None:
+    if start is not None and open_end:
+        spans.append((offsets[start], None))
+    elif start is not None and last is not None:
         spans.append((offsets[start], offsets[last] + len(parts[last])))
     return spans
 

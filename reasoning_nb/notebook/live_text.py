@@ -14,7 +14,8 @@ first characters tell whether the list goes on; a word shows once it is whole (o
 paused: ``settle``). A table shows only as a table, paused or not: a header row waits for its
 delimiter row, a row for its line end (``fences.table_hold``). A tail past ``tail_limit`` with
 no block end (a long paragraph, list, code fence or table) is then cut by force where the tail
-ends. The fresh tail after a forced cut carries ``CONT_CLASS`` (the stylesheet runs the two
+ends, if a cut may go there (``fences.may_cut``: before a word, outside math), else at the next
+place one may. The fresh tail after a forced cut carries ``CONT_CLASS`` (the stylesheet runs the two
 pieces on as one paragraph, code box or table). Once the block has ended, ``flush(join=True)``
 shows its pieces as one new ``Output`` swapped in for them in a single message. At the end
 ``finalize`` swaps one ``Output`` holding the whole text in for all of them, the same way: what
@@ -233,15 +234,16 @@ class LiveText:
         if key == self._plan_key:
             return self._plan_value
         reopen, shown = self._reopen, self._shown
-        cut = find_cut(text, reopen, tail_limit=self.tail_limit, keep=shown, scanner=self._scanner)
+        cut = find_cut(
+            text,
+            reopen,
+            tail_limit=self.tail_limit,
+            keep=shown,
+            scanner=self._scanner,
+            at_keep=lambda: self._cut_where_shown(text),
+        )
         scan = self._scanner(text, reopen)
         hold = table_hold(text, scan)
-        if (
-            cut.forced
-            and 0 < shown <= (len(text) if hold is None else hold)
-            and (here := self._cut_where_shown(text)) is not None
-        ):
-            cut = here  # where the tail ends: the block needs no resend
         if cut.at and cut.at < shown:  # (cannot happen: the tail never passes a cut)
             cut = Cut(0, reopen, False)
         show = len(text)
