@@ -15,10 +15,11 @@ before it and no digit after it; TeX may hold ``\$``. Display math has no blank 
 Code spans and code blocks are code: their ``$`` and backslashes are never touched.
 
 For markdown files, :func:`to_markdown` rewrites ``\(…\)`` as ``$…$`` and ``\[…\]`` as ``$$…$$``
-(JupyterLab's markdown, like CommonMark, drops those backslashes). A ``$`` that is not math has
-no markdown spelling that JupyterLab leaves alone (it typesets ``\$5 and \$10`` once the
-backslashes are gone), so such a text is not written as markdown at all. Positions come from the
-same parse, so markdown and HTML agree on what is math.
+(JupyterLab's markdown, like CommonMark, drops those backslashes), and escapes each ``{`` of
+prose, which Python-Markdown and kramdown could read as an attribute list (``markdown_safety``).
+A ``$`` that is not math has no markdown spelling that JupyterLab leaves alone (it typesets
+``\$5 and \$10`` once the backslashes are gone), so such a text is not written as markdown at
+all. Positions come from the same parse, so markdown and HTML agree on what is math.
 """
 
 from __future__ import annotations
@@ -114,6 +115,19 @@ def _inline(state: StateInline, silent: bool) -> bool:
     return True
 
 
+def _brace(state: StateInline, silent: bool) -> bool:
+    """A ``{`` of prose, escaped when edits are collected (for a markdown file, see the module
+    doc); code and math never reach here."""
+    edits = state.env.get(_EDITS)
+    if edits is None or state.src[state.pos] != "{":
+        return False
+    if not silent:
+        state.pending += "{"
+        edits.append(("{", "\\{"))
+    state.pos += 1
+    return True
+
+
 def _block(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     """``$$`` or ``\\[`` opening a line, up to the line that ends with ``$$`` or ``\\]``."""
     if state.sCount[start] - state.blkIndent >= 4:
@@ -198,6 +212,7 @@ def _inline_core(state: StateCore) -> None:
 def math_plugin(md: MarkdownIt) -> None:
     """Teach ``md`` the four delimiters; math renders as delimited, escaped TeX."""
     md.inline.ruler.before("escape", "math", _inline)
+    md.inline.ruler.before("escape", "math_brace", _brace)
     md.inline.ruler.at("escape", _recording(escape))
     md.inline.ruler.at("backticks", _recording(backtick))
     md.core.ruler.at("inline", _inline_core)
@@ -227,7 +242,7 @@ def to_markdown(md: MarkdownIt, text: str) -> str | None:
     r"""``text`` for a markdown file: ``\(…\)`` → ``$…$``, ``\[…\]`` → ``$$…$$``; code, and
     everything else, as it was. None when it holds a dollar of prose (see the module doc).
     ``md`` has :func:`math_plugin`."""
-    if "$" not in text and "\\" not in text:
+    if "$" not in text and "\\" not in text and "{" not in text:
         return text
     text = re.sub(r"\r\n?", "\n", text)  # as markdown-it reads it: its line numbers
     env: dict = {_EDITS: []}
