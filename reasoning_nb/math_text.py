@@ -41,6 +41,7 @@ IGNORE = "mathjax_ignore tex2jax_ignore"
 
 _OPEN_CLOSE = {"$$": "$$", "\\[": "\\]"}  # display block markers
 _EDITS = "reasoning_nb_math_edits"  # env key: inline tokens, each then its (raw, new) edits
+_ABSENT = "reasoning_nb_math_absent"  # env key: closers known to be absent (see _find, _block)
 
 
 def _escaped(src: str, pos: int) -> bool:
@@ -51,37 +52,42 @@ def _escaped(src: str, pos: int) -> bool:
     return n % 2 == 1
 
 
-def _find(src: str, marker: str, start: int, end: int) -> int:
-    """The first unescaped ``marker`` in ``src[start:end]``, or -1."""
+def _find(env: dict, src: str, marker: str, start: int, end: int) -> int:
+    """The first unescaped ``marker`` in ``src[start:end]``, or -1. A search that finds none is
+    noted in ``env``: one from further on finds none either, so a run of unclosed openers costs
+    one scan, not one each (which was quadratic)."""
+    absent = env.setdefault(_ABSENT, {})
+    known = absent.get(marker)
+    if known is not None and known[0] is src and known[1] <= start and end <= known[2]:
+        return -1
     at = src.find(marker, start, end)
-    while at != -1 and _escaped(src, at):
+    while at != -1 and _escaped(src, at):  # "\\)": a TeX line break, then ")"
         at = src.find(marker, at + 1, end)
+    if at == -1:
+        absent[marker] = (src, start, end)
     return at
 
 
-def _dollar(src: str, pos: int, end: int) -> tuple[int, str, bool] | None:
+def _dollar(env: dict, src: str, pos: int, end: int) -> tuple[int, str, bool] | None:
     """Math at ``src[pos] == '$'``: (end of the span, TeX, display), or None."""
     if src.startswith("$$", pos):
-        close = _find(src, "$$", pos + 2, end)
+        close = _find(env, src, "$$", pos + 2, end)
         tex = src[pos + 2 : close].strip() if close != -1 else ""
         return (close + 2, tex, True) if tex else None
     if pos + 1 >= end or src[pos + 1].isspace():
         return None
-    close = _find(src, "$", pos + 1, end)
+    close = _find(env, src, "$", pos + 1, end)
     if close == -1 or src[close - 1].isspace() or (close + 1 < end and src[close + 1].isdigit()):
         return None  # "$5 and $10": a price, not math
     return close + 1, src[pos + 1 : close], False
 
 
-def _backslash(src: str, pos: int, end: int) -> tuple[int, str, bool] | None:
+def _backslash(env: dict, src: str, pos: int, end: int) -> tuple[int, str, bool] | None:
     r"""Math at ``\(`` or ``\[``: (end of the span, TeX, display), or None."""
     kind = src[pos + 1 : pos + 2]
     if kind not in ("(", "["):
         return None
-    marker = "\\)" if kind == "(" else "\\]"
-    close = src.find(marker, pos + 2, end)
-    while close != -1 and _escaped(src, close):  # "\\)": a TeX line break, then ")"
-        close = src.find(marker, close + 1, end)
+    close = _find(env, src, "\\)" if kind == "(" else "\\]", pos + 2, end)
     tex = src[pos + 2 : close].strip() if close != -1 else ""
     return (close + 2, tex, kind == "[") if tex else None
 
@@ -90,7 +96,7 @@ def _inline(state: StateInline, silent: bool) -> bool:
     src, pos = state.src, state.pos
     if src[pos] not in "$\\":
         return False
-    found = (_dollar if src[pos] == "$" else _backslash)(src, pos, state.posMax)
+    found = (_dollar if src[pos] == "$" else _backslash)(state.env, src, pos, state.posMax)
     edits = state.env.get(_EDITS)
     if found is None:
         if src[pos] != "$":
@@ -144,15 +150,22 @@ def _block(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     elif closer in tail[2:]:
         return False  # "$$a$$ and $$b$$": the inline rule's
     else:
+        # Lines with no closer up to one that ends the search: noted, as for inline math.
+        unclosed = state.env.setdefault(_ABSENT, {})
+        key = (closer, state.blkIndent, end)
+        if key in unclosed and unclosed[key][0] <= start < unclosed[key][1]:
+            return False
         parts = [line[2:]]
         while True:
             last += 1
             if last >= end:
+                unclosed[key] = (start, last)
                 return False
             indent = min(state.tShift[last], state.blkIndent)  # the container's, not the TeX's
             text = state.src[state.bMarks[last] + indent : state.eMarks[last]]
             tail = text.rstrip()
             if not tail or state.sCount[last] < state.blkIndent:
+                unclosed[key] = (start, last)
                 return False  # no blank line in display math
             if tail.endswith(closer) and not _escaped(tail, len(tail) - len(closer)):
                 parts.append(tail[: -len(closer)])
