@@ -318,6 +318,11 @@ def safe_markdown(text: str, *, breaks: bool = False, allow_fences: bool = True)
     written = math_markdown(_md(False, False), text)
     if written is not None and is_inert(written, allow_fences=allow_fences):
         return written
+    return safe_html(text, breaks=breaks)
+
+
+def safe_html(text: str, *, breaks: bool = False) -> str:
+    """Model text for a markdown file as its safe HTML rendering (see :func:`safe_markdown`)."""
     fragment = markdown_html(text, breaks=breaks, code_classes=True)
     fragment = fragment.replace("$", "&#36;").replace("\\", "&#92;")
     return html_block(fragment, f"{CSS_CLASS}-md {IGNORE}")

@@ -1,19 +1,22 @@
 """What an export costs grows linearly with the notebook (issue 22, items 21, 25, 26): math that
-never closes, and answers a ``--compare`` diff cannot line up, are where it grew quadratically.
+never closes, and answers a ``--compare`` diff cannot line up, are where it grew quadratically;
+and ``strip`` needs a few times the memory of the other modes, not 500 bytes a byte (item 27).
 
-Each check times the real markdown exporter (in this process, so its CPU time is measured; the
-same exporter ``jupyter nbconvert --to reasoning-markdown`` runs) on a notebook and on one 8x as
-big (``tests/scaling.py``)."""
+Each check runs the real markdown exporter in this process (the one ``jupyter nbconvert --to
+reasoning-markdown`` runs), so its CPU time and memory are measured: CPU time on a notebook and
+on one 8x as big (``tests/scaling.py``), memory against another mode on the same notebook."""
 
 from __future__ import annotations
 
 import re
+import tracemalloc
 
 import nbformat
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scaling import assert_linear
+from traitlets.config import Config
 
 from reasoning_nb import compare_view, render
 from reasoning_nb.core.trace import Trace
@@ -27,8 +30,9 @@ def _notebook(meta: dict) -> nbformat.NotebookNode:
     return nb
 
 
-def _export(meta: dict) -> str:
-    body, _ = ReasoningMarkdownExporter().from_notebook_node(_notebook(meta))
+def _export(meta: dict, mode: str = "collapsible") -> str:
+    config = Config({"ReasoningPreprocessor": {"mode": mode}})
+    body, _ = ReasoningMarkdownExporter(config=config).from_notebook_node(_notebook(meta))
     return body
 
 
@@ -126,3 +130,29 @@ def test_the_bounded_diff_is_a_true_diff(first, other):
     diff = compare_view._pair_diff(first, "A", other, "B")
     if diff.startswith("--- A\n+++ B\n"):
         assert _patched(first, diff) == other
+
+
+# -- strip's memory (item 27) ----------------------------------------------------------------------
+
+
+def _peak(work) -> int:
+    tracemalloc.start()
+    try:
+        work()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_strip_needs_a_few_times_the_memory_of_collapsible():
+    """Strip looks for the reasoning elsewhere in the notebook; finding it must not cost a
+    pattern compiled from all of it (2 MB of reasoning took 1.1 GB)."""
+    line = "Step {}: the value of $x_{{k}}$ grows, and **so does** the rest, \\(y < 3\\).\n"
+    reasoning = "".join(line.format(k) + "\n" * (k % 4 == 0) for k in range(400))
+    trace = Trace(model="m", preset="p", reasoning=reasoning, answer="Done.", status="complete")
+    meta = {"reasoning_nb": trace.to_dict()}
+    collapsible = _peak(lambda: _export(meta, "collapsible"))
+    strip = _peak(lambda: _export(meta, "strip"))
+    assert strip < 3 * collapsible, (
+        f"strip {strip / 1e6:.0f} MB, collapsible {collapsible / 1e6:.0f} MB"
+    )
