@@ -36,6 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-p", "--preset", default="auto", choices=PRESETS)
     parser.add_argument("--budget", type=int, help="reasoning token budget (overrides the preset)")
     parser.add_argument("--base-url", help="server address, e.g. http://127.0.0.1:8080/v1")
+    parser.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="send the key in this environment variable (needed for a provider's key to go to "
+        "a --base-url that is not the provider's own)",
+    )
     parser.add_argument("--system", help="system prompt")
     parser.add_argument("--max-tokens", type=int)
     parser.add_argument("--temperature", type=float)
@@ -51,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
             preset=args.preset,
             budget_tokens=args.budget,
             base_url=args.base_url,
+            api_key_env=args.api_key_env,
             system=args.system,
             max_tokens=args.max_tokens,
             temperature=args.temperature,

@@ -38,6 +38,7 @@ def think(
     system: str | None = None,
     base_url: str | None = None,
     api_key: str | None = None,
+    api_key_env: str | None = None,
     max_tokens: int | None = None,
     temperature: float | None = None,
     timeout: float | None = None,
@@ -65,6 +66,11 @@ def think(
     ``auto`` means ``off`` here); ``more_room=True`` asks its question again with a larger
     ``max_tokens`` (twice the budget, within the model's output limit) unless one is given.
     Both use ``continue_from``'s model unless ``model`` is given (see ``core.rescue``).
+
+    A key from the environment goes only to its provider's own address (its default, or the one
+    in ``OLLAMA_HOST`` / ``OPENAI_BASE_URL``); ``LLAMACPP_API_KEY`` and ``VLLM_API_KEY`` go to
+    any address of their provider. For another address pass ``api_key=`` or ``api_key_env=``,
+    the name of the variable that holds the key for it.
 
     ``cache=True`` replays a complete earlier run of the identical request instead of calling
     the model (``trace.replay`` says so); ``refresh=True`` asks again and replaces it. ``pace``:
@@ -101,6 +107,7 @@ def think(
         system=system,
         base_url=base_url,
         api_key=api_key,
+        api_key_env=api_key_env,
         max_tokens=max_tokens,
         temperature=temperature,
         timeout=timeout,

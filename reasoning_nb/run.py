@@ -26,7 +26,7 @@ from typing import Any
 import anyio
 
 from .cache import store
-from .cache.keys import ask_key, entry_key, host_of
+from .cache.keys import address_of, ask_key, entry_key
 from .cache.recording import PACES, Recorder, replay
 from .core import capabilities, history, presets
 from .core.cost import estimate as estimate_cost
@@ -61,6 +61,7 @@ class Run:
         system: str | None = None,
         base_url: str | None = None,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
         timeout: float | None = None,
@@ -81,14 +82,20 @@ class Run:
         _check_number("temperature", temperature, (int, float), minimum=0)
         _check_number("timeout", timeout, (int, float), minimum=0, exclusive=True)
         self.model = model
-        if model is not None:
-            catalog.parse_model(model)  # bad ids fail here, before any I/O
+        # bad ids and addresses fail here, before any I/O
+        info = catalog.parse_model(model).provider if model is not None else None
         if base_url is not None:
-            catalog.check_base_url(base_url)
+            catalog.normalise(base_url, info)
+        if api_key_env is not None and not (isinstance(api_key_env, str) and api_key_env.strip()):
+            raise ConfigError(
+                f"api_key_env must name an environment variable, not {api_key_env!r}."
+            )
+        if api_key and api_key_env:
+            raise ConfigError("Pass api_key= or api_key_env=, not both: one key is sent.")
         self.prompt, self.system, self.history = prompt, system, list(history)
         self.base_url, self.max_tokens, self.temperature = base_url, max_tokens, temperature
         self.timeout, self.continuation = timeout, continuation
-        self._api_key = api_key
+        self._api_key, self.api_key_env = api_key, api_key_env
         if pace not in PACES:
             raise ConfigError(f"pace must be 'instant' or 'recorded', not {pace!r}.")
         self.cache, self.refresh, self.pace, self.log = bool(cache), bool(refresh), pace, log
@@ -181,14 +188,6 @@ class Run:
 
     def _ask_key(self) -> str:
         if self._ask is None:
-            host = self.base_url
-            if host is None and self.model is not None:
-                info = catalog.parse_model(self.model).provider
-                if not hasattr(protocol_module(info.protocol), "ensure_server"):
-                    try:
-                        host = catalog.base_url_for(info)  # the env var may point elsewhere
-                    except ConfigError:
-                        host = None
             options = {
                 "preset": self.preset,
                 "budget_tokens": self.budget_tokens,
@@ -196,19 +195,32 @@ class Run:
                 "temperature": self.temperature,
             }
             self._ask = ask_key(
-                model=self.model, host=host_of(host), messages=self.messages(), options=options
+                model=self.model,
+                address=address_of(self._asked_address()),
+                messages=self.messages(),
+                options=options,
             )
         return self._ask
+
+    def _asked_address(self) -> str | None:
+        """The normalised base URL as known before any I/O; None where discovery or the embedded
+        server decides it."""
+        if self.model is None:
+            return self.base_url and catalog.normalise(self.base_url)
+        info = catalog.parse_model(self.model).provider
+        if self.base_url is None and hasattr(protocol_module(info.protocol), "ensure_server"):
+            return None
+        try:
+            return catalog.base_url_for(info, self.base_url)  # the env var may point elsewhere
+        except ConfigError:  # no default address: the run itself says so
+            return None
 
     def _cache_call(self, action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """A cache or log operation; a broken database costs a warning, never the run."""
         try:
             return action(*args, **kwargs)
         except (sqlite3.Error, OSError) as exc:
-            self.trace.warn(
-                f"The cache and log database {store.path()} could not be used ({exc}); the run "
-                "went on without it: fix its folder's permissions or delete the file."
-            )
+            self.trace.warn(store.unusable(exc, "; the run went on without it"))
             return None
 
     async def _replay(self, recording: dict[str, Any]) -> AsyncIterator[Event]:
@@ -251,7 +263,7 @@ class Run:
             base_url = await proto.ensure_server()
         else:
             base_url = catalog.base_url_for(info, self.base_url)
-        api_key = catalog.api_key_for(info, self._api_key)
+        api_key = catalog.api_key_for(info, base_url, self._api_key, self.api_key_env)
         notice = getattr(proto, "NOTICE", None)
         if notice:
             yield Notice(notice)
@@ -272,8 +284,8 @@ class Run:
         )
         request = proto.build_request(ctx)
         embedded = self.base_url is None and hasattr(proto, "ensure_server")
-        host = "embedded" if embedded else host_of(base_url)  # its port changes per start
-        self._entry = entry_key(info.id, host, ref.full, request.body)
+        address = "embedded" if embedded else address_of(base_url)  # its port changes per start
+        self._entry = entry_key(info.id, address, ref.full, request.body)
         if lookups:
             recording = self._cache_call(store.lookup, entry=self._entry)
             if recording is not None:  # the same request, asked another way: not sent
@@ -285,6 +297,7 @@ class Run:
             yield Notice(text)
         transport = Transport(
             timeout=self.timeout,
+            local=info.local,
             secrets=(api_key,) if api_key else (),
             start_hint=info.start_hint,
         )

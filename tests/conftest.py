@@ -19,6 +19,18 @@ def wire_server() -> Iterator[WireServer]:
 
 
 @pytest.fixture
+def elsewhere(wire_server, monkeypatch) -> str:
+    """An address on another machine (a colleague's server) that reaches ``wire_server``: the wire
+    server stands in as the HTTP proxy the environment names, so the request crosses a real
+    socket with the headers a request to another host would carry."""
+    for name in ("no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("http_proxy", "HTTP_PROXY"):
+        monkeypatch.setenv(name, wire_server.url)
+    return "http://colleague.example:8080"
+
+
+@pytest.fixture
 def kernel():
     """A real IPython kernel of its own, with ``%load_ext reasoning_nb`` run (``KernelSession``)."""
     from kernel_session import KernelSession
@@ -48,6 +60,16 @@ def ip():
     magics.chat_history = magics.trait_defaults("chat_history")
     for name in ("_think", "_compare"):
         shell.user_ns.pop(name, None)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MB tmpfs of the test's own (``small_disk.SmallDisk``): ``.fill()`` it or make it
+    ``.read_only()``; unmounted after the test."""
+    from small_disk import mounted
+
+    with mounted(tmp_path / "disk") as disk:
+        yield disk
 
 
 # -- the real llama-server (tests/test_real_llamacpp.py) ----------------------------------------

@@ -371,7 +371,12 @@ def test_temperature_rules(wire_server, model, preset, temperature, sent):
 def test_key_from_the_env_in_its_header_only(wire_server, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     wire_server.route("POST", PATH, Reply.sse(wf.anthropic_sse(REASONING, ANSWER)))
-    trace = think(PROMPT, model="anthropic:claude-sonnet-4-5", base_url=wire_server.url)
+    trace = think(  # not Anthropic's address: the key goes there only when named
+        PROMPT,
+        model="anthropic:claude-sonnet-4-5",
+        base_url=wire_server.url,
+        api_key_env="ANTHROPIC_API_KEY",
+    )
     rec = wire_server.last
     assert rec.headers["x-api-key"] == KEY and "authorization" not in rec.headers
     assert KEY not in rec.path + rec.query and KEY not in rec.text

@@ -1697,6 +1697,35 @@ def test_a_reopened_failed_run_shows_its_error_once(page, lab, wire):
     shot(page, "16-error-reopened", cell(page))
 
 
+def _math_heavy_twin_typesets(page) -> None:
+    """The ended math-heavy run's twin, its reasoning open: every span typeset, none left as
+    TeX text, in Light and Dark (screenshots 19-math-heavy-*: the reasoning's math, the
+    answer)."""
+    pane_title(ended(page)).click()
+    wait_state(page, "s.paneOpen && s.twin")
+    page.wait_for_function("() => window.__rn.state(1).math >= 26", timeout=LONG)
+    page.wait_for_timeout(500)  # (a stray late typeset would show up here)
+    typeset = ended(page).evaluate(TYPESET)
+    assert typeset["reasoning"] == 10 and typeset["answer"] == 16, typeset
+    assert not typeset["raw"] and typeset["em"] == 0, typeset
+    assert ended(page).locator(".reasoning-nb-answer td mjx-container").count() == 4
+    steps = ended(page).locator("details.reasoning-nb-reasoning > div > *")
+    first, last = steps.nth(steps.count() - 5), steps.nth(steps.count() - 1)  # MATH_STEPS
+    try:
+        for theme in ("JupyterLab Light", "JupyterLab Dark"):
+            set_theme(page, theme)
+            name = f"19-math-heavy-{theme.split()[-1].lower()}"
+            first.scroll_into_view_if_needed()
+            top, bottom = first.bounding_box(), last.bounding_box()
+            clip = {**top, "height": bottom["y"] + bottom["height"] - top["y"]}
+            page.screenshot(path=str(ARTIFACTS / f"{name}-reasoning.png"), clip=clip)
+            shot(page, f"{name}-answer", ended(page).locator(".reasoning-nb-answer"))
+            assert ended(page).evaluate(CONTRAST)["ratio"] >= 4.5
+    finally:
+        set_theme(page, "JupyterLab Light")
+    assert not page.errors, page.errors
+
+
 SIZE_BUDGET = 2.5
 """Saved bytes per %%think cell, without widget state, per byte of its reasoning and answer."""
 SIZE_BUDGET_WITH_STATE = 3.0
@@ -1705,22 +1734,25 @@ the widget holds no text, only its header, run selector and steering (~17 small 
 stylesheet and Pin's script are sent by message, never saved: see ``notebook.kit``)."""
 
 
-@pytest.mark.parametrize("case", ["single", "rerun", "compare"])
+@pytest.mark.parametrize("case", ["single", "rerun", "compare", "math"])
 def test_saved_notebook_size(page, lab, wire, case):
     """What Lab saves for a %%think cell (saveState on), after one run, after a dropdown
-    re-run, and for --compare: without widget state at most SIZE_BUDGET x the text of every
-    run (each trace once, the static twin's HTML once); with it, at most
-    SIZE_BUDGET_WITH_STATE x, the widget keeping no text of a run its twin shows (--compare:
-    no widget left at all)."""
+    re-run, for --compare, and for a math-heavy run (26 math spans, a table, code): without
+    widget state at most SIZE_BUDGET x the text of every run (each trace once, the static
+    twin's HTML once); with it, at most SIZE_BUDGET_WITH_STATE x, the widget keeping no text of
+    a run its twin shows (--compare: no widget left at all). The math-heavy run's twin
+    typesets every span, in Light and Dark."""
     import random
 
-    from test_widget import paragraphs
+    from test_widget import math_heavy, paragraphs
 
     texts = [
         (paragraphs(random.Random(s), 8_000, lines=True), "## Result\n\n" + paragraphs(
             random.Random(s + 1), 4_000, code=True))
-        for s in ((3, 5) if case != "single" else (3,))
+        for s in ((3, 5) if case not in ("single", "math") else (3,))
     ]  # fmt: skip
+    if case == "math":  # (math took ~70 bytes a span to save: 2.57x without widget state)
+        texts = [math_heavy(3)]
     if case == "compare":  # the second answer edits four lines of the first: a diff to save
         lines = texts[0][1].split("\n")
         for k in [k for k, line in enumerate(lines) if line.strip()][2::20][:4]:
@@ -1760,8 +1792,10 @@ def test_saved_notebook_size(page, lab, wire, case):
     assert bare <= SIZE_BUDGET * text
     # The twin shows the run on screen (--compare: the static output replaced the widget):
     # no text in the widget state.
-    assert not outputs and "Result" not in json.dumps(state)
+    assert not outputs and texts[-1][1].split("\n")[0][3:] not in json.dumps(state)
     assert full <= SIZE_BUDGET_WITH_STATE * text
+    if case == "math":
+        _math_heavy_twin_typesets(page)
     if case == "compare":
         page = "".join(o["data"]["text/html"] for o in saved.cells[1].outputs)
         assert page.count("<ins>") == 4 and page.count("<del>") == 4  # the diff, saved

@@ -97,6 +97,7 @@ def test_subject_cost_and_replay_in_the_status_line(page, lab, wire):  # noqa: F
     frames = wf.responses_sse("", "It is **391**.", parts=reasoning, reasoning_tokens=300)
     wire.route("POST", "/v1/responses", Reply.sse(frames, pause=0.05))  # (a token a frame)
     line = f"%%think --model openai:gpt-5.1 --base-url {wire.url} --preset high --cache"
+    line += " --api-key-env OPENAI_API_KEY"  # the wire server is not OpenAI's address
     write_notebook(
         lab,
         "round2.ipynb",

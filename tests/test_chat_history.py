@@ -25,8 +25,9 @@ WITH_REASONING = estimate(len(FIRST) + len(ANSWER) + len(REASONING))
 
 @pytest.fixture(autouse=True)
 def keys(monkeypatch):
-    for env in ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY"):
-        monkeypatch.setenv(env, "sk-test")
+    """The hosted providers' key, named for the wire server (their own keys go only to their own
+    hosts)."""
+    monkeypatch.setenv("WIRE_TEST_KEY", "sk-test")
     monkeypatch.delenv("REASONING_NB_MODEL", raising=False)
 
 
@@ -41,7 +42,8 @@ def cell(ip, line: str, body: str):
 def two_turns(ip, server, model: str, path: str, frames: list[str], history: str) -> dict:
     """Two cells of one chat; the second request's body and the second cell's saved trace."""
     server.route("POST", path, Reply.sse(frames, chunking="random", seed=4), Reply.sse(frames))
-    flags = f"--model {model} --base-url {server.url} --preset high --chat demo {history}"
+    flags = f"--model {model} --base-url {server.url} --api-key-env WIRE_TEST_KEY --preset high"
+    flags += f" --chat demo {history}"
     assert cell(ip, flags, FIRST).error == ""
     cap = cell(ip, flags, SECOND)
     assert cap.error == ""
@@ -114,12 +116,9 @@ def test_openrouter(ip, wire_server, history):
     ],
 )
 @pytest.mark.parametrize("history", ["--history reasoning", "--history answer"])
-def test_openai_and_deepseek_get_the_answers_only(ip, wire_server, monkeypatch, model, path,
-                                                   frames, history):  # fmt: skip
+def test_openai_and_deepseek_get_the_answers_only(ip, wire_server, model, path, frames, history):
     """OpenAI replays no reasoning summary (no encrypted items are kept) and DeepSeek's
     reasoning_content must not be sent back: both read the answer, and ``reasoning`` says so."""
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-test")
     got = two_turns(ip, wire_server, model, path, frames, history)
     body = got["body"]
     turns = body.get("input") or body["messages"]
@@ -187,14 +186,14 @@ def test_status_line_shows_the_history_tokens():
 
 
 @pytest.mark.kernel
-def test_two_chat_cells_in_a_real_kernel(wire_server, monkeypatch):
+def test_two_chat_cells_in_a_real_kernel(wire_server):
     import nbformat
     from nbclient import NotebookClient
 
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")  # the kernel inherits it
-    path = "/v1/messages"
+    path = "/v1/messages"  # the kernel inherits WIRE_TEST_KEY
     wire_server.route("POST", path, Reply.sse(ANTHROPIC), Reply.sse(ANTHROPIC))
     flags = f"--model anthropic:claude-sonnet-4-5 --base-url {wire_server.url} -p high --chat demo"
+    flags += " --api-key-env WIRE_TEST_KEY"
     nb = nbformat.v4.new_notebook()
     sources = ("%load_ext reasoning_nb", f"%%think {flags}\n{FIRST}", f"%%think {flags}\n{SECOND}")
     nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]

@@ -117,7 +117,8 @@ def test_real_kernel_saves_and_shows_the_cost(wire_server):
     wire_server.route("POST", "/v1/responses", Reply.sse(frames, chunking="random", seed=5))
     nb = execute_notebook(
         "import os; os.environ['OPENAI_API_KEY'] = 'sk-test-0123'",
-        f"%%think --model openai:gpt-5.1 --base-url {wire_server.url}\nWhy blue?",
+        f"%%think --model openai:gpt-5.1 --base-url {wire_server.url} --api-key-env OPENAI_API_KEY"
+        "\nWhy blue?",
         "%think --stats",
     )
     (output,) = traced_outputs(nb.cells[2])

@@ -295,7 +295,10 @@ def test_models_prefix_and_versioned_base_url(wire_server):
 def test_key_from_the_env_in_its_header_only(wire_server, monkeypatch, env):
     monkeypatch.setenv(env, KEY)
     wire_server.route("POST", FLASH, Reply.sse(wf.gemini_sse(REASONING, ANSWER)))
-    trace = think(PROMPT, model="gemini:gemini-2.5-flash", base_url=wire_server.url)
+    # not Google's address: the key goes there only when named
+    trace = think(
+        PROMPT, model="gemini:gemini-2.5-flash", base_url=wire_server.url, api_key_env=env
+    )
     rec = wire_server.last
     assert rec.headers["x-goog-api-key"] == KEY and "authorization" not in rec.headers
     assert KEY not in rec.path + rec.query and KEY not in rec.text

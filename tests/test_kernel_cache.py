@@ -1,6 +1,6 @@
 """The replay cache in real kernels: Run All twice with ``--cache`` (the second pass sends
-nothing and shows the same traces), two kernels filling one database at once, and a failed
-cell that is not cached."""
+nothing and shows the same traces), again from a read-only disk, two kernels filling one
+database at once, and a failed cell that is not cached."""
 
 from __future__ import annotations
 
@@ -91,6 +91,34 @@ def test_run_all_twice_replays_with_zero_requests(wire_server, db):
         rows = conn.execute("SELECT answer, replay FROM runs ORDER BY id").fetchall()
     answers = ["First.", "Second.", "Third."]
     assert rows == [(a, 0) for a in answers] + [(a, 1) for a in answers]
+
+
+def test_run_all_replays_from_a_read_only_cache_dir_with_no_cap(
+    wire_server, small_disk, monkeypatch
+):
+    """REASONING_NB_CACHE_DIR alone places the database, c.ThinkMagics.cache_max_mb = inf keeps
+    every run, and once that disk is read-only, Run All still replays, asking nothing."""
+    monkeypatch.delenv("REASONING_NB_DB", raising=False)
+    monkeypatch.delenv("REASONING_NB_LOG", raising=False)
+    monkeypatch.delenv("REASONING_NB_MODEL", raising=False)
+    monkeypatch.setenv("REASONING_NB_CACHE_DIR", str(small_disk.path / "reasoning_nb"))
+    wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse("Think " * 40, "Blue.", usage=True)))
+    cells = [
+        "%load_ext reasoning_nb",
+        "%config ThinkMagics.cache_max_mb = float('inf')",
+        f"%%think --model llamacpp:m --base-url {wire_server.url} --cache\nWhy is the sky blue?",
+    ]
+    first, second = (nbformat.v4.new_notebook() for _ in range(2))
+    for nb in (first, second):
+        nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    run_all(first)
+    assert (small_disk.path / "reasoning_nb" / "reasoning_nb.sqlite3").is_file()
+    small_disk.read_only()
+    run_all(second)
+    assert len(wire_server.requests_to(CHAT)) == 1  # the second pass asked the server nothing
+    [recorded], [replayed] = saved_traces(first), saved_traces(second)
+    assert replayed.pop("replay")["recorded_at"] == recorded["started_at"]
+    assert replayed == recorded and recorded["answer"] == "Blue."
 
 
 def test_failed_cell_is_not_cached(wire_server, db):

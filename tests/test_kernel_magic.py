@@ -71,18 +71,21 @@ def test_saved_notebook_has_widget_static_fallbacks_and_trace(wire_server):
     assert nb.cells[2].outputs[0]["text"].startswith(f"Trace complete {answer}")
 
 
-def test_saved_cell_size(wire_server):
-    """A %%think cell of 14 KB of reasoning and answer, as nbclient saves it: without widget
-    state at most 2.5x the text (the trace once, the static HTML once, text/markdown and
-    text/plain a few lines); its live view, the run ended, 17 widget models and no Output
-    (the static twin shows the text). (What Lab saves, widget state included:
-    test_browser.py::test_saved_notebook_size.)"""
+@pytest.mark.parametrize("case", ["prose", "math"])
+def test_saved_cell_size(wire_server, case):
+    """A %%think cell of 14 KB of reasoning and answer, prose or math-heavy (26 math spans, a
+    table, code), as nbclient saves it: without widget state at most 2.5x the text (the trace
+    once, the static HTML once, text/markdown and text/plain a few lines); its live view, the
+    run ended, 17 widget models and no Output (the static twin shows the text). (What Lab
+    saves, widget state included: test_browser.py::test_saved_notebook_size.)"""
     import random
 
-    from test_widget import paragraphs
+    from test_widget import math_heavy, paragraphs
 
     reasoning = paragraphs(random.Random(3), 8_000, lines=True)
     answer = "## Result\n\n" + paragraphs(random.Random(4), 4_000, code=True)
+    if case == "math":  # (math took ~70 bytes a span to save: 2.56x)
+        reasoning, answer = math_heavy(3)
     wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse(reasoning, answer), pause=0.0005))
     nb = execute_notebook(
         f"%%think --model llamacpp:m --base-url {wire_server.url}\nWhy blue?",
@@ -152,6 +155,21 @@ def test_traffic_on_a_25000_chunk_stream(kernel, wire_server):
     # throttle's "first token at once" is proven with a fake clock in test_widget.py)
     assert kernel.value("_think.status") == "'complete'"
     assert kernel.value("len(_think.answer)") == str(len(answer))  # " a0 a1…": nothing lost
+
+
+def test_quoted_flags_in_a_real_kernel_cell(kernel, wire_server):
+    """The awaited cell path reads the line as a shell would: the quotes are not sent."""
+    wire_server.route("POST", "/api/chat", Reply.ndjson(wf.ollama_chat("r", "Blue.")))
+    line = f'%%think --system "Be terse." --model "ollama:qwen3" --base-url "{wire_server.url}"'
+    msgs = kernel.run(f"{line}\nWhy is the sky blue?")
+    assert not [m for m in msgs if m["msg_type"] == "error"]
+    sent = wire_server.last.json
+    assert sent["model"] == "qwen3"
+    assert sent["messages"] == [
+        {"role": "system", "content": "Be terse."},
+        {"role": "user", "content": "Why is the sky blue?"},
+    ]
+    assert saved_trace(msgs)["answer"] == "Blue."
 
 
 def slow_stream(wire_server) -> None:

@@ -185,6 +185,54 @@ def test_list_shows_providers_and_running_servers(ip, wire_server, monkeypatch):
     assert "llamacpp:smollm2" in cap.stdout
 
 
+def test_quoted_flag_values_are_read_as_a_shell_reads_them(ip, wire_server):
+    wire_server.route("POST", "/api/chat", Reply.ndjson(wf.ollama_chat("r", "a")))
+    line = (
+        f'--system "Be terse." --model "ollama:qwen3" --base-url "{wire_server.url}" '
+        "--chat 'two words'"
+    )
+    cap = think_cell(ip, line, "Why?")
+    assert cap.error == ""
+    sent = wire_server.last.json
+    assert sent["model"] == "qwen3"
+    assert sent["messages"][0] == {"role": "system", "content": "Be terse."}
+    assert ip.magics_manager.registry["ThinkMagics"].chats["two words"].name == "two words"
+
+
+def test_an_unclosed_quote_is_one_clear_line(ip):
+    cap = think_cell(ip, '--model llamacpp:m --system "Be terse.', "Q")
+    assert "closing quotation" in cap.error and len(cap.error.splitlines()) == 1
+    assert not cap.outputs
+
+
+def test_api_key_env_names_the_key_for_this_address(ip, wire_server, elsewhere, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-not-for-this-server")
+    monkeypatch.setenv("GATEWAY_KEY", "sk-gateway-0123")
+    wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse("r", "a")))
+    line = f"--model openai-compatible:m --base-url {elsewhere}"
+    assert think_cell(ip, line, "Q").error == ""
+    assert "authorization" not in wire_server.last.headers  # OpenAI's key stays home
+    assert think_cell(ip, f"{line} --api-key-env GATEWAY_KEY", "Q").error == ""
+    assert wire_server.last.headers["authorization"] == "Bearer sk-gateway-0123"
+
+
+@pytest.mark.parametrize("form", ["127.0.0.1:{port}", ":{port}", "0.0.0.0:{port}"])
+def test_list_reads_ollama_host_as_a_run_does(ip, wire_server, monkeypatch, form):
+    from reasoning_nb.notebook import listing
+    from reasoning_nb.providers import catalog, discovery
+
+    # only Ollama is probed, at OLLAMA_HOST, never the real default ports
+    monkeypatch.setattr(discovery, "PROVIDERS", {"ollama": catalog.PROVIDERS["ollama"]})
+    monkeypatch.setattr(listing, "embedded_installed", lambda: False)
+    monkeypatch.setenv("OLLAMA_HOST", form.format(port=wire_server.port))
+    wire_server.route("GET", "/api/tags", wf.ollama_tags("qwen3:latest"))
+    with capture_output() as cap:
+        ip.run_line_magic("think", "--list")
+    address = f"http://127.0.0.1:{wire_server.port}"
+    assert f"ollama             {address}" in cap.stdout  # the table row: the address a run uses
+    assert f"ollama at {address}:" in cap.stdout and "ollama:qwen3:latest  thinks" in cap.stdout
+
+
 def test_control_characters_from_the_model_never_reach_the_terminal(ip, wire_server):
     """OSC 52 (clipboard), CSI (screen) and C1 codes in model text are dropped, not obeyed."""
     osc52, clear, c1 = "\x1b]52;c;cm0gLXJmIH4=\x07", "\x1b[2J", "\x9b31m"

@@ -17,52 +17,107 @@ from test_export_safety import live_html, live_markdown
 
 from reasoning_nb import analytics_view, code_look, compare_view, render
 from reasoning_nb.core.trace import Trace
-from reasoning_nb.math_text import IGNORE, PROCESS
+from reasoning_nb.math_text import IGNORE, PROCESS, RUN_END, holds_math
 
 # -- what the HTML holds -----------------------------------------------------------------------
 
 
 class _Math(HTMLParser):
-    """The text of each math span (what MathJax reads), and the text outside them."""
+    """What MathJax reads as math in HTML, as JupyterLab sets it up (``$``, ``$$``, ``\\(``,
+    ``\\[``, environments, ``\\$`` escapes): it searches each run of text (any tag but ``<br>``
+    ends one) outside code and outside :data:`IGNORE` (unless in :data:`PROCESS`); and the text
+    outside math."""
+
+    SKIP = frozenset(("pre", "code", "script", "style", "textarea"))
+    VOID = frozenset(("hr", "img", "input", "meta", "link"))
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.spans: list[str] = []
         self.prose: list[str] = []
-        self._depth = 0  # inside a math element: its nesting
+        self._run = ""
+        self._read = [True]  # per open element: does MathJax read its text?
 
     def handle_starttag(self, tag, attrs):
-        if self._depth:
-            self._depth += 1
-        elif "mathjax_process" in (dict(attrs).get("class") or ""):
-            self._depth = 1
-            self.spans.append("")
+        if tag in ("br", "wbr"):  # (MathJax reads these as part of the run)
+            self._run += "\n" if tag == "br" else ""
+            return
+        self._end_run()
+        if tag in self.VOID:
+            return
+        classes = (dict(attrs).get("class") or "").split()
+        read = self._read[-1] or "mathjax_process" in classes
+        if "mathjax_ignore" in classes and "mathjax_process" not in classes:
+            read = False
+        self._read.append(read and tag not in self.SKIP)
 
     def handle_endtag(self, tag):
-        if self._depth:
-            self._depth -= 1
+        if tag not in self.VOID | {"br", "wbr"}:
+            self._end_run()
+            if len(self._read) > 1:
+                self._read.pop()
 
     def handle_data(self, data):
-        if self._depth:
-            self.spans[-1] += data
+        if self._read[-1]:
+            self._run += data
         else:
             self.prose.append(data)
 
+    def close(self) -> None:
+        super().close()
+        self._end_run()
+
+    def _end_run(self) -> None:
+        run, self._run, at = self._run, "", 0
+        for start, end, tex in _found(run):
+            self.prose.append(run[at:start])
+            self.spans.append(tex)
+            at = end
+        self.prose.append(run[at:])
+
+
+_OPENING = re.compile(r"\$\$|\$|\\\(|\\\[|\\begin\{([^}]*)\}|\\[\\$]")
+_CLOSING = {"$$": "$$", "$": "$", "\\(": "\\)", "\\[": "\\]"}
+
+
+def _found(run: str):
+    """(start, end, TeX) of each math span MathJax finds in one run of text: the first opening
+    delimiter, then its closing one, a backslash escaping the next character. (MathJax also
+    wants braces balanced before the closing delimiter: not modelled, the TeX here may not be.)"""
+    at = 0
+    while opening := _OPENING.search(run, at):
+        at = opening.end()
+        if opening.group() in ("\\\\", "\\$"):  # an escape: a literal character
+            continue
+        closing = _CLOSING.get(opening.group(), f"\\end{{{opening.group(1)}}}")
+        m = next((m for m in _closings(closing, run, at) if m.group() == closing), None)
+        if m is None:
+            continue
+        tex = (
+            run[at : at + m.start()]
+            if opening.group(1) is None
+            else run[opening.start() : at + m.end()]
+        )
+        yield opening.start(), at + m.end(), tex  # (an environment: typeset whole)
+        at += m.end()
+
+
+def _closings(closing: str, run: str, at: int):
+    return re.finditer(re.escape(closing) + r"|\\.", run[at:], re.S)
+
 
 def math_in(fragment: str) -> list[str]:
-    """The TeX of each math span, its delimiters checked and taken off."""
+    """The TeX of each math span MathJax reads in ``fragment``."""
     parser = _Math()
     parser.feed(fragment)
-    out = []
-    for span in parser.spans:
-        assert span[:2] in ("\\(", "\\[") and span[-2:] == {"(": "\\)", "[": "\\]"}[span[1]]
-        out.append(span[2:-2])
-    return out
+    parser.close()
+    return parser.spans
 
 
 def prose_in(fragment: str) -> str:
     parser = _Math()
     parser.feed(fragment)
+    parser.close()
     return "".join(parser.prose)
 
 
@@ -94,10 +149,12 @@ def test_tex_is_escaped_in_html_and_read_back_whole():
     assert math_in(got) == [r"a<b \& c>d"]
 
 
-def test_display_math_is_a_block_and_inline_math_a_span():
+def test_display_math_is_a_block_and_inline_math_is_delimited_in_its_text():
+    """No element of its own: math costs its delimiters (one class on the element that holds
+    the markdown lets MathJax read it: ``holds_math``)."""
     got = render.markdown_html("Hence\n$$\nx = 1\n$$\nand $y$.")
-    assert f'<div class="{PROCESS}">\\[x = 1\\]</div>' in got
-    assert f'<span class="{PROCESS}">\\(y\\)</span>' in got
+    assert "<div>\\[x = 1\\]</div>" in got and "<p>and \\(y\\).</p>" in got
+    assert holds_math(got) and not holds_math(render.markdown_html("It costs $5, or \\(."))
     got = render.markdown_html("Then \\[x=1\\] inline, and $$y$$ too.")
     assert math_in(got) == ["x=1", "y"]
 
@@ -109,10 +166,16 @@ def test_a_display_block_may_hold_lines_that_look_like_markdown():
 
 
 def test_prices_are_not_math():
+    """Not to MathJax either, which reads any two dollars as math: each dollar of prose ends
+    its run of text (``RUN_END``), beside math too."""
     for text in ("It costs $5 and $10.", "$5, or $ 6 $", "between $3.50 and $4", "US$5 vs $6"):
         got = render.markdown_html(text)
         assert math_in(got) == [], got
-        assert "$" in prose_in(got)
+        assert "$" in prose_in(got) and got.count(RUN_END) == text.count("$")
+    got = render.markdown_html(
+        "$x$ costs $5, \\(y\\) $10 and \\\\(z\\\\) \\$3, \\begin{a}b\\end{a}"
+    )
+    assert math_in(got) == ["x", "y"], got
     assert math_in(render.markdown_html("$x$ costs 5")) == ["x"]  # not a price: math
 
 
@@ -154,11 +217,12 @@ def test_math_with_no_dollar_spelling_goes_to_markdown_as_html():
 
 def test_a_dollar_of_prose_goes_to_markdown_as_html():
     """JupyterLab's markdown typesets ``$5 and $10`` (and ``\\$5 and \\$10``: the backslashes
-    go before MathJax looks), so such text goes as HTML, where the dollars are ignored."""
+    go before MathJax looks), so such text goes as HTML, where the dollars are prose."""
     for text in ("It costs $5 and $10 for $x$.", "It costs \\$5 and \\$10."):
         got = render.safe_markdown(text)
-        assert got.startswith(f'<div class="reasoning-nb-md {IGNORE}">') and "$" not in got
-        assert "It costs $5 and $10" in html.unescape(got)
+        math = PROCESS if "$x$" in text else IGNORE
+        assert got.startswith(f'<div class="reasoning-nb-md {math}">') and "$" not in got
+        assert "It costs $5 and $10" in prose_in(got)
         assert math_in(got) == (["x"] if "$x$" in text else [])
 
 
@@ -168,7 +232,7 @@ def test_markdown_tex_with_html_characters_goes_as_html_lab_can_read():
     reads back as the TeX."""
     text = "So $$\\begin{aligned} a &= b \\\\ c &< d \\end{aligned}$$ and $5 < $10."
     got = render.safe_markdown(text)
-    assert got.startswith(f'<div class="reasoning-nb-md {IGNORE}">')
+    assert got.startswith(f'<div class="reasoning-nb-md {PROCESS}">')
     assert "$" not in got and "\\" not in got
     assert math_in(got) == [r"\begin{aligned} a &= b \\ c &< d \end{aligned}"]
     for renderer in (MarkdownIt("commonmark", {"html": True}).render, mistune.html):

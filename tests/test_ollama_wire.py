@@ -11,6 +11,8 @@ import json
 import anyio
 import pytest
 import wire_fixtures as wf
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from wire_server import Reply
 
 from reasoning_nb import Done, ReasoningDelta, Reclassify, TextDelta, astream, think
@@ -135,6 +137,81 @@ def test_ollama_host_env_is_the_default_address(wire_server, monkeypatch):
     wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
     trace = think(PROMPT, model="ollama:qwen3")
     assert trace.answer == ANSWER and len(wire_server.requests_to(PATH)) == 1
+
+
+@pytest.mark.parametrize(
+    "form", ["127.0.0.1:{port}", ":{port}", "0.0.0.0:{port}", "http://:{port}/"]
+)
+def test_ollama_host_forms_reach_the_server(wire_server, monkeypatch, form):
+    """Ollama's own reading of OLLAMA_HOST: no scheme is http, no host is this machine, and the
+    bind address 0.0.0.0 (Ollama's FAQ sets it to expose the server) is this machine."""
+    monkeypatch.setenv("OLLAMA_HOST", form.format(port=wire_server.port))
+    wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
+    trace = think(PROMPT, model="ollama:qwen3")
+    assert trace.answer == ANSWER and len(wire_server.requests_to(PATH)) == 1
+
+
+@pytest.mark.parametrize(
+    ("form", "address"),
+    [
+        ("0.0.0.0", "http://127.0.0.1:11434"),
+        ("127.0.0.1", "http://127.0.0.1:11434"),
+        ("localhost", "http://localhost:11434"),
+        ("[::]", "http://[::1]:11434"),
+        (":11434", "http://127.0.0.1:11434"),
+        ("ollama.lan:8000/", "http://ollama.lan:8000"),
+        ("https://ollama.com", "https://ollama.com"),  # a scheme given: its own port, as Ollama
+        ("http://10.0.0.5", "http://10.0.0.5"),
+    ],
+)
+def test_ollama_host_forms_without_a_port_go_to_11434(monkeypatch, form, address):
+    """Checked without I/O: the one normaliser every call, probe and cache key goes through."""
+    from reasoning_nb.providers import catalog
+
+    monkeypatch.setenv("OLLAMA_HOST", form)
+    assert catalog.base_url_for(catalog.PROVIDERS["ollama"]) == address
+
+
+@settings(deadline=None)
+@given(
+    scheme=st.sampled_from(["", "http://", "https://"]),
+    host=st.sampled_from(["", "0.0.0.0", "[::]", "[::1]", "127.0.0.1", "LocalHost", "gw.lan"]),
+    port=st.one_of(st.none(), st.integers(1, 65535)),
+    path=st.sampled_from(["", "/", "/v1", "/a/v1/", "/models/x/v1"]),
+    provider=st.sampled_from(["ollama", "llamacpp", "openai-compatible", "anthropic"]),
+)
+def test_a_normalised_base_url_reads_the_same_again(scheme, host, port, path, provider):
+    """The request URL, the cache key and --list start from one reading: reading its result
+    again changes nothing, and no bind address or trailing slash survives it."""
+    from reasoning_nb.errors import ConfigError
+    from reasoning_nb.providers.catalog import PROVIDERS, normalise
+
+    info = PROVIDERS[provider]
+    url = f"{scheme}{host}{'' if port is None else f':{port}'}{path}"
+    if not host and provider != "ollama":  # only Ollama reads no host as this machine
+        with pytest.raises(ConfigError, match="names no host"):
+            normalise(url, info)
+        return
+    once = normalise(url, info)
+    assert normalise(once, info) == once
+    assert once.startswith(("http://", "https://")) and not once.endswith("/")
+    assert "0.0.0.0" not in once and "[::]" not in once and once == once.lower()
+    if port is not None and port not in (80, 443):
+        assert f":{port}" in once
+
+
+def test_ollama_key_goes_only_to_ollama_own_address(wire_server, elsewhere, monkeypatch):
+    """OLLAMA_API_KEY (an ollama.com key) is not sent to a base_url on another machine that is
+    not Ollama's own; OLLAMA_HOST is the user's own choice."""
+    key = "ollama-key-0123456789"
+    monkeypatch.setenv("OLLAMA_API_KEY", key)
+    wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
+    think(PROMPT, model="ollama:qwen3", base_url=elsewhere)
+    assert wire_server.last.headers["host"] == "colleague.example:8080"
+    assert "authorization" not in wire_server.last.headers
+    monkeypatch.setenv("OLLAMA_HOST", elsewhere)
+    think(PROMPT, model="ollama:qwen3")
+    assert wire_server.last.headers["authorization"] == f"Bearer {key}"
 
 
 # -- request bodies (spec/presets.md, ollama row) --------------------------------------------------

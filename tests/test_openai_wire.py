@@ -457,7 +457,7 @@ def test_key_from_the_env_and_missing_key_names_the_variable(wire_server, monkey
     assert wire_server.requests == []
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     serve(wire_server, wf.responses_sse(REASONING, ANSWER))
-    trace = think(PROMPT, model="openai:gpt-5.1", base_url=wire_server.url + "/v1")
+    trace = think(PROMPT, model="openai:gpt-5.1", base_url=wire_server.url + "/v1")  # this machine
     assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
     assert wire_server.last.path == RESPONSES
     assert KEY not in json.dumps(trace.to_dict())
@@ -468,6 +468,96 @@ def test_openai_base_url_env_is_used(wire_server, monkeypatch):
     serve(wire_server, wf.responses_sse(REASONING, ANSWER))
     trace = think(PROMPT, model="openai:gpt-5.1", api_key=KEY)
     assert trace.answer == ANSWER and wire_server.last.path == RESPONSES
+
+
+# -- where a key may go (a key from the environment goes only to its provider's own address) -----
+
+
+def test_openai_key_goes_to_openai_base_url_the_environment_pairs_it_with(wire_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", wire_server.url + "/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    think(PROMPT, model="openai:gpt-5.1")
+    assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_openai_key_is_not_sent_to_another_address_unless_named(
+    wire_server, elsewhere, monkeypatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    with pytest.raises(ConfigError) as info:
+        think(PROMPT, model="openai:gpt-5.1", base_url=elsewhere)
+    message = str(info.value)
+    assert "api_key_env='OPENAI_API_KEY'" in message and "https://api.openai.com/v1" in message
+    assert KEY not in message and "\n" not in message
+    assert wire_server.requests == []  # refused before any I/O
+    think(PROMPT, model="openai:gpt-5.1", base_url=elsewhere, api_key_env="OPENAI_API_KEY")
+    assert wire_server.last.headers["host"] == "colleague.example:8080"
+    assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_openai_compatible_never_sends_the_openai_key_elsewhere_unless_named(
+    wire_server, elsewhere, monkeypatch
+):
+    """A colleague's server at base_url must not receive the user's OpenAI key; a server on this
+    machine does (the contract's "OPENAI_API_KEY if set": the key does not leave the machine)."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    serve(wire_server, wf.chat_sse(REASONING, ANSWER), path=CHAT)
+    trace = think(PROMPT, model="openai-compatible:m", base_url=elsewhere)
+    assert trace.answer == ANSWER and wire_server.last.headers["host"] == "colleague.example:8080"
+    assert "authorization" not in wire_server.last.headers
+    think(PROMPT, model="openai-compatible:m", base_url=elsewhere, api_key_env="OPENAI_API_KEY")
+    assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
+    think(PROMPT, model="openai-compatible:m", base_url=wire_server.url)  # this machine
+    assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_the_command_line_names_the_key_with_api_key_env(wire_server, monkeypatch, capsys):
+    from reasoning_nb.__main__ import main
+
+    monkeypatch.setenv("GATEWAY_KEY", KEY)
+    serve(wire_server, wf.chat_sse(REASONING, ANSWER), path=CHAT)
+    argv = ["Q", "-m", "openai-compatible:m", "--base-url", wire_server.url]
+    assert main([*argv, "--api-key-env", "GATEWAY_KEY"]) == 0
+    assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
+    assert KEY not in capsys.readouterr().out
+
+
+def test_api_key_env_misuse_is_a_config_error_before_any_io(wire_server, monkeypatch):
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    model = "openai-compatible:m"
+    with pytest.raises(ConfigError, match="NO_SUCH_KEY_VAR, which is not set"):
+        think(PROMPT, model=model, base_url=wire_server.url, api_key_env="NO_SUCH_KEY_VAR")
+    with pytest.raises(ConfigError, match="not both"):
+        think(PROMPT, model=model, base_url=wire_server.url, api_key=KEY, api_key_env="X")
+    with pytest.raises(ConfigError, match="api_key_env must name"):
+        think(PROMPT, model=model, base_url=wire_server.url, api_key_env=" ")
+    assert wire_server.requests == []
+
+
+# -- malformed base URLs: a ConfigError before any I/O ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://my server:8080/v1", "space"),
+        ("http://127.0.0.1:0/v1", "port 0"),
+        ("http://exa$mple.com/v1", "not a host name"),
+        ("http://127.0.0.1:8080/v1?key=sk-in-the-query", "no query"),
+    ],
+)
+def test_a_malformed_base_url_is_refused_when_the_run_is_made(url, problem):
+    from reasoning_nb.run import Run
+
+    with pytest.raises(ConfigError) as info:  # making a Run does no I/O
+        Run(PROMPT, model="openai-compatible:m", base_url=url)
+    message = str(info.value)
+    assert problem in message and "\n" not in message
+    assert "sk-in-the-query" not in message
+    if ":0/" in url:
+        assert "127.0.0.1:0/v1" in message  # the port the user wrote, not the port dropped
 
 
 # -- Chat Completions (openai-chat:) -------------------------------------------------------------

@@ -1,5 +1,6 @@
 """The replay cache and the trace log, over a real socket (``wire_server``): what is a hit, what
-is never stored, pace, the size cap, two processes writing at once, and no key in the file."""
+is never stored, pace, the size cap (in bytes; ``inf`` for none), two processes writing at once,
+replays from a full or read-only disk, where the file lives, and no key in the file."""
 
 from __future__ import annotations
 
@@ -9,15 +10,18 @@ import multiprocessing
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 
 import anyio
 import pytest
 import wire_fixtures as wf
 from wire_server import Reply
 
-from reasoning_nb import Done, ProviderError, astream, think
+from reasoning_nb import ConfigError, Done, ProviderError, astream, stats, think
 from reasoning_nb.cache import store
+from reasoning_nb.config import defaults
 from reasoning_nb.core.trace import Trace
+from reasoning_nb.providers import llama_build, llama_choice
 
 PATH = "/v1/chat/completions"
 MODEL = "llamacpp:m"
@@ -117,6 +121,46 @@ def test_different_history_misses(wire_server):
     assert anyio.run(run, one).replay is None
     assert anyio.run(run, two).replay is None and posts(wire_server) == 2
     assert anyio.run(run, one).replay is not None and posts(wire_server) == 2
+
+
+def test_the_base_url_path_is_part_of_the_key(wire_server):
+    """Two gateways (or per-model URLs) on one host are two servers: B is asked, not A replayed."""
+    for name, answer in (("a", "from A"), ("b", "from B")):
+        wire_server.route(
+            "POST", f"/{name}/v1/chat/completions", Reply.sse(wf.chat_sse("r", answer))
+        )
+    first = think("2+2?", model=MODEL, base_url=f"{wire_server.url}/a/v1", cache=True)
+    second = think("2+2?", model=MODEL, base_url=f"{wire_server.url}/b/v1", cache=True)
+    assert (first.answer, second.answer) == ("from A", "from B") and second.replay is None
+    assert [r.path for r in wire_server.requests] == [
+        "/a/v1/chat/completions",
+        "/b/v1/chat/completions",
+    ]
+
+
+def test_one_address_written_two_ways_replays_before_any_io(wire_server, monkeypatch):
+    """The ask key holds the base URL as the request is built from it (normalised), so
+    ``URL/`` and ``URL`` are one address: not even Ollama's probes go out the second time."""
+    from reasoning_nb.providers import discovery
+
+    wire_server.route("POST", "/api/show", wf.ollama_show())
+    wire_server.route("POST", "/api/chat", Reply.ndjson(wf.ollama_chat("hmm", "four")))
+    monkeypatch.setattr(discovery, "_show_cache", {})
+    host = f"127.0.0.1:{wire_server.port}"
+    ask(wire_server, model="ollama:qwen3", preset="high", cache=True, base_url=f"http://{host}/")
+    sent = len(wire_server.requests)
+    monkeypatch.setattr(discovery, "_show_cache", {})
+    again = ask(wire_server, model="ollama:qwen3", preset="high", cache=True, base_url=host)
+    assert again.replay is not None and len(wire_server.requests) == sent
+
+
+def test_credentials_in_the_base_url_stay_out_of_the_key():
+    """``user:password@`` is dropped (as the API key is: who asks does not change the answer);
+    a query, where a ``?key=`` would be, is refused before it could reach a key."""
+    from reasoning_nb.cache.keys import address_of
+
+    assert address_of("http://me:sk-pass@gw.lan:8000/a/v1") == "http://gw.lan:8000/a/v1"
+    assert address_of("http://gw.lan:8000/a/v1") != address_of("http://gw.lan:8000/b/v1")
 
 
 def test_same_body_asked_another_way_replays_without_sending(wire_server, db):
@@ -251,8 +295,6 @@ def test_size_cap_evicts_least_recently_used(wire_server):
     ask(wire_server, "a", cache=True)  # "a" is used again: "b" is now the oldest
     with sqlite3.connect(store.path()) as conn:
         [(size,)] = conn.execute("SELECT MAX(size) FROM entries").fetchall()
-    from reasoning_nb.config import defaults
-
     old = defaults.cache_max_mb
     defaults.cache_max_mb = size * 3.5 / 1_000_000  # room for three and a half: one must go
     try:
@@ -346,3 +388,118 @@ def test_a_broken_database_costs_a_warning_not_the_run(wire_server, tmp_path, mo
     trace = ask(wire_server, cache=True)
     assert trace.status == "complete" and trace.answer == "**4**"
     assert any("could not be used" in w for w in trace.warnings)
+
+
+def test_size_cap_counts_bytes_as_stored(wire_server, monkeypatch):
+    """15,000 CJK characters are 45,000 bytes of UTF-8, and a recording holds the answer twice
+    (trace and timeline): a 0.1 MB cap keeps one such run, not three of them."""
+    serve(wire_server, answer="思" * 15_000)
+    monkeypatch.setattr(defaults, "cache_max_mb", 0.1)
+    for prompt in ("a", "b", "c"):
+        assert ask(wire_server, prompt, cache=True).status == "complete"
+    with sqlite3.connect(store.path()) as conn:
+        count, stored = conn.execute(
+            "SELECT COUNT(*), SUM(length(CAST(recording AS BLOB))) FROM entries"
+        ).fetchone()
+    assert count == 1 and 90_000 < stored <= 100_000
+    assert store.info()["entries_mb"] == round(stored / 1_000_000, 2)
+
+
+def test_sizes_an_older_version_counted_in_characters_are_counted_again(db):
+    store.save("k", "a", {"trace": {"answer": "思" * 1_000}, "timeline": []})
+    with closing(sqlite3.connect(db)) as conn:  # as a version that counted characters left it
+        conn.execute("UPDATE entries SET size = length(recording)")
+        conn.execute("PRAGMA user_version = 0")
+        conn.commit()
+    store.info()
+    with closing(sqlite3.connect(db)) as conn:
+        size, stored = conn.execute(
+            "SELECT size, length(CAST(recording AS BLOB)) FROM entries"
+        ).fetchone()
+    assert size == stored > 3_000
+
+
+def test_no_cap_is_inf(wire_server, monkeypatch):
+    """The natural "no cap" must not fail a run that was already paid for."""
+    monkeypatch.setattr(defaults, "cache_max_mb", float("inf"))
+    serve(wire_server)
+    first = ask(wire_server, cache=True)
+    assert first.status == "complete" and first.warnings == []
+    assert ask(wire_server, cache=True).replay is not None and posts(wire_server) == 1
+
+
+@pytest.mark.parametrize("bad", [float("nan"), -1, -0.5, "200", None, True])
+def test_a_bad_cap_is_a_config_error_when_set(bad):
+    with pytest.raises(ConfigError, match="cache_max_mb"):
+        defaults.cache_max_mb = bad
+    assert defaults.cache_max_mb == 200.0
+
+
+def test_one_variable_moves_everything_the_package_writes(wire_server, tmp_path, monkeypatch):
+    """REASONING_NB_CACHE_DIR moves the database as it moves the llama-server builds (and the
+    record of binaries that died); REASONING_NB_DB still names the database itself."""
+    where = tmp_path / "moved"
+    monkeypatch.delenv(store.DB_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # the default, were it used
+    monkeypatch.setenv("REASONING_NB_CACHE_DIR", str(where))
+    serve(wire_server)
+    ask(wire_server, cache=True, log=True)
+    assert (where / "reasoning_nb.sqlite3").is_file() and not (tmp_path / "xdg").exists()
+    assert store.path() == where / "reasoning_nb.sqlite3" and store.info()["entries"] == 1
+    assert [r["source"] for r in stats("log").rows] == ["log #1"]
+    for written in (llama_build.NATIVE.binary(), llama_build.PORTABLE.binary()):
+        assert written.is_relative_to(where / "llama-server")
+    assert llama_choice._store().is_relative_to(where)
+    monkeypatch.setenv(store.DB_ENV, str(tmp_path / "named.sqlite3"))
+    assert store.path() == tmp_path / "named.sqlite3"
+
+
+# -- a replay only reads: a full or read-only disk, or another writer, cannot take it away -----
+
+
+@pytest.mark.parametrize("spoil", ["fill", "read_only"], ids=["full", "read-only"])
+def test_a_replay_comes_back_from_a_disk_that_takes_no_write(
+    wire_server, small_disk, spoil, monkeypatch
+):
+    monkeypatch.setenv(store.DB_ENV, str(small_disk.path / "cache" / "cache.sqlite3"))
+    serve(wire_server)
+    first = ask(wire_server, cache=True)
+    getattr(small_disk, spoil)()
+    sent = len(wire_server.requests)
+    second = ask(wire_server, cache=True)
+    assert second.replay is not None and bare(second) == first.to_dict()
+    assert len(wire_server.requests) == sent  # the model was not asked again
+    assert store.info()["entries"] == 1  # `cache info` reads it too
+
+
+HOLD_THE_WRITER_LOCK = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_replay_comes_back_while_another_process_holds_the_writer_lock(wire_server, db):
+    """Marking the entry used cannot be written while another kernel holds the lock: the
+    replay does not wait for it, nor call the model instead."""
+    serve(wire_server)
+    first = ask(wire_server, cache=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_WRITER_LOCK, str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        writer = closing(sqlite3.connect(db, timeout=0))
+        with writer as conn, pytest.raises(sqlite3.OperationalError, match="locked"):
+            conn.execute("BEGIN IMMEDIATE")  # writes do fail now
+        second = ask(wire_server, cache=True)
+    finally:
+        holder.stdin.close()
+        holder.wait()
+    assert second.replay is not None and bare(second) == first.to_dict()
+    assert posts(wire_server) == 1

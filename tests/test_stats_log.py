@@ -1,6 +1,7 @@
 """``stats()`` over the trace log: a real SQLite file with the writer's schema, read by path,
-as ``"log"`` through ``$REASONING_NB_DB`` or the cache directory, filtered by ``since=``, with
-replays listed but not plotted, and clear errors for a missing or foreign file."""
+as ``"log"`` through ``$REASONING_NB_DB``, ``$REASONING_NB_CACHE_DIR`` or the cache directory,
+filtered by ``since=``, with replays listed but not plotted, and clear errors for a missing or
+foreign file."""
 
 from __future__ import annotations
 
@@ -82,6 +83,7 @@ def test_log_rows_are_notebook_rows(tmp_path):
 
 
 def test_log_reads_through_the_env_and_the_cache_dir(tmp_path, monkeypatch):
+    monkeypatch.delenv("REASONING_NB_CACHE_DIR", raising=False)
     monkeypatch.setenv("REASONING_NB_DB", str(write_log(tmp_path / "env.sqlite3", [run("low")])))
     assert [r["preset"] for r in stats("log").rows] == ["low"]
     monkeypatch.delenv("REASONING_NB_DB")
@@ -91,6 +93,11 @@ def test_log_reads_through_the_env_and_the_cache_dir(tmp_path, monkeypatch):
     write_log(cache / "reasoning_nb" / "reasoning_nb.sqlite3", [run("max")])
     monkeypatch.setattr(platformdirs, "user_cache_dir", lambda app: str(cache / app))
     assert [r["preset"] for r in stats("log").rows] == ["max"]
+    moved = tmp_path / "moved"  # REASONING_NB_CACHE_DIR moves the log with everything else
+    moved.mkdir()
+    write_log(moved / "reasoning_nb.sqlite3", [run("medium")])
+    monkeypatch.setenv("REASONING_NB_CACHE_DIR", str(moved))
+    assert [r["preset"] for r in stats("log").rows] == ["medium"]
 
 
 def test_a_missing_log_says_how_to_turn_logging_on(tmp_path, monkeypatch):

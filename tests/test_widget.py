@@ -372,6 +372,66 @@ def paragraphs(rng: random.Random, size: int, lines: bool = False, code: bool = 
     return "\n\n".join(parts)
 
 
+MATH_STEPS = r"""Rayleigh: for particles much smaller than the wavelength the scattered
+intensity goes as $I \propto \lambda^{-4}$, so compare blue at $\lambda_b = 450\,\mathrm{nm}$
+with red at $\lambda_r = 700\,\mathrm{nm}$:
+
+$$
+\frac{I_b}{I_r} = \left(\frac{\lambda_r}{\lambda_b}\right)^4
+= \left(\frac{700}{450}\right)^4 \approx 5.86
+$$
+
+The cross-section of a sphere of radius $a$ and index $n$ is
+\[
+\sigma_s = \frac{8\pi}{3} k^4 a^6 \left|\frac{n^2 - 1}{n^2 + 2}\right|^2,
+\qquad k = \frac{2\pi}{\lambda}
+\]
+and along a path at zenith angle $\theta$ the optical depth is \(\tau = \tau_0 \sec\theta\), so
+$T = e^{-\tau}$ drops fast near the horizon."""
+"""A stretch of math-heavy reasoning: 10 math spans, inline and display, in all four spellings."""
+MATH_ANSWER = r"""## Why the sky is blue
+
+Sunlight is scattered by air molecules much smaller than its wavelength (Rayleigh scattering),
+and the scattered intensity goes as
+
+$$I(\lambda) \propto \frac{1}{\lambda^4}$$
+
+so blue light ($\lambda \approx 450\,\mathrm{nm}$) is scattered about
+$\left(700/450\right)^4 \approx 5.9$ times more than red ($\lambda \approx 700\,\mathrm{nm}$).
+
+| colour | $\lambda$ (nm) | scattering vs red |
+|---|---|---|
+| violet | 400 | $9.4\times$ |
+| blue | 450 | $5.9\times$ |
+| green | 530 | $3.0\times$ |
+| red | 700 | $1.0\times$ |
+
+The sky is not violet: the Sun emits less violet, the eye is less sensitive to it, and the
+cross-section
+\[
+\sigma_s = \frac{8\pi}{3} k^4 a^6 \left|\frac{n^2 - 1}{n^2 + 2}\right|^2
+\]
+depends on the refractive index \(n\) as well as on $k = 2\pi/\lambda$.
+
+```python
+for name, nm in [("violet", 400), ("blue", 450), ("green", 530), ("red", 700)]:
+    print(f"{name:>6}: {(700 / nm) ** 4:4.1f}x")
+```
+
+At sunset the path through the air grows as $\sec\theta$, the optical depth
+$\tau = \tau_0 \sec\theta$ rises, and the transmitted light $T = e^{-\tau}$ loses its blue:
+the Sun looks red, and at $\theta = 90^\circ$ it is weakest."""
+"""A math-heavy answer: 16 math spans (inline and display), a table and a code block."""
+
+
+def math_heavy(seed: int) -> tuple[str, str]:
+    """A math-heavy run the size of a prose one (8 KB of reasoning, 4 KB of answer): prose
+    reasoning in lines, then :data:`MATH_STEPS`; :data:`MATH_ANSWER`, then its explanation."""
+    reasoning = paragraphs(random.Random(seed), 8_000, lines=True)
+    explanation = paragraphs(random.Random(seed + 1), 2_800)
+    return f"{reasoning}\n\n{MATH_STEPS}", f"{MATH_ANSWER}\n\n{explanation}"
+
+
 @dataclass
 class SlowRun:
     text: str

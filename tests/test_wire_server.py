@@ -182,6 +182,22 @@ def test_route_queue_retry_after_then_ok_then_repeat(wire_server):
     assert wire_server.bodies("/v1/chat/completions") == [{"n": 1}, {"n": 2}, {"n": 3}]
 
 
+def test_redirects_empty_replies_and_web_pages(wire_server):
+    wire_server.route("GET", "/moved", Reply.redirect("http://elsewhere.test/v1", 307))
+    wire_server.route("GET", "/empty", Reply(status=204))
+    wire_server.route("GET", "/ui", Reply.html("<title>UI</title>"))
+    wire_server.route("GET", "/proxy", Reply.nginx_error(504, "Gateway Time-out"))
+    with httpx.Client(base_url=wire_server.url) as client:
+        moved = client.get("/moved")
+        assert moved.status_code == 307 and moved.headers["location"] == "http://elsewhere.test/v1"
+        empty = client.get("/empty")
+        assert empty.status_code == 204 and "content-length" not in empty.headers
+        ui = client.get("/ui")
+        assert ui.headers["content-type"].startswith("text/html") and ui.text == "<title>UI</title>"
+        proxy = client.get("/proxy")
+        assert proxy.status_code == 504 and "<title>504 Gateway Time-out</title>" in proxy.text
+
+
 def test_recorded_request(wire_server):
     wire_server.route("POST", "/v1beta/models/m:streamGenerateContent", {"ok": True})
     with httpx.Client() as client:

@@ -22,6 +22,7 @@ import json
 import os
 import random
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -184,6 +185,27 @@ class Reply:
         kw.setdefault("content_type", "application/x-ndjson")
         return cls(frames=list(frames), **kw)
 
+    @classmethod
+    def redirect(cls, location: str, status: int = 302) -> Reply:
+        """A redirect to ``location`` (302 Found, 307 Temporary Redirect...)."""
+        return cls(b"", status=status, headers={"Location": location})
+
+    @classmethod
+    def html(cls, page: str, status: int = 200, **kw: Any) -> Reply:
+        """A web page: a web interface, a proxy's login or error page."""
+        return cls(page, status=status, content_type="text/html; charset=utf-8", **kw)
+
+    @classmethod
+    def nginx_error(cls, status: int = 502, reason: str = "Bad Gateway") -> Reply:
+        """The error page nginx writes itself when the server behind it fails."""
+        title = f"{status} {reason}"
+        page = (
+            f"<html>\r\n<head><title>{title}</title></head>\r\n<body>\r\n"
+            f"<center><h1>{title}</h1></center>\r\n<hr><center>nginx</center>\r\n"
+            "</body>\r\n</html>\r\n"
+        )
+        return cls(page, status=status, content_type="text/html")
+
     # -- what goes on the wire ---------------------------------------------------------------
 
     def payload(self) -> bytes:
@@ -223,6 +245,8 @@ class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
 
     def setup(self) -> None:
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.do_handshake()
         super().setup()
         self.server.owner._track(self.connection, add=True)
 
@@ -321,7 +345,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", reply.content_type or "application/octet-stream")
             if chunked:
                 self.send_header("Transfer-Encoding", "chunked")
-            else:
+            elif reply.status not in (204, 304):  # these have no body, nor its length
                 self.send_header("Content-Length", str(sum(map(len, pieces))))
             for name, value in reply.headers.items():
                 self.send_header(name, value)
@@ -369,19 +393,34 @@ class _HTTPServer(ThreadingHTTPServer):
     block_on_close = False
     owner: WireServer
 
+    def get_request(self) -> tuple[socket.socket, Any]:
+        conn, address = super().get_request()
+        self.owner.connections += 1
+        if self.owner.tls is not None:  # the handshake runs on the handler's thread
+            conn = self.owner.tls.wrap_socket(conn, server_side=True, do_handshake_on_connect=False)
+        return conn, address
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         exc = sys.exc_info()[1]
-        if isinstance(exc, ConnectionError) or self.owner._stopping.is_set():
-            return  # a client that went away between requests is not a server bug
+        if isinstance(exc, ConnectionError | ssl.SSLError) or self.owner._stopping.is_set():
+            return  # a client that went away, or refused our certificate, is not a server bug
         self.owner.errors.append(exc)
 
 
 class WireServer:
-    """The scripted server. Use as a context manager (or ``start()`` / ``stop()``)."""
+    """The scripted server. Use as a context manager (or ``start()`` / ``stop()``).
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    ``tls``: a server-side ``ssl.SSLContext`` (with its certificate loaded) makes it an HTTPS
+    server. ``connections`` counts the connections accepted, handshakes that fail included.
+    """
+
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, tls: ssl.SSLContext | None = None
+    ) -> None:
         self.requests: list[Recorded] = []
         self.errors: list[BaseException] = []  # exceptions raised by hooks
+        self.tls = tls
+        self.connections = 0
         self._routes: dict[tuple[str, str], list[Responder]] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -400,7 +439,7 @@ class WireServer:
     def url(self) -> str:
         """Base URL, e.g. ``http://127.0.0.1:40123`` (no trailing slash)."""
         host = self._httpd.server_address[0]
-        return f"http://{host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
 
     def url_for(self, path: str) -> str:
         return self.url + (path if path.startswith("/") else "/" + path)

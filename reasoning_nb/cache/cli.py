@@ -11,7 +11,8 @@ from . import store
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m reasoning_nb cache",
-        description="The replay cache and the run log (one SQLite file; REASONING_NB_DB moves it).",
+        description="The replay cache and the run log: one SQLite file (REASONING_NB_CACHE_DIR "
+        "moves it, REASONING_NB_DB names it).",
     )
     parser.add_argument("action", choices=("info", "clear"))
     parser.add_argument(
@@ -28,7 +29,7 @@ def main(argv: list[str]) -> int:
             return 0
         info = store.info()
     except (sqlite3.Error, OSError) as exc:
-        print(f"error: {store.path()} could not be read ({exc}); delete the file to start over.")
+        print(f"error: {store.unusable(exc)}")
         return 1
     print(
         f"{info['path']}\n{info['entries']} entries ({info['entries_mb']} MB of recordings), "

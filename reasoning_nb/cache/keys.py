@@ -1,6 +1,6 @@
 """What makes two requests the same: two cache keys, neither of which ever holds an API key.
 
-The *entry* key is what the server would receive: provider, host, model and the exact request
+The *entry* key is what the server would receive: provider, address, model and the exact request
 body (history and system prompt are in its messages). The *ask* key is what the user asked,
 known before any I/O (model discovery, starting the embedded server, capability probes): a
 recorded run maps it to its entry key, so a replay by ask key makes no request at all.
@@ -12,9 +12,9 @@ import hashlib
 import json
 import os
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
-VERSION = 1
+VERSION = 2
 """Bumped when what a key covers changes, so old entries simply stop matching."""
 
 
@@ -29,24 +29,28 @@ def _digest(kind: str, parts: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def host_of(base_url: str | None) -> str | None:
-    """``scheme://host:port`` only: a path or query may carry a secret (``?key=``)."""
+def address_of(base_url: str | None) -> str | None:
+    """A normalised base URL (``catalog.base_url_for``, the one the request URL is built from)
+    as a key holds it: scheme, host, port and path, for two gateways or per-model URLs on one
+    host are two servers. Credentials stay out: ``user:password@`` is dropped, as the API key
+    is (who asks does not change the answer, and a new password must still replay). A query,
+    where a ``?key=`` would be, never gets here: the normalised base URL has none."""
     if not base_url:
         return None
     parts = urlsplit(base_url)
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{parts.hostname}{port}"
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
-def entry_key(provider: str, host: str | None, model: str, body: Any) -> str:
+def entry_key(provider: str, address: str | None, model: str, body: Any) -> str:
     """The key of a recorded run: everything the request depends on, never the key."""
-    return _digest("entry", {"provider": provider, "host": host, "model": model, "body": body})
+    parts = {"provider": provider, "address": address, "model": model, "body": body}
+    return _digest("entry", parts)
 
 
 def ask_key(
     *,
     model: str | None,
-    host: str | None,
+    address: str | None,
     messages: list[dict[str, Any]],
     options: dict[str, Any],
 ) -> str:
@@ -56,4 +60,5 @@ def ask_key(
     from ..config import defaults  # the session default can change between calls
 
     model = model or os.environ.get("REASONING_NB_MODEL") or defaults.model
-    return _digest("ask", {"model": model, "host": host, "messages": messages, "options": options})
+    parts = {"model": model, "address": address, "messages": messages, "options": options}
+    return _digest("ask", parts)

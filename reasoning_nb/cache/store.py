@@ -1,10 +1,11 @@
 """The SQLite file: replay entries, the ask -> entry map, and the opt-in log of runs.
 
-One file under the user's cache directory (``REASONING_NB_DB`` overrides it). Several kernels
-share it: WAL mode lets readers go on while one writer writes, every write is one
-``BEGIN IMMEDIATE`` transaction (the writer lock is taken up front, so two writers queue on
-``busy_timeout`` instead of failing half-way), and each call opens its own connection, so
-threads never share one.
+One file in the package's cache directory (``config.cache_dir()``; ``REASONING_NB_DB`` names
+the file itself). Several kernels share it: WAL mode lets readers go on while one writer writes,
+every write is one ``BEGIN IMMEDIATE`` transaction (the writer lock is taken up front, so two
+writers queue on ``busy_timeout`` instead of failing half-way), and each call opens its own
+connection, so threads never share one. A replay only reads: on a read-only or full disk it
+still comes back, and only its bookkeeping (which entry was used last) is skipped.
 
 Entries are evicted least recently used first once their recordings pass the size cap; the
 log is the user's record and is never evicted (``python -m reasoning_nb cache clear --log``).
@@ -15,21 +16,28 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from pathlib import Path
 from typing import Any
+
+from ..config import cache_dir, defaults
 
 DB_ENV = "REASONING_NB_DB"
 LOG_ENV = "REASONING_NB_LOG"
 FILE_NAME = "reasoning_nb.sqlite3"
 BUSY_MS = 30_000
+MARK_BUSY_MS = 1_000
+"""How long marking an entry used waits for another writer before it gives up (a save waits
+``BUSY_MS``): a replay is not held up for long by its bookkeeping."""
+SIZES_IN_BYTES = 1
+"""``PRAGMA user_version`` from which ``entries.size`` counts UTF-8 bytes (before: characters)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
   key TEXT PRIMARY KEY,          -- keys.entry_key: provider, host, model, request body
   recorded_at TEXT,              -- the recorded run's started_at
   used INTEGER NOT NULL,         -- a counter, not a time: larger = used more recently
-  size INTEGER NOT NULL,         -- bytes of recording
+  size INTEGER NOT NULL,         -- bytes of recording as stored (UTF-8)
   recording TEXT NOT NULL        -- {"trace": ..., "timeline": ...} (recording.py)
 );
 CREATE TABLE IF NOT EXISTS asks (
@@ -50,12 +58,19 @@ CREATE TABLE IF NOT EXISTS runs (
 
 
 def path() -> Path:
-    """Where the database lives: ``$REASONING_NB_DB``, else the user's cache directory."""
+    """Where the database lives: ``$REASONING_NB_DB``, else the package's cache directory."""
     if os.environ.get(DB_ENV):
         return Path(os.environ[DB_ENV]).expanduser()
-    from platformdirs import user_cache_dir
+    return cache_dir() / FILE_NAME
 
-    return Path(user_cache_dir("reasoning_nb")) / FILE_NAME
+
+def unusable(exc: BaseException, outcome: str = "") -> str:
+    """The one sentence for a database that cannot be used (the command line, the magic, a run's
+    warning); ``outcome`` says what happened instead, e.g. ``"; the run went on without it"``."""
+    return (
+        f"The cache and log database {path()} could not be used ({exc}){outcome}: fix its "
+        "folder's permissions or delete the file to start over."
+    )
 
 
 def log_enabled(log: bool | None) -> bool:
@@ -65,21 +80,52 @@ def log_enabled(log: bool | None) -> bool:
     return os.environ.get(LOG_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def _connect(db: Path | None = None) -> sqlite3.Connection:
+def _connect(db: Path | None = None, busy_ms: int = BUSY_MS) -> sqlite3.Connection:
     db = db or path()
     db.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(db, timeout=BUSY_MS / 1000, isolation_level=None)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")  # WAL's safe setting: no corruption on a crash
-    conn.executescript(SCHEMA)
+    conn = sqlite3.connect(db, timeout=busy_ms / 1000, isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")  # WAL's safe setting: no corruption on a crash
+        conn.executescript(SCHEMA)
+        if conn.execute("PRAGMA user_version").fetchone()[0] < SIZES_IN_BYTES:
+            _count_bytes(conn)
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 
+def _count_bytes(conn: sqlite3.Connection) -> None:
+    """Sizes recorded in characters by older versions, as bytes (the cap and ``info`` count
+    bytes); idempotent, so two kernels doing it at once is harmless."""
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("UPDATE entries SET size = length(CAST(recording AS BLOB))")
+    conn.execute(f"PRAGMA user_version = {SIZES_IN_BYTES}")
+    conn.execute("COMMIT")
+
+
 @contextmanager
-def _writing(db: Path | None = None):
+def _reading(db: Path | None = None):
+    """A connection for reads only. Where the file cannot be opened for writing (a read-only or
+    full disk, no right to create its ``-shm`` file) it is read as it is on disk (``immutable``):
+    what a WAL not yet checkpointed holds is then missed, a cache miss rather than a failure."""
+    db = db or path()
+    try:
+        conn = _connect(db)
+    except sqlite3.OperationalError:
+        if not db.is_file():
+            raise
+        conn = sqlite3.connect(f"{db.resolve().as_uri()}?immutable=1", uri=True)
+    with closing(conn):
+        yield conn
+
+
+@contextmanager
+def _writing(db: Path | None = None, busy_ms: int = BUSY_MS):
     """One write transaction, with the writer lock taken at its start."""
-    with closing(_connect(db)) as conn:
+    with closing(_connect(db, busy_ms)) as conn:
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
@@ -91,36 +137,40 @@ def _writing(db: Path | None = None):
 
 def lookup(*, ask: str | None = None, entry: str | None = None) -> dict[str, Any] | None:
     """The recording stored under an entry key, or under the entry an ask key maps to."""
-    with _writing() as conn:  # a hit marks the entry as used: that is a write
+    with _reading() as conn:
         if entry is None:
             found = conn.execute("SELECT entry FROM asks WHERE ask = ?", (ask,)).fetchone()
             if found is None:
                 return None
             entry = found[0]
         row = conn.execute("SELECT recording FROM entries WHERE key = ?", (entry,)).fetchone()
-        if row is None:
-            return None
-        conn.execute("UPDATE entries SET used = ? WHERE key = ?", (_next_use(conn), entry))
+    if row is None:
+        return None
+    _mark_used(entry)
     return json.loads(row[0])
+
+
+def _mark_used(entry: str) -> None:
+    """Move an entry to the back of the eviction queue. Bookkeeping only: where it cannot be
+    written (a read-only or full disk, a writer holding the lock) the entry keeps its place."""
+    with suppress(sqlite3.Error, OSError), _writing(busy_ms=MARK_BUSY_MS) as conn:
+        conn.execute("UPDATE entries SET used = ? WHERE key = ?", (_next_use(conn), entry))
 
 
 def save(entry: str, ask: str, recording: dict[str, Any], max_mb: float | None = None) -> None:
     """Store a complete run's recording (replacing any under that key) and map ``ask`` to it,
-    then evict the least recently used entries beyond ``max_mb``."""
+    then evict the least recently used entries beyond ``max_mb`` (``inf``: no cap)."""
     text = json.dumps(recording, ensure_ascii=False, separators=(",", ":"))
     if max_mb is None:
-        from ..config import defaults
-
         max_mb = defaults.cache_max_mb
-    cap = int(max_mb * 1_000_000)
     with _writing() as conn:
-        conn.execute(
+        conn.execute(  # the size as stored: UTF-8 bytes, counted by SQLite (no copy here)
             "INSERT OR REPLACE INTO entries (key, recorded_at, used, size, recording)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (entry, recording["trace"].get("started_at"), _next_use(conn), len(text), text),
+            " VALUES (?1, ?2, ?3, length(CAST(?4 AS BLOB)), ?4)",
+            (entry, recording["trace"].get("started_at"), _next_use(conn), text),
         )
         conn.execute("INSERT OR REPLACE INTO asks (ask, entry) VALUES (?, ?)", (ask, entry))
-        _evict(conn, cap)
+        _evict(conn, max_mb * 1_000_000)
 
 
 def link(ask: str, entry: str) -> None:
@@ -133,7 +183,7 @@ def _next_use(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT COALESCE(MAX(used), 0) + 1 FROM entries").fetchone()[0]
 
 
-def _evict(conn: sqlite3.Connection, cap: int) -> None:
+def _evict(conn: sqlite3.Connection, cap: float) -> None:
     total = conn.execute("SELECT COALESCE(SUM(size), 0) FROM entries").fetchone()[0]
     if total <= cap:
         return
@@ -192,7 +242,7 @@ def clear(*, log: bool = False) -> int:
 def info() -> dict[str, Any]:
     """Where the file is, how many entries and logged runs it holds, and their size."""
     db = path()
-    with closing(_connect(db)) as conn:
+    with _reading(db) as conn:
         entries, size = conn.execute(
             "SELECT COUNT(*), COALESCE(SUM(size), 0) FROM entries"
         ).fetchone()

@@ -8,7 +8,7 @@ import anyio
 
 from ..errors import ReasoningNBError
 from ..providers import local
-from ..providers.catalog import PROVIDERS
+from ..providers.catalog import PROVIDERS, ProviderInfo, base_url_for
 from ..providers.discovery import embedded_installed, local_servers, resolve_default
 from ..providers.embedded import INSTALL_HINT
 
@@ -16,9 +16,7 @@ from ..providers.embedded import INSTALL_HINT
 async def list_text() -> str:
     lines = ["Providers (model id = PROVIDER:MODEL):"]
     for info in PROVIDERS.values():
-        where = info.base_url or (
-            "started on demand" if info.id == "local" else "base_url required"
-        )
+        where = _address(info)
         key = ""
         if info.key_envs:
             have = any(os.environ.get(k) for k in info.key_envs)
@@ -40,6 +38,17 @@ async def list_text() -> str:
     except ReasoningNBError as exc:
         lines.append(f"\nDefault model: none. {exc}")
     return "\n".join(lines)
+
+
+def _address(info: ProviderInfo) -> str:
+    """Where a call with no base_url goes: the address a run would use (OLLAMA_HOST read as a
+    run reads it), or why there is none."""
+    if not info.base_url:
+        return "started on demand" if info.id == "local" else "base_url required"
+    try:
+        return base_url_for(info)
+    except ReasoningNBError as exc:
+        return f"unusable: {exc}"
 
 
 async def embedded_text() -> str:

@@ -15,20 +15,22 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+import sqlite3
 from collections import deque
 from typing import Any
 
 import anyio
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
-from traitlets import Bool, Enum, Float, Int, Unicode
+from traitlets import Bool, Enum, Float, Int, Unicode, validate
 
 from ..analytics import row, session_stats
 from ..api import call_blocking
 from ..cache import store
 from ..cache.recording import PACES
-from ..config import defaults
+from ..config import check_cache_max_mb, defaults
 from ..core.history import CHOICES, Conversation
 from ..core.presets import PRESETS
 from ..core.trace import Trace
@@ -54,10 +56,18 @@ def _flags(func):
             argument("-p", "--preset", choices=PRESETS, help="reasoning effort (default: auto)"),
             argument("--budget", type=int, help="reasoning token budget; wins over the preset"),
             argument("--base-url", help="server address, e.g. http://127.0.0.1:8080/v1"),
+            argument(
+                "--api-key-env",
+                metavar="NAME",
+                help="send the key in this environment variable (needed for a provider's key to "
+                "go to a --base-url that is not the provider's own)",
+            ),
             argument("--system", help="system prompt"),
             argument("--max-tokens", type=int, help="limit on generated tokens"),
             argument("--temperature", type=float, help="sampling temperature"),
-            argument("--timeout", type=float, help="seconds to wait for the next byte"),
+            argument(
+                "--timeout", type=float, help="seconds to wait for the first byte and between bytes"
+            ),
             argument(
                 "--hide-reasoning",
                 action="store_true",
@@ -141,7 +151,7 @@ class ThinkMagics(Magics):
         help="Live widget: 'auto' in a kernel with a frontend, 'never' streams text to stdout.",
     ).tag(config=True)
     timeout = Float(
-        None, allow_none=True, help="Seconds to wait for the next byte from the server."
+        None, allow_none=True, help="Seconds to wait for the first byte and between bytes."
     ).tag(config=True)
     max_tokens = Int(None, allow_none=True, help="Default limit on generated tokens.").tag(
         config=True
@@ -165,8 +175,13 @@ class ThinkMagics(Magics):
         help="End a run whose reasoning repeats itself (it is always shown as a warning).",
     ).tag(config=True)
     cache_max_mb = Float(
-        200.0, help="Size cap of the replay cache in MB; least recently used runs go first."
+        200.0,
+        help="Size cap of the replay cache in MB (inf: none); least recently used runs go first.",
     ).tag(config=True)
+
+    @validate("cache_max_mb")
+    def _check_cache_max_mb(self, proposal) -> float:
+        return check_cache_max_mb(proposal["value"])  # when set, not after a paid-for run
 
     def __init__(self, shell=None, **kwargs: Any):
         super().__init__(shell=shell, **kwargs)
@@ -208,9 +223,11 @@ class ThinkMagics(Magics):
         return await self._execute(*self._prepare(self._parse(line), cell))
 
     def _parse(self, line: str):
+        """The line read as a shell reads it: ``--system "Be terse."`` is ``Be terse.``
+        (IPython's own splitter keeps the quotes)."""
         try:
-            return parse_argstring(self.think, line)
-        except Exception as exc:  # argparse's UsageError: one line, not a traceback
+            return self.think.parser.parse_args(shlex.split(line))
+        except Exception as exc:  # an unclosed quote; argparse's UsageError: one line
             raise CellError(f"%think: {exc}; see %%think? for the flags.") from None
 
     def _line(self, args) -> None:
@@ -223,7 +240,10 @@ class ThinkMagics(Magics):
             display(session_stats(self.stats_rows))
             return
         if args.clear_cache:
-            count = store.clear()
+            try:
+                count = store.clear()
+            except (sqlite3.Error, OSError) as exc:  # a corrupt file: one line, as the CLI says
+                raise CellError(f"%think: {store.unusable(exc)}") from None
             print(f"%think: cleared {count} cached runs from {store.path()}")
             return
         changed = {k: v for k, v in self._options(args).items() if v is not None}
@@ -254,6 +274,7 @@ class ThinkMagics(Magics):
             "preset": args.preset,
             "budget_tokens": args.budget,
             "base_url": args.base_url,
+            "api_key_env": args.api_key_env,
             "system": args.system,
             "max_tokens": args.max_tokens,
             "temperature": args.temperature,

@@ -105,7 +105,10 @@ async def local_servers() -> list[LocalServer]:
 
 
 async def _probe(info: ProviderInfo) -> LocalServer | None:
-    base = base_url_for(info)
+    try:
+        base = base_url_for(info)  # OLLAMA_HOST's forms read as a call reads them
+    except ConfigError:  # a malformed OLLAMA_HOST: a call says so; a probe finds nothing
+        return None
     try:
         async with httpx.AsyncClient(
             timeout=PROBE_TIMEOUT, trust_env=False, verify=ssl_context()

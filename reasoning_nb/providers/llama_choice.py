@@ -21,6 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import cache_dir
 from ..errors import ConfigError, ProviderError
 from . import llama_build
 from .embedded import LlamaServer
@@ -88,7 +89,7 @@ def candidates() -> list[Candidate]:
 
 
 def _store() -> Path:
-    return llama_build.cache_dir() / "llama-server" / "died-here.json"
+    return cache_dir() / "llama-server" / "died-here.json"
 
 
 def _key(candidate: Candidate) -> str:

@@ -86,7 +86,7 @@ def explain(error: ProviderError, ctx: RequestContext) -> str | None:
             "name."
         )
     if error.status in (401, 403):
-        envs = " or ".join(ctx.ref.provider.key_envs) or "api_key="
+        envs = " or ".join(ctx.ref.provider.key_envs) or "api_key= or api_key_env="
         return f"The server refused the API key ({error.message[:160]}): check {envs}."
     return None
 
@@ -278,8 +278,8 @@ def _hosted_explain(error: ProviderError, ctx: RequestContext) -> str | None:
         )
     if error.status == 429 and flavor in ("openai-chat", "openrouter", "deepseek"):
         return (
-            f"The provider's rate limit or quota stopped the request ({error.message[:160]}): "
-            "wait and run it again, or check the account's limits."
+            "The provider's rate limit or quota stopped the request (check the account's "
+            f"limits if it goes on): {error.message}"
         )
     return None
 

@@ -167,8 +167,8 @@ def explain(error: ProviderError, ctx: RequestContext) -> str | None:
         )
     if error.status == 429:
         return (
-            f"OpenAI's rate limit or quota stopped the request ({error.message[:160]}): wait and "
-            "run it again, or check the account's usage limits."
+            "OpenAI's rate limit or quota stopped the request (check the account's usage "
+            f"limits if it goes on): {error.message}"
         )
     return None
 
