@@ -42,8 +42,6 @@ UNCLOSED = {
     "display-lines": "$$x\n",  # each line opens display math that no later line closes
     "bracket-lines": "\\[x\n",
     "paren-run": "\\(",  # the static view of a run of \( (item 21)
-    "bracket-run": "\\[x ",
-    "dollars": "$$x ",
 }
 
 
@@ -151,6 +149,9 @@ def test_strip_needs_a_few_times_the_memory_of_collapsible():
     reasoning = "".join(line.format(k) + "\n" * (k % 4 == 0) for k in range(400))
     trace = Trace(model="m", preset="p", reasoning=reasoning, answer="Done.", status="complete")
     meta = {"reasoning_nb": trace.to_dict()}
+    warm = Trace(model="m", preset="p", reasoning="warm up " * 9, answer="a").to_dict()
+    for mode in ("collapsible", "strip"):  # what a first export loads (templates) is not counted
+        _export({"reasoning_nb": warm}, mode)
     collapsible = _peak(lambda: _export(meta, "collapsible"))
     strip = _peak(lambda: _export(meta, "strip"))
     assert strip < 3 * collapsible, (
