@@ -152,7 +152,9 @@ def _shared_run(first: list[str], other: list[str]) -> int:
     return next((k for k in range(n) if first[k] != other[k]), n)
 
 
-def _unified(first: list[str], other: list[str], name: str, other_name: str, head: int, tail: int):
+def _unified(
+    first: list[str], other: list[str], name: str, other_name: str, head: int, tail: int
+) -> str:
     """The unified diff of two answers whose first ``head`` and last ``tail`` lines are the same:
     computed on the rest and the context around it, its line numbers then moved back."""
     start = max(head - CONTEXT, 0)

@@ -281,9 +281,9 @@ def _apply(region: str, edits: list[tuple[str, str]]) -> str:
 
 
 def to_markdown(md: MarkdownIt, text: str) -> str | None:
-    r"""``text`` for a markdown file: ``\(…\)`` → ``$…$``, ``\[…\]`` → ``$$…$$``; code, and
-    everything else, as it was. None when it holds a dollar of prose (see the module doc).
-    ``md`` has :func:`math_plugin`."""
+    r"""``text`` for a markdown file: ``\(…\)`` → ``$…$``, ``\[…\]`` → ``$$…$$``, a ``{`` of prose
+    → ``\{``; code, and everything else, as it was. None when it holds a dollar of prose (see
+    the module doc). ``md`` has :func:`math_plugin`."""
     if "$" not in text and "\\" not in text and "{" not in text:
         return text
     text = re.sub(r"\r\n?", "\n", text)  # as markdown-it reads it: its line numbers

@@ -84,12 +84,20 @@ def _rendered(text: str) -> set[str]:
     inert markdown, line by line (each block of it is an Output in the saved widget state)."""
     quoted = render.safe_markdown(text, breaks=True, allow_fences=False)
     inert = live_markdown(text, breaks=True)
+    plain = render.markdown_html(text, breaks=True, highlight=False)
+    highlighted = (  # (only code is highlighted)
+        [
+            render.markdown_html(text, breaks=True).strip(),
+            render.markdown_html(text, breaks=True, code_classes=True).strip(),  # the static view
+        ]
+        if "<pre" in plain
+        else []
+    )
     return {
         repr(text)[1:-1],
-        render.markdown_html(text, breaks=True).strip(),
-        render.markdown_html(text, breaks=True, highlight=False).strip(),
-        render.markdown_html(text, breaks=True, code_classes=True).strip(),  # the static view's
-        render.flat(render.markdown_html(text, breaks=True, highlight=False)).strip(),  # a cell's
+        plain.strip(),
+        *highlighted,
+        render.flat(plain).strip(),  # as a cell saves it
         quoted,
         render.quote(quoted),
         *(line.strip() for line in inert.splitlines()),
