@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import html
+import re
 from typing import TYPE_CHECKING
 
 from . import code_look, render
@@ -53,6 +54,11 @@ STYLE = (
     + code_look.code_box_css(f".reasoning-nb-compare .{render.CSS_CLASS}-export")
     + "</style>"
 )
+DIFF_LINES, CONTEXT = 300, 2
+"""A line diff compares at most this many lines of each answer, once their common first and last
+lines are set aside (difflib's time grows faster than the square of what it compares: two answers
+of 16 KB took 11 s); it shows ``CONTEXT`` lines around each change."""
+_HUNK_START = re.compile(r"(?<=[-+])\d+")
 SHARED_FOR_DIFF = 0.5
 """A line diff is shown when the answers share at least this part of their (non-blank) lines;
 below that it would only repeat both answers, which the output shows side by side."""
@@ -108,9 +114,8 @@ def answer_diff(traces: list[Trace]) -> str:
     if len(traces) < 2:
         return ""
     first, name = traces[0].answer.splitlines(), label(traces[0])
-    return "\n\n".join(
-        _pair_diff(first, name, t.answer.splitlines(), label(t)) for t in traces[1:]
-    )
+    pairs = [(t.answer.splitlines(), label(t)) for t in traces[1:]]
+    return "\n\n".join(_pair_diff(first, name, other, other_name) for other, other_name in pairs)
 
 
 def _pair_diff(first: list[str], name: str, other: list[str], other_name: str) -> str:
@@ -118,20 +123,57 @@ def _pair_diff(first: list[str], name: str, other: list[str], other_name: str) -
         return f"(neither {name} nor {other_name} answered)"
     if first == other:
         return f"(the answers of {name} and {other_name} are the same)"
-    matcher = difflib.SequenceMatcher(None, first, other, autojunk=False)
-    shared = sum(
-        1
-        for i, _, size in matcher.get_matching_blocks()
-        for line in first[i : i + size]
-        if line.strip()
-    )
+    head = _shared_run(first, other)
+    tail = _shared_run(first[head:][::-1], other[head:][::-1])
+    middle = first[head : len(first) - tail], other[head : len(other) - tail]
+    if max(map(len, middle)) > DIFF_LINES:
+        return (
+            f"(the answers of {name} and {other_name} differ over more than {DIFF_LINES} lines: "
+            "too many for a line diff, read them side by side)"
+        )
+    matcher = difflib.SequenceMatcher(None, *middle, autojunk=False)
+    same = first[:head] + first[len(first) - tail :]
+    same += [
+        line for i, _, size in matcher.get_matching_blocks() for line in middle[0][i : i + size]
+    ]
+    shared = sum(1 for line in same if line.strip())
     longest = max(sum(1 for line in lines if line.strip()) for lines in (first, other))
     if shared < SHARED_FOR_DIFF * longest:
         return (
             f"(the answers of {name} and {other_name} share {shared} of {longest} lines: "
             "too few for a line diff, read them side by side)"
         )
-    return "\n".join(difflib.unified_diff(first, other, name, other_name, lineterm="", n=2))
+    return _unified(first, other, name, other_name, head, tail)
+
+
+def _shared_run(first: list[str], other: list[str]) -> int:
+    """How many lines the two share from their start."""
+    n = min(len(first), len(other))
+    return next((k for k in range(n) if first[k] != other[k]), n)
+
+
+def _unified(
+    first: list[str], other: list[str], name: str, other_name: str, head: int, tail: int
+) -> str:
+    """The unified diff of two answers whose first ``head`` and last ``tail`` lines are the same:
+    computed on the rest and the context around it, its line numbers then moved back."""
+    start = max(head - CONTEXT, 0)
+    end = max(tail - CONTEXT, 0)
+    lines = difflib.unified_diff(
+        first[start : len(first) - end],
+        other[start : len(other) - end],
+        name,
+        other_name,
+        lineterm="",
+        n=CONTEXT,
+    )
+
+    def moved(number: re.Match) -> str:
+        return str(int(number.group()) + start)
+
+    return "\n".join(
+        _HUNK_START.sub(moved, line) if line.startswith("@@") else line for line in lines
+    )
 
 
 def _diff_line(line: str) -> str:
@@ -143,8 +185,9 @@ def _diff_line(line: str) -> str:
     return f"<{tag}>{text}</{tag}>" if tag else text
 
 
-def diff_html(traces: list[Trace]) -> str:
-    diff = answer_diff(traces)
+def diff_html(traces: list[Trace], diff: str | None = None) -> str:
+    """The answer diff as HTML; ``diff``: :func:`answer_diff` of ``traces``, if computed."""
+    diff = answer_diff(traces) if diff is None else diff
     if not diff:
         return ""
     lines = "".join(_diff_line(line) for line in diff.split("\n"))
@@ -180,7 +223,7 @@ def bundle(traces: list[Trace], mode: str = "collapsible") -> dict[str, str]:
     html_parts = [table_html(traces), columns_html(traces, [one["text/html"] for one in ones])]
     diff = answer_diff(traces)
     if diff:
-        html_parts.append(diff_html(traces))
+        html_parts.append(diff_html(traces, diff))  # (computed once: it is the costly part)
         fenced = render.safe_markdown(f"```diff\n{diff}\n```")  # a strict fence, or HTML
         md_parts.append(f"**Answer diff**\n\n{fenced}")
         plain_parts.append(f"== answer diff ==\n{diff}")

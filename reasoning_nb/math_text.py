@@ -18,10 +18,11 @@ before it and no digit after it; TeX may hold ``\$``. Display math has no blank 
 Code spans and code blocks are code: their ``$`` and backslashes are never touched.
 
 For markdown files, :func:`to_markdown` rewrites ``\(…\)`` as ``$…$`` and ``\[…\]`` as ``$$…$$``
-(JupyterLab's markdown, like CommonMark, drops those backslashes). A ``$`` that is not math has
-no markdown spelling that JupyterLab leaves alone (it typesets ``\$5 and \$10`` once the
-backslashes are gone), so such a text is not written as markdown at all. Positions come from the
-same parse, so markdown and HTML agree on what is math.
+(JupyterLab's markdown, like CommonMark, drops those backslashes), and escapes each ``{`` of
+prose, which Python-Markdown and kramdown could read as an attribute list (``markdown_safety``).
+A ``$`` that is not math has no markdown spelling that JupyterLab leaves alone (it typesets
+``\$5 and \$10`` once the backslashes are gone), so such a text is not written as markdown at
+all. Positions come from the same parse, so markdown and HTML agree on what is math.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ _PROSE_DELIMITER = re.compile(r"[$\\]")
 
 _OPEN_CLOSE = {"$$": "$$", "\\[": "\\]"}  # display block markers
 _EDITS = "reasoning_nb_math_edits"  # env key: inline tokens, each then its (raw, new) edits
+_ABSENT = "reasoning_nb_math_absent"  # env key: closers known to be absent (see _find, _block)
 
 
 def _escaped(src: str, pos: int) -> bool:
@@ -58,37 +60,42 @@ def _escaped(src: str, pos: int) -> bool:
     return n % 2 == 1
 
 
-def _find(src: str, marker: str, start: int, end: int) -> int:
-    """The first unescaped ``marker`` in ``src[start:end]``, or -1."""
+def _find(env: dict, src: str, marker: str, start: int, end: int) -> int:
+    """The first unescaped ``marker`` in ``src[start:end]``, or -1. A search that finds none is
+    noted in ``env``: one from further on finds none either, so a run of unclosed openers costs
+    one scan, not one each (which was quadratic)."""
+    absent = env.setdefault(_ABSENT, {})
+    known = absent.get(marker)
+    if known is not None and known[0] is src and known[1] <= start and end <= known[2]:
+        return -1
     at = src.find(marker, start, end)
-    while at != -1 and _escaped(src, at):
+    while at != -1 and _escaped(src, at):  # "\\)": a TeX line break, then ")"
         at = src.find(marker, at + 1, end)
+    if at == -1:
+        absent[marker] = (src, start, end)
     return at
 
 
-def _dollar(src: str, pos: int, end: int) -> tuple[int, str, bool] | None:
+def _dollar(env: dict, src: str, pos: int, end: int) -> tuple[int, str, bool] | None:
     """Math at ``src[pos] == '$'``: (end of the span, TeX, display), or None."""
     if src.startswith("$$", pos):
-        close = _find(src, "$$", pos + 2, end)
+        close = _find(env, src, "$$", pos + 2, end)
         tex = src[pos + 2 : close].strip() if close != -1 else ""
         return (close + 2, tex, True) if tex else None
     if pos + 1 >= end or src[pos + 1].isspace():
         return None
-    close = _find(src, "$", pos + 1, end)
+    close = _find(env, src, "$", pos + 1, end)
     if close == -1 or src[close - 1].isspace() or (close + 1 < end and src[close + 1].isdigit()):
         return None  # "$5 and $10": a price, not math
     return close + 1, src[pos + 1 : close], False
 
 
-def _backslash(src: str, pos: int, end: int) -> tuple[int, str, bool] | None:
+def _backslash(env: dict, src: str, pos: int, end: int) -> tuple[int, str, bool] | None:
     r"""Math at ``\(`` or ``\[``: (end of the span, TeX, display), or None."""
     kind = src[pos + 1 : pos + 2]
     if kind not in ("(", "["):
         return None
-    marker = "\\)" if kind == "(" else "\\]"
-    close = src.find(marker, pos + 2, end)
-    while close != -1 and _escaped(src, close):  # "\\)": a TeX line break, then ")"
-        close = src.find(marker, close + 1, end)
+    close = _find(env, src, "\\)" if kind == "(" else "\\]", pos + 2, end)
     tex = src[pos + 2 : close].strip() if close != -1 else ""
     return (close + 2, tex, kind == "[") if tex else None
 
@@ -97,7 +104,7 @@ def _inline(state: StateInline, silent: bool) -> bool:
     src, pos = state.src, state.pos
     if src[pos] not in "$\\":
         return False
-    found = (_dollar if src[pos] == "$" else _backslash)(src, pos, state.posMax)
+    found = (_dollar if src[pos] == "$" else _backslash)(state.env, src, pos, state.posMax)
     edits = state.env.get(_EDITS)
     if found is None:
         if src[pos] != "$":
@@ -122,6 +129,19 @@ def _inline(state: StateInline, silent: bool) -> bool:
     return True
 
 
+def _brace(state: StateInline, silent: bool) -> bool:
+    """A ``{`` of prose, escaped when edits are collected (for a markdown file, see the module
+    doc); code and math never reach here."""
+    edits = state.env.get(_EDITS)
+    if edits is None or state.src[state.pos] != "{":
+        return False
+    if not silent:
+        state.pending += "{"
+        edits.append(("{", "\\{"))
+    state.pos += 1
+    return True
+
+
 def _block(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     """``$$`` or ``\\[`` opening a line, up to the line that ends with ``$$`` or ``\\]``."""
     if state.sCount[start] - state.blkIndent >= 4:
@@ -138,15 +158,22 @@ def _block(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     elif closer in tail[2:]:
         return False  # "$$a$$ and $$b$$": the inline rule's
     else:
+        # Lines with no closer up to one that ends the search: noted, as for inline math.
+        unclosed = state.env.setdefault(_ABSENT, {})
+        key = (closer, state.blkIndent, end)
+        if key in unclosed and unclosed[key][0] <= start < unclosed[key][1]:
+            return False
         parts = [line[2:]]
         while True:
             last += 1
             if last >= end:
+                unclosed[key] = (start, last)
                 return False
             indent = min(state.tShift[last], state.blkIndent)  # the container's, not the TeX's
             text = state.src[state.bMarks[last] + indent : state.eMarks[last]]
             tail = text.rstrip()
             if not tail or state.sCount[last] < state.blkIndent:
+                unclosed[key] = (start, last)
                 return False  # no blank line in display math
             if tail.endswith(closer) and not _escaped(tail, len(tail) - len(closer)):
                 parts.append(tail[: -len(closer)])
@@ -226,6 +253,7 @@ def math_plugin(md: MarkdownIt) -> None:
     """Teach ``md`` the four delimiters; math renders as delimited, escaped TeX, and prose as
     :func:`prose_html`."""
     md.inline.ruler.before("escape", "math", _inline)
+    md.inline.ruler.before("escape", "math_brace", _brace)
     md.inline.ruler.at("escape", _recording(escape))
     md.inline.ruler.at("backticks", _recording(backtick))
     md.core.ruler.at("inline", _inline_core)
@@ -253,10 +281,10 @@ def _apply(region: str, edits: list[tuple[str, str]]) -> str:
 
 
 def to_markdown(md: MarkdownIt, text: str) -> str | None:
-    r"""``text`` for a markdown file: ``\(…\)`` → ``$…$``, ``\[…\]`` → ``$$…$$``; code, and
-    everything else, as it was. None when it holds a dollar of prose (see the module doc).
-    ``md`` has :func:`math_plugin`."""
-    if "$" not in text and "\\" not in text:
+    r"""``text`` for a markdown file: ``\(…\)`` → ``$…$``, ``\[…\]`` → ``$$…$$``, a ``{`` of prose
+    → ``\{``; code, and everything else, as it was. None when it holds a dollar of prose (see
+    the module doc). ``md`` has :func:`math_plugin`."""
+    if "$" not in text and "\\" not in text and "{" not in text:
         return text
     text = re.sub(r"\r\n?", "\n", text)  # as markdown-it reads it: its line numbers
     env: dict = {_EDITS: []}

@@ -32,7 +32,7 @@ from markdown_it import MarkdownIt
 from .code_look import CODE_PREFIX, CODE_STYLE, code_html
 from .core.cost import note as cost_note
 from .core.tokens import reasoning_tokens
-from .markdown_safety import SAFE_LINK, html_block, is_inert, md_escape, one_line
+from .markdown_safety import SAFE_LINK, html_block, html_label, is_inert, md_escape, one_line
 from .math_text import IGNORE, PROCESS, holds_math, math_plugin, prose_html
 from .math_text import to_markdown as math_markdown
 from .provenance import CellRuns, continue_note, replay_note, run_label
@@ -329,6 +329,11 @@ def safe_markdown(text: str, *, breaks: bool = False, allow_fences: bool = True)
     written = math_markdown(_md(False, False), text)
     if written is not None and is_inert(written, allow_fences=allow_fences):
         return written
+    return safe_html(text, breaks=breaks)
+
+
+def safe_html(text: str, *, breaks: bool = False) -> str:
+    """Model text for a markdown file as its safe HTML rendering (see :func:`safe_markdown`)."""
     fragment = markdown_html(text, breaks=breaks, code_classes=True)
     math = PROCESS if holds_math(fragment) else IGNORE
     fragment = fragment.replace("$", "&#36;").replace("\\", "&#92;")
@@ -355,7 +360,7 @@ def to_markdown(trace: Trace, mode: str = "collapsible", *, runs: CellRuns | Non
         if mode == "inline":
             parts.append(f"> **{md_escape(summary(trace))}**\n>\n{body}")
         else:
-            head = html.escape(summary(trace))
+            head = html_label(summary(trace))
             parts.append(f"<details>\n<summary>{head}</summary>\n\n{body}\n\n</details>")
     answer = safe_markdown(trace.answer)
     if answer:

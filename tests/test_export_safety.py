@@ -421,3 +421,113 @@ def test_a_remote_image_is_a_link_and_never_loads(text):
     for out in (render.markdown_html(text), render.safe_markdown(text)):
         assert "<img" not in out and 'href="https://attacker.example/?q=S' in out
     assert "![" not in render.safe_markdown(text)  # a markdown file never holds the image
+
+
+# -- attribute lists (issue 22, item 23) -----------------------------------------------------------
+
+ATTRIBUTES = (
+    '{: onmouseover="alert(1)" style="position:fixed;inset:0"}',
+    "{onclick=alert(2) style=x}",
+)
+
+
+def _attribute_text(a: str, b: str) -> str:
+    """Every place an attribute list attaches to something: a paragraph's end, a line of its
+    own, a heading, an emphasis, a code span, a link, a list item, a table cell, inside math
+    (where a ``\\{`` would change the TeX) and a fence's info string."""
+    return (
+        f"Para {a}\n{b}\n\n# Heading {b}\n\n*em*{a} and `code`{b} and [l](https://x.org){b}\n\n"
+        f"- item {b}\n- *x*{a}\n\n| h |\n|---|\n| c {b} |\n\n"
+        f"Math $*a*{b}$ and \\(*b*{a}\\) and $$x {a}$$ then $x^{{2}}$.\n\n"
+        f"```{{.py onclick=alert(3)}}\nx\n```"
+    )
+
+
+class _AttributeFinder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.found += [(tag, n) for n, _ in attrs if n.startswith("on") or n == "style"]
+
+
+def acting_attributes(markdown_text: str) -> list[tuple[str, str, str]]:
+    """Elements with an event handler or a style, in the HTML of three renderers: Python-Markdown
+    with ``attr_list`` (as MkDocs has it), markdown-it and mistune (raw HTML passed through)."""
+    import markdown
+
+    extensions = ["attr_list", "fenced_code", "tables", "md_in_html"]
+    found = []
+    for name, rendered in (
+        ("python-markdown", markdown.markdown(markdown_text, extensions=extensions)),
+        (
+            "markdown-it",
+            MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown_text),
+        ),
+        ("mistune", mistune.create_markdown(escape=False, plugins=["table"])(markdown_text)),
+    ):
+        finder = _AttributeFinder()
+        finder.feed(rendered)
+        found += [(name, *f) for f in finder.found]
+    return found
+
+
+def test_the_attribute_finder_sees_attribute_lists():
+    assert ("python-markdown", "p", "onmouseover") in acting_attributes(f"x\n{ATTRIBUTES[0]}")
+
+
+@pytest.mark.parametrize("text", [*ATTRIBUTES, _attribute_text(*ATTRIBUTES)])
+def test_safe_markdown_sets_no_attributes(text):
+    for allow_fences in (True, False):
+        out = render.safe_markdown(text, allow_fences=allow_fences)
+        assert acting_attributes(out) == [] and acting_attributes(render.quote(out)) == []
+    assert "{: onmouseover" in render.markdown_html(render.safe_markdown(ATTRIBUTES[0]))
+
+
+def test_tex_braces_stay_markdown():
+    text = "Sum $\\sum_{i=1}^{n} x_{i}$ and \\(\\frac{a}{b}\\), $\\text{one}$."
+    assert render.safe_markdown(text) == text.replace("\\(", "$").replace("\\)", "$")
+    assert render.safe_markdown("a {b} c") == "a \\{b} c"  # shown as "a {b} c" everywhere
+
+
+def _attribute_notebook() -> nbformat.NotebookNode:
+    a, b = ATTRIBUTES
+    text = _attribute_text(a, b)
+    trace = Trace(
+        model=f"llamacpp:m{a}",
+        provider="llamacpp",
+        preset=f"high {b}",
+        reasoning=f"Thinking {a}\n\n{text}",
+        answer=text,
+        status="complete",
+        warnings=[a, f"warn {b}"],
+        error=f"boom {a}",
+    ).to_dict()
+    other = {**trace, "model": f"llamacpp:other{b}", "answer": f"{text}\n\nmore {a}"}
+    outputs = [
+        traced({"reasoning_nb": trace, "reasoning_nb_history": [other]}),
+        traced({"reasoning_nb": trace, "reasoning_nb_compare": [trace, other]}),
+    ]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(f"%%think --preset high\nQ {a}", outputs=[o]) for o in outputs
+    ]
+    return nb
+
+
+@pytest.mark.parametrize("mode", ["collapsible", "inline"])
+def test_markdown_export_of_every_field_sets_no_attributes(tmp_path, mode):
+    """Through the real ``jupyter nbconvert``: model, preset, reasoning, answer, warnings, error,
+    history and a comparison, each holding attribute lists."""
+    import subprocess
+
+    source = tmp_path / "attrs.ipynb"
+    nbformat.write(_attribute_notebook(), source)
+    command = [sys.executable, "-m", "jupyter", "nbconvert", "--to=reasoning-markdown", str(source)]
+    command += [f"--ReasoningPreprocessor.mode={mode}", f"--output-dir={tmp_path}"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    exported = (tmp_path / "attrs.md").read_text()
+    assert exported.count("onmouseover") >= 8  # the text is there, as text
+    assert acting_attributes(exported) == []

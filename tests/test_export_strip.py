@@ -228,7 +228,7 @@ def test_a_think_cells_streamed_text_is_replaced_by_a_marker_line(exported):
 def test_reasoning_is_recognised_as_the_static_view_shows_it():
     """The static view highlights code with classes, the live pane with inline colours: strip
     looks for both."""
-    from reasoning_nb.export.preprocessor import _rendered
+    from reasoning_nb.export.redaction import _rendered
 
     trace = _first_trace()
     trace.reasoning = "Plan:\n\n```python\nx = 1  # LEAK-H\n```"
@@ -239,3 +239,57 @@ def test_reasoning_is_recognised_as_the_static_view_shows_it():
     trace.reasoning = "Plan: **first** the *sum*,\nthen the rest.\n\n```python\nx = 1\n```"
     saved = render.cell_bundle(trace)["text/html"]
     assert any(form in saved for form in _rendered(trace.reasoning) if "<strong>" in form)
+
+
+# Paragraphs with math and bold: Pin rewrites the math and puts it on one line, and a selection
+# with a "<" in it is pinned as HTML. A paste of either is still found (issue 22, item 28).
+PIN_REASONING = (
+    "First we look at the setup of the problem.\n\n"
+    "LEAK-P the energy \\(E = mc^2\\) and **this bold fact** hold when x < 3.\n\n"
+    "LEAK-Q then $$\n\\int_0^1 x\\,dx\n$$ gives the **hidden** result, via \\(u = x^2\\).\n\n"
+    "LEAK-R one more step with \\(a+b\\) and **more bold** in it.\n\n"
+    "The last paragraph of the thinking."
+)
+
+
+def _pin_clipboard(trace: Trace, first: int, last: int) -> str:
+    """What Pin puts on the clipboard for the reasoning's blocks ``first`` to ``last`` selected
+    in a run's static view: the page's message, answered by the real button, joined as the
+    page joins the cells it copies (``static/pin.js``)."""
+    from reasoning_nb.notebook.pin import PinButton
+    from reasoning_nb.notebook.run_view import RunView
+
+    run = RunView(trace, 1, 0.0, hide_reasoning=False)
+    button, replies = PinButton(lambda: run), []
+    button.send = replies.append
+    where = {"from": [0, first], "to": [0, last], "counts": [5], "static": True}
+    button._on_msg(
+        button, {"type": "pin", "parts": [{"pane": "reasoning", "text": "x", **where}]}, []
+    )
+    return "\n\n".join(cell["markdown"] for cell in replies[0]["cells"])
+
+
+def test_a_pasted_pin_selection_with_math_and_bold_is_stripped(tmp_path):
+    trace = _first_trace()
+    trace.reasoning = PIN_REASONING
+    as_html = _pin_clipboard(trace, 1, 2)  # (LEAK-P holds a "<": the selection goes as HTML)
+    as_markdown = _pin_clipboard(trace, 2, 3)
+    assert "<strong>this bold fact</strong>" in as_html and "&#92;(E = mc^2&#92;)" in as_html
+    assert "$u = x^2$" in as_markdown and "$$\\int_0^1 x\\,dx$$" in as_markdown
+    output = nbformat.v4.new_output(
+        "display_data", data=render.bundle(trace), metadata={"reasoning_nb": trace.to_dict()}
+    )
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%%think --model llamacpp:m\nWhy?", outputs=[output]),
+        nbformat.v4.new_markdown_cell(f"My notes.\n\n{as_html}\n\nand\n\n{as_markdown}"),
+    ]
+    source = tmp_path / "pasted.ipynb"
+    nbformat.write(nb, source)
+    command = [sys.executable, "-m", "jupyter", "nbconvert", "--to=reasoning-markdown"]
+    command += [str(source), "--ReasoningPreprocessor.mode=strip", f"--output-dir={tmp_path}"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    exported = (tmp_path / "pasted.md").read_text()
+    assert "My notes." in exported and exported.count(REMOVED) >= 4
+    assert "LEAK-" not in exported and "bold" not in exported and "int_0" not in exported

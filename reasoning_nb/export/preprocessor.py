@@ -33,14 +33,14 @@ takes it out of the rest of what the package wrote:
   and a traceback (an interrupt's may hold the partial reasoning) becomes one marker line.
 
 Reasoning printed elsewhere (other outputs, other cells' tracebacks, markdown cells, remaining
-widget state) is found by its text, best effort: whole, as the package renders it, or line by
-line (raw, HTML-escaped or ``repr``-escaped); text a program transformed cannot be recognised.
-A traceback in which any of it is found is replaced whole.
+widget state) is found by its text, best effort (``redaction``): whole, as the package renders
+it, line by line (raw, HTML-escaped or ``repr``-escaped), or as Pin copies its paragraphs; text a
+program transformed cannot be recognised. A traceback in which any of it is found is replaced
+whole.
 """
 
 from __future__ import annotations
 
-import html
 import re
 from typing import Any
 
@@ -50,9 +50,9 @@ from traitlets import Enum, Int
 
 from .. import compare_view, render
 from ..core.trace import DISPLAY_KEY, Trace
-from ..notebook.live_markdown import live_markdown
 from ..provenance import CellRuns, first_line
 from . import widgets
+from .redaction import REMOVED, Redactor
 from .schema import (
     COMPARE_KEY,
     HISTORY_KEY,
@@ -66,12 +66,10 @@ from .schema import (
 )
 
 TARGETS = ("auto", "html", "markdown", "notebook")
-REMOVED = "[reasoning removed]"
 TRACEBACK_REMOVED = "[traceback removed: it may hold reasoning]"
 _RUN_KEYS = (METADATA_KEY, HISTORY_KEY, VARIANTS_KEY, COMPARE_KEY)  # a %%think run's output
 _TRACE_KEYS = (*_RUN_KEYS, DISPLAY_KEY)
 _THINK_CELL = re.compile(r"\s*%%think\b")
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 _MARKER_STREAM = {"output_type": "stream", "name": "stdout", "text": REMOVED + "\n"}
 _DISPLAY = ("display_data", "execute_result")
 _TARGET_BY_MIMETYPE = {"text/markdown": "markdown", "application/json": "notebook"}
@@ -105,7 +103,7 @@ class ReasoningPreprocessor(Preprocessor):
     def preprocess(self, nb, resources):
         self._target = self._resolve_target()
         self._warnings: list[str] = []
-        self._redact = _Redactor(_saved_reasoning(nb)) if self.mode == "strip" else None
+        self._redact = Redactor(_saved_reasoning(nb)) if self.mode == "strip" else None
         for index, cell in enumerate(nb.get("cells", [])):
             nb.cells[index], resources = self.preprocess_cell(cell, resources, index)
         if self._target != "notebook" or self._redact is not None:
@@ -323,60 +321,6 @@ def _saved_reasoning(nb) -> list[str]:
 
 def _saved(trace: Trace, strip: bool) -> dict[str, Any]:
     return stripped(trace) if strip else trace.to_dict()
-
-
-class _Redactor:
-    """Find reasoning text printed elsewhere: whole, as the package renders it (markdown
-    formatting and all), else line by line (raw, HTML-escaped or ``repr``-escaped); pieces
-    shorter than ``MIN`` are too common to remove safely."""
-
-    MIN = 12
-
-    def __init__(self, texts: list[str]):
-        pieces = set()
-        for text in texts:
-            for line in {text.strip(), *text.splitlines()}:
-                line = line.strip()
-                if len(line) >= self.MIN:
-                    pieces |= {line, html.escape(line), html.escape(line, False), repr(line)[1:-1]}
-            if len(text.strip()) >= self.MIN:
-                pieces |= {p for p in _rendered(text.strip()) if len(p) >= self.MIN}
-        ordered = sorted(pieces, key=len, reverse=True)  # the whole before its parts
-        self.pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
-
-    def found(self, text: str) -> bool:
-        """Whether ``text`` (colour codes aside, as in a traceback) holds any of it."""
-        return self.pattern is not None and self.pattern.search(_ANSI.sub("", text)) is not None
-
-    def scrub(self, value: Any) -> Any:
-        if self.pattern is None:
-            return value
-        if isinstance(value, str):
-            return self.pattern.sub(REMOVED, value)
-        if isinstance(value, list):
-            return [self.scrub(v) for v in value]
-        if isinstance(value, dict):
-            for key in list(value):
-                value[key] = self.scrub(value[key])
-        return value
-
-
-def _rendered(text: str) -> set[str]:
-    """``text`` as the package writes it: repr-escaped (a trace's ``repr``), as HTML (the
-    static output), as quoted markdown (``_think``'s markdown view), and as the live view's
-    inert markdown, line by line (each block of it is an Output in the saved widget state)."""
-    quoted = render.safe_markdown(text, breaks=True, allow_fences=False)
-    inert = live_markdown(text, breaks=True)
-    return {
-        repr(text)[1:-1],
-        render.markdown_html(text, breaks=True).strip(),
-        render.markdown_html(text, breaks=True, highlight=False).strip(),
-        render.markdown_html(text, breaks=True, code_classes=True).strip(),  # the static view's
-        render.flat(render.markdown_html(text, breaks=True, highlight=False)).strip(),  # a cell's
-        quoted,
-        render.quote(quoted),
-        *(line.strip() for line in inert.splitlines()),
-    }
 
 
 def _traced_meta(output: Any, keys: tuple[str, ...] = _TRACE_KEYS) -> dict | None:

@@ -15,7 +15,6 @@ in place of the cell's ``%%think`` line, for the same reason (only the page can 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -27,30 +26,15 @@ from ..export.schema import PIN_KEY  # an export strips the reasoning of a cell 
 from ..provenance import first_line
 from .kit import Kit
 from .run_view import RunView
-from .selection import Selection, lab_math, selected_source
-
-_TEX_COMMENT = re.compile(r"(?<!\\)%")
+from .selection import Selection, pinned, selected_source
 
 
 def pin_markdown(trace: Trace, text: str = "", part: str = "reasoning") -> str:
     """The pinned cell: ``text``, the markdown of a ``part`` of ``trace`` (all of the reasoning
     when empty), quoted under a head line."""
     text = text.strip("\n") if text.strip() else trace.reasoning  # (indented code keeps its indent)
-    safe = render.safe_markdown(text, breaks=part == "reasoning", allow_fences=False)
-    body = render.quote(_math_on_one_line(safe))
+    body = render.quote(pinned(text, breaks=part == "reasoning"))
     return f"{render.pin_head(trace.model, trace.preset, part)}\n>\n{body}"
-
-
-def _math_on_one_line(markdown: str) -> str:
-    """Each math span of ``markdown`` on one line (TeX reads a line end as a space): quoted,
-    its lines would take the quote's ``> `` into the TeX, since Lab lifts math out before it
-    reads the quote. A span with a ``%`` comment (to the line end) keeps its lines."""
-    out, at = [], 0
-    for start, end in lab_math(markdown):
-        tex = markdown[start:end]
-        out += [markdown[at:start], tex if _TEX_COMMENT.search(tex) else " ".join(tex.split("\n"))]
-        at = end
-    return "".join(out) + markdown[at:]
 
 
 def _request(part: str, key: str) -> str:

@@ -28,7 +28,15 @@ from markdown_it import MarkdownIt
 from .. import render
 from .live_markdown import live_markdown, math_spans
 
-__all__ = ["PANES", "Block", "Selection", "lab_math", "selected_source", "source_blocks"]
+__all__ = [
+    "PANES",
+    "Block",
+    "Selection",
+    "lab_math",
+    "pinned",
+    "selected_source",
+    "source_blocks",
+]
 
 PANES = ("reasoning", "answer")
 
@@ -39,6 +47,7 @@ _CODE = re.compile(
 )
 """Code fences and code spans, roughly as Lab finds them before it looks for math (a ``$`` in
 code opens no math)."""
+_TEX_COMMENT = re.compile(r"(?<!\\)%")
 
 
 @dataclass(frozen=True)
@@ -184,3 +193,22 @@ def _math_blanked(markdown: str) -> str:
             if out[i] != "\n":
                 out[i] = "x"
     return "".join(out)
+
+
+def pinned(text: str, *, breaks: bool) -> str:
+    """Selected ``text`` as a pinned cell quotes it: safe markdown (``render.safe_markdown``, a
+    strict fence or HTML), each math span on one line. An export's ``strip`` looks for each
+    block of a reasoning in this form (``export.redaction``)."""
+    return _math_on_one_line(render.safe_markdown(text, breaks=breaks, allow_fences=False))
+
+
+def _math_on_one_line(markdown: str) -> str:
+    """Each math span of ``markdown`` on one line (TeX reads a line end as a space): quoted,
+    its lines would take the quote's ``> `` into the TeX, since Lab lifts math out before it
+    reads the quote. A span with a ``%`` comment (to the line end) keeps its lines."""
+    out, at = [], 0
+    for start, end in lab_math(markdown):
+        tex = markdown[start:end]
+        out += [markdown[at:start], tex if _TEX_COMMENT.search(tex) else " ".join(tex.split("\n"))]
+        at = end
+    return "".join(out) + markdown[at:]
