@@ -16,6 +16,7 @@ arrived.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -77,9 +78,13 @@ class Run:
     ):
         if not isinstance(prompt, str):
             raise ConfigError("The prompt must be a string.")
+        if system is not None and not isinstance(system, str):
+            raise ConfigError("The system prompt must be a string.")
+        for name, text in (("prompt", prompt), ("system", system), ("history", history)):
+            _check_sendable(name, text)
         self.preset, self.budget_tokens = presets.check(preset, budget_tokens)
         _check_number("max_tokens", max_tokens, int, minimum=1)
-        _check_number("temperature", temperature, (int, float), minimum=0)
+        _check_number("temperature", temperature, (int, float), minimum=0, finite=True)
         _check_number("timeout", timeout, (int, float), minimum=0, exclusive=True)
         self.model = model
         # bad ids and addresses fail here, before any I/O
@@ -377,12 +382,36 @@ def _sent_fields(body: dict[str, Any] | None, keys: Sequence[str]) -> dict[str, 
     return json.loads(json.dumps({k: body[k] for k in keys if k in body}))
 
 
-def _check_number(name, value, kind, *, minimum, exclusive=False) -> None:
+def _check_number(name, value, kind, *, minimum, exclusive=False, finite=False) -> None:
+    """``finite``: infinity is refused too (JSON has no infinity; a timeout may be endless)."""
     if value is None:
         return
     ok = isinstance(value, kind) and not isinstance(value, bool)
     if ok:
         ok = value > minimum if exclusive else value >= minimum
+    if ok and finite:
+        ok = math.isfinite(value)
     if not ok:
         bound = f"greater than {minimum}" if exclusive else f"at least {minimum}"
-        raise ConfigError(f"{name} must be a number {bound}, not {value!r}.")
+        what = "a finite number" if finite else "a number"
+        raise ConfigError(f"{name} must be {what} {bound}, not {value!r}.")
+
+
+def _check_sendable(name: str, value: Any) -> None:
+    """Text that UTF-8 can carry: a lone surrogate (``"\\ud800"``, from a bad decode or a JSON
+    escape) cannot be encoded, and would fail the request as it is built."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ConfigError(
+                f"{name} holds a lone surrogate ({value[exc.start]!r} at character "
+                f"{exc.start}), which cannot be sent: remove it, or decode the text with "
+                "errors='replace'."
+            ) from None
+    elif isinstance(value, dict):
+        for item in value.values():
+            _check_sendable(name, item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _check_sendable(name, item)
