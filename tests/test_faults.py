@@ -447,6 +447,7 @@ def test_config_errors_name_the_fix(wire_server, kwargs, needle):
     "kwargs,needle",
     [
         ({"temperature": float("inf")}, "temperature must be a finite number"),
+        ({"max_chars": 0}, "max_chars"),
         ({"prompt": "a lone \ud800 surrogate"}, "prompt holds a lone surrogate"),
         ({"system": "be terse \udfff"}, "system holds a lone surrogate"),
         ({"history": [{"role": "user", "content": "x\ud83d"}]}, "history holds a lone"),
