@@ -23,7 +23,6 @@ import argparse
 import gc
 import importlib.util
 import json
-import multiprocessing
 import os
 import subprocess
 import sys
@@ -35,6 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # wire_server, wire_fixtures
 if importlib.util.find_spec("reasoning_nb") is None:  # run from a checkout, not installed
     sys.path.insert(0, str(ROOT))
+
+from wire_server import in_child_process  # noqa: E402
 
 MODEL = "ollama:bench"
 
@@ -112,14 +113,7 @@ def main() -> None:
         measure(*args.measure, args.cache, args.traced, args.max_chars)
         return
 
-    ready: multiprocessing.Queue = multiprocessing.Queue()
-    stop = multiprocessing.Event()
-    child = multiprocessing.Process(
-        target=serve, args=(args.mb, args.token, ready, stop), daemon=True
-    )
-    child.start()
-    try:
-        urls = ready.get(timeout=600)
+    with in_child_process(serve, args.mb, args.token) as urls:
         print(f"{args.mb:g} MB of reasoning in tokens of {args.token} characters")
         print(f"{'':<10} {'text MB':>8} {'RSS MB':>8} {'RSS/text':>9} {'traced/text':>12}  status")
         for cache in (False, True):
@@ -131,11 +125,6 @@ def main() -> None:
                 f" {rss['grown'] / 1e6:8.1f} {rss['grown'] / text:9.2f}"
                 f" {traced['grown'] / traced['text']:12.2f}  {rss['status']}"
             )
-    finally:
-        stop.set()
-        child.join(10)
-        if child.is_alive():
-            child.terminate()
 
 
 if __name__ == "__main__":

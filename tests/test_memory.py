@@ -10,12 +10,11 @@ text (``benchmarks/memory.py`` gives the RSS of a 25 MB run).
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import tracemalloc
 
 import pytest
 import wire_fixtures as wf
-from wire_server import Reply, WireServer
+from wire_server import Reply, WireServer, in_child_process
 
 from reasoning_nb import Trace, think
 from reasoning_nb.cache import store
@@ -46,17 +45,8 @@ def _serve(ready, stop) -> None:
 @pytest.fixture(scope="module")
 def streams():
     """The base URLs of two servers (in a child process): the long stream and the short one."""
-    spawn = multiprocessing.get_context("spawn")
-    ready, stop = spawn.Queue(), spawn.Event()
-    child = spawn.Process(target=_serve, args=(ready, stop), daemon=True)
-    child.start()
-    try:
-        yield ready.get(timeout=120)
-    finally:
-        stop.set()
-        child.join(10)
-        if child.is_alive():
-            child.terminate()
+    with in_child_process(_serve) as urls:
+        yield urls
 
 
 @pytest.fixture(autouse=True)
