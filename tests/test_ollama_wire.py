@@ -337,3 +337,28 @@ def test_a_whole_float_count_is_read_as_its_integer(wire_server):
     trace = think(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
     assert trace.usage["output_tokens"] == 12 and type(trace.usage["output_tokens"]) is int
     assert trace.warnings == []
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=5,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(prompt=JSON_VALUES, output=JSON_VALUES | st.integers(min_value=10**11, max_value=10**400))
+def test_any_count_the_parser_reads_is_a_sane_integer_or_none(prompt, output):
+    """Whatever JSON a server puts in the counts, the Usage holds ints in range or None, and
+    a Notice names what was left out."""
+    from reasoning_nb.core.events import Notice, Usage
+    from reasoning_nb.core.tokens import MAX_COUNT
+    from reasoning_nb.providers import ollama
+
+    line = json.dumps({"done": True, "prompt_eval_count": prompt, "eval_count": output})
+    events = ollama.Parser(None).feed(line)
+    [usage] = [e for e in events if isinstance(e, Usage)]
+    for sent, got in ((prompt, usage.input_tokens), (output, usage.output_tokens)):
+        assert got is None or (type(got) is int and 0 <= got < MAX_COUNT and got == sent)
+        if sent is not None and got is None:
+            assert any(isinstance(e, Notice) for e in events)
