@@ -11,7 +11,7 @@ except ``trace.replay``, which says it is a replay and when the run was recorded
 Reasoning that repeats itself (``core.loops``) adds one ``Notice`` starting with
 ``LOOP_NOTICE``; with ``stop_on_loop=True`` the run also ends there, ``cancelled``, keeping what
 arrived. A run whose text passes ``max_chars`` ends there too, ``truncated``: an endless stream
-must not take all the memory (a run holds about three times its text, cache included).
+must not take all the memory (a run holds at most about three times its text, cache included).
 """
 
 from __future__ import annotations

@@ -161,9 +161,9 @@ def _mark_used(entry: str) -> None:
 def save(
     entry: str, ask: str, stored: bytes, recorded_at: str | None, max_mb: float | None = None
 ) -> None:
-    """Store a complete run's recording as ``recording`` deflates it (replacing any under that
-    key; ``recorded_at`` is the run's ``started_at``) and map ``ask`` to it, then evict the least
-    recently used entries beyond ``max_mb`` (``inf``: no cap)."""
+    """Store a complete run's recording, ``stored`` as ``recording.Recorder`` writes it
+    (replacing any under that key; ``recorded_at``: the run's ``started_at``), map ``ask`` to
+    it, then evict the least recently used entries beyond ``max_mb`` (``inf``: no cap)."""
     if max_mb is None:
         max_mb = defaults.cache_max_mb
     with _writing() as conn:
