@@ -12,9 +12,9 @@ that warms up (imports, a first small run), then runs ``think()`` on the long st
   the run down, so it is measured apart; SQLite's own buffers are not Python allocations).
 
 Both are divided by the run's text (reasoning + answer, in UTF-8 bytes). The goal (issue 22):
-about 3x or less, cache included. ``--max-chars`` passes that run option (the stream is cut
-there, ``truncated``). No figure is asserted; ``tests/test_memory.py`` holds a smaller run to a
-tracemalloc ratio.
+about 3x or less, cache included. The runs set no ``max_chars`` unless ``--max-chars`` gives
+one (the stream is then cut there, ``truncated``). No figure is asserted;
+``tests/test_memory.py`` holds a smaller run to a tracemalloc ratio.
 """
 
 from __future__ import annotations
@@ -72,9 +72,7 @@ def measure(long_url: str, short_url: str, cache: bool, traced: bool, max_chars:
     """In a fresh process: one warm-up run, then the long run; prints its figures as JSON."""
     from reasoning_nb import think
 
-    options = {"model": MODEL, "cache": cache}
-    if max_chars is not None:
-        options["max_chars"] = max_chars
+    options = {"model": MODEL, "cache": cache, "max_chars": max_chars}
     think("go", base_url=short_url, **options)
     gc.collect()
     if traced:
@@ -104,7 +102,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=25.0, help="MB of reasoning in the stream")
     parser.add_argument("--token", type=int, default=16, help="characters per token (>= 8)")
-    parser.add_argument("--max-chars", type=int, default=None, help="the run option")
+    parser.add_argument("--max-chars", type=int, help="the run option (default: no limit)")
     parser.add_argument("--measure", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--cache", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--traced", action="store_true", help=argparse.SUPPRESS)
