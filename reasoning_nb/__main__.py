@@ -16,7 +16,7 @@ import anyio
 from .core.events import Done
 from .core.presets import PRESETS
 from .errors import ReasoningNBError
-from .run import Run
+from .run import MAX_CHARS, Run
 from .terminal import TerminalView, inert
 
 
@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--system", help="system prompt")
     parser.add_argument("--max-tokens", type=int)
     parser.add_argument("--temperature", type=float)
+    parser.add_argument(
+        "--max-chars", type=int, default=MAX_CHARS, help="end a run whose text passes this length"
+    )
     parser.add_argument("--hide-reasoning", action="store_true")
     parser.add_argument("--cache", action="store_true", help="replay an identical earlier run")
     parser.add_argument("--refresh", action="store_true", help="ask again; replace the cached run")
@@ -61,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             system=args.system,
             max_tokens=args.max_tokens,
             temperature=args.temperature,
+            max_chars=args.max_chars,
             cache=args.cache,
             refresh=args.refresh,
         )

@@ -49,7 +49,7 @@ from typing import Any
 
 from .core.cost import label as cost_label
 from .core.presets import PRESETS
-from .core.tokens import estimate, reasoning_tokens
+from .core.tokens import count, estimate, reasoning_tokens
 from .core.trace import Trace
 from .export.schema import (
     HISTORY_KEY,
@@ -68,7 +68,6 @@ UNTIMED_CHARS = 200
 """Reasoning this long with no timing at all did not stream."""
 MAX_NOTES = 50
 PROMPT_CHARS = 40
-MAX_COUNT = 10**12
 
 COLUMNS = (
     ("source", "run", "where the trace came from"),
@@ -150,6 +149,8 @@ def _load(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path} is not a notebook (not JSON: {exc})") from None
+    except RecursionError:  # JSON nested past the parser's stack: no notebook is that deep
+        raise ValueError(f"{path} is not a notebook (its JSON is nested too deeply)") from None
 
 
 class _Reader:
@@ -216,11 +217,6 @@ def _estimate(text: str) -> tuple[int, bool]:
     return (estimate(len(text)), True) if text else (0, False)
 
 
-def _sane(count: int | None) -> int | None:
-    """A count past any real run (a hostile notebook's 10**4000) is treated as not reported."""
-    return count if count is None or count <= MAX_COUNT else None
-
-
 def is_buffered(reasoning: str, tokens: int, reasoning_ms: float | None) -> bool:
     """The rule in the module docstring: reasoning present, but its timing cannot be a stream."""
     if not reasoning:
@@ -233,8 +229,8 @@ def is_buffered(reasoning: str, tokens: int, reasoning_ms: float | None) -> bool
 def row(trace: Trace, source: str = "") -> dict[str, Any]:
     """One trace as a table row (the keys of ``TraceStats.rows``)."""
     usage, timing = trace.usage, trace.timing
-    said_reasoning = _sane(usage.get("reasoning_tokens"))
-    said_output = _sane(usage.get("output_tokens"))
+    said_reasoning = count(usage.get("reasoning_tokens"))  # (10**400 is valid JSON)
+    said_output = count(usage.get("output_tokens"))
     chars_r, chars_a = len(trace.reasoning), len(trace.answer)
     counted, reasoning_est = reasoning_tokens(said_reasoning, said_output, chars_r, chars_a)
     reasoning = counted or 0

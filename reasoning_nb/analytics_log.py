@@ -94,7 +94,7 @@ def read_log(source: str | os.PathLike, since: Any, reader: _Reader) -> None:
                 continue
         try:
             data = json.loads(text)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):
             reader.note(f"{label}: its trace is not JSON; skipped")
             continue
         # The replay column is the writer's word; the trace's own note of it (not a field the

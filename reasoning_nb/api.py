@@ -15,7 +15,7 @@ from .core.events import Event
 from .core.steering import Continuation
 from .core.trace import Trace
 from .errors import ConfigError
-from .run import Run
+from .run import MAX_CHARS, Run
 
 
 async def astream(prompt: str, **options: Any) -> AsyncIterator[Event]:
@@ -51,6 +51,7 @@ def think(
     pace: str = "instant",
     log: bool | None = None,
     stop_on_loop: bool = False,
+    max_chars: int | None = MAX_CHARS,
 ) -> Trace:
     """Ask a reasoning model and wait for the whole answer; returns the ``Trace``.
 
@@ -79,7 +80,9 @@ def think(
     database (``python -m reasoning_nb cache info`` prints where it is).
 
     Reasoning that repeats itself adds a warning; ``stop_on_loop=True`` also ends the run there
-    (status ``cancelled``, with what arrived).
+    (status ``cancelled``, with what arrived). A run whose reasoning and answer pass
+    ``max_chars`` characters is ended there (status ``truncated``, with a warning, keeping what
+    arrived); ``None`` sets no limit.
     """
     continuation = None
     if answer_now or more_room:
@@ -117,6 +120,7 @@ def think(
         pace=pace,
         log=log,
         stop_on_loop=stop_on_loop,
+        max_chars=max_chars,
     )
     return run_blocking(run)
 

@@ -10,12 +10,14 @@ except ``trace.replay``, which says it is a replay and when the run was recorded
 
 Reasoning that repeats itself (``core.loops``) adds one ``Notice`` starting with
 ``LOOP_NOTICE``; with ``stop_on_loop=True`` the run also ends there, ``cancelled``, keeping what
-arrived.
+arrived. A run whose text passes ``max_chars`` ends there too, ``truncated``: an endless stream
+must not take all the memory (a run holds at most about three times its text, cache included).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -27,7 +29,7 @@ import anyio
 
 from .cache import store
 from .cache.keys import address_of, ask_key, entry_key
-from .cache.recording import PACES, Recorder, replay
+from .cache.recording import PACES, Recorder, replay, restored
 from .core import capabilities, history, presets
 from .core.cost import estimate as estimate_cost
 from .core.events import Done, Event, Notice, ReasoningDelta, Waiting
@@ -46,6 +48,12 @@ LOADING = "loading model…"
 FIRST_TOKEN = "waiting for the first token…"
 """What a run waits for before its first token (``Waiting``): a model to load, then the server
 to begin its answer."""
+MAX_CHARS = 10_000_000
+"""The default ``max_chars``: far beyond any model's output limit (about 2.5M tokens)."""
+CUT_NOTICE = (
+    "The run was stopped at max_chars={:,} characters of reasoning and answer, keeping what "
+    "arrived: pass a larger max_chars (or None) to let such a run go on."
+)
 
 
 class Run:
@@ -73,14 +81,20 @@ class Run:
         pace: str = "instant",
         log: bool | None = None,
         stop_on_loop: bool = False,
+        max_chars: int | None = MAX_CHARS,
         sleep: Callable[[float], Awaitable[Any]] = anyio.sleep,
     ):
         if not isinstance(prompt, str):
             raise ConfigError("The prompt must be a string.")
+        if system is not None and not isinstance(system, str):
+            raise ConfigError("The system prompt must be a string.")
+        for name, text in (("prompt", prompt), ("system", system), ("history", history)):
+            _check_sendable(name, text)
         self.preset, self.budget_tokens = presets.check(preset, budget_tokens)
         _check_number("max_tokens", max_tokens, int, minimum=1)
-        _check_number("temperature", temperature, (int, float), minimum=0)
+        _check_number("temperature", temperature, (int, float), minimum=0, finite=True)
         _check_number("timeout", timeout, (int, float), minimum=0, exclusive=True)
+        _check_number("max_chars", max_chars, int, minimum=1)
         self.model = model
         # bad ids and addresses fail here, before any I/O
         info = catalog.parse_model(model).provider if model is not None else None
@@ -100,6 +114,7 @@ class Run:
             raise ConfigError(f"pace must be 'instant' or 'recorded', not {pace!r}.")
         self.cache, self.refresh, self.pace, self.log = bool(cache), bool(refresh), pace, log
         self.stop_on_loop = bool(stop_on_loop)
+        self.max_chars = max_chars
         self._sleep = sleep
         self._ask: str | None = None
         self._entry: str | None = None
@@ -129,6 +144,7 @@ class Run:
         trace = self.trace.start()
         recorder = Recorder(trace.clock) if self.cache or self.refresh else None
         watch = LoopWatch()
+        cut = False  # at max_chars
         try:
             # aclosing: closing this generator closes the HTTP response now, not at GC time
             async with aclosing(self._stream()) as stream:
@@ -140,6 +156,12 @@ class Run:
                         yield each
                     if watch.detected and self.stop_on_loop:
                         break  # aclosing closes the response: the server stops generating
+                    if self.max_chars is not None and trace.chars > self.max_chars:
+                        cut = True
+                        notice = Notice(CUT_NOTICE.format(self.max_chars))
+                        trace.fold(notice)
+                        yield notice
+                        break  # as above: the server stops generating
         except ConfigError as exc:
             self._ended(trace.finish("error", error=str(exc)))
             raise
@@ -151,15 +173,16 @@ class Run:
             self._ended(trace.finish("cancelled"))
             raise
         looped = watch.detected and self.stop_on_loop
-        trace.finish("cancelled" if looped else None)
+        trace.finish("cancelled" if looped else "truncated" if cut else None)
         # a replay bills nothing new: it shows the recorded cost (restored below) or none
         trace.cost = estimate_cost(trace) if self._replayed is None else None
-        if self._replayed is not None and not looped:  # stopped: the partial trace is the run
+        stopped = looped or cut
+        if self._replayed is not None and not stopped:  # stopped: the partial trace is the run
             self._restore(self._replayed)
         elif recorder is not None and trace.status == "complete" and self._entry is not None:
             # only complete runs: a cancelled, failed or cut-off one must never be served
-            recording = recorder.recording(trace.to_dict())
-            self._cache_call(store.save, self._entry, self._ask_key(), recording)
+            recording = recorder.recording(trace)
+            self._cache_call(store.save, self._entry, self._ask_key(), recording, trace.started_at)
         self._ended(trace)
         yield Done(trace)
 
@@ -234,7 +257,7 @@ class Run:
 
     def _restore(self, saved: dict[str, Any]) -> None:
         """Make the trace the recorded one, keeping only the replay mark of its own."""
-        recorded = Trace.from_dict(saved)
+        recorded = Trace.from_dict(restored(saved, self.trace))
         for f in fields(Trace):
             if f.compare and f.name != "replay":
                 setattr(self.trace, f.name, getattr(recorded, f.name))
@@ -377,12 +400,36 @@ def _sent_fields(body: dict[str, Any] | None, keys: Sequence[str]) -> dict[str, 
     return json.loads(json.dumps({k: body[k] for k in keys if k in body}))
 
 
-def _check_number(name, value, kind, *, minimum, exclusive=False) -> None:
+def _check_number(name, value, kind, *, minimum, exclusive=False, finite=False) -> None:
+    """``finite``: infinity is refused too (JSON has no infinity; a timeout may be endless)."""
     if value is None:
         return
     ok = isinstance(value, kind) and not isinstance(value, bool)
     if ok:
         ok = value > minimum if exclusive else value >= minimum
+    if ok and finite:
+        ok = math.isfinite(value)
     if not ok:
         bound = f"greater than {minimum}" if exclusive else f"at least {minimum}"
-        raise ConfigError(f"{name} must be a number {bound}, not {value!r}.")
+        what = "a finite number" if finite else "a number"
+        raise ConfigError(f"{name} must be {what} {bound}, not {value!r}.")
+
+
+def _check_sendable(name: str, value: Any) -> None:
+    """Text that UTF-8 can carry: a lone surrogate (``"\\ud800"``, from a bad decode or a JSON
+    escape) cannot be encoded, and would fail the request as it is built."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ConfigError(
+                f"{name} holds a lone surrogate ({value[exc.start]!r} at character "
+                f"{exc.start}), which cannot be sent: remove it, or decode the text with "
+                "errors='replace'."
+            ) from None
+    elif isinstance(value, dict):
+        for item in value.values():
+            _check_sendable(name, item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _check_sendable(name, item)

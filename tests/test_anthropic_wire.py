@@ -663,3 +663,19 @@ def test_redacted_blocks_in_a_row_show_once_with_a_count(wire_server, seed):
     assert (trace.reasoning, trace.answer) == ("[redacted thinking × 3]", "42")
     kept = trace.provider_state["anthropic"]["content"]
     assert [b.get("data") for b in kept[:3]] == ["opaque0", "opaque1", "opaque2"]  # all replayed
+
+
+def test_odd_counts_are_dropped_with_a_warning_and_the_run_keeps_its_text(wire_server):
+    """``"25"`` on message_start and ``1e308`` on message_delta: left out, said once each."""
+    from reasoning_nb import render
+
+    frames = wf.anthropic_sse(REASONING, ANSWER, input_tokens="25", thinking_tokens=1e308)
+    wire_server.route("POST", PATH, Reply.sse(frames, chunking="random", seed=6))
+    trace = run(wire_server)
+    assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
+    out = len(wf.tokens(REASONING)) + len(wf.tokens(ANSWER))
+    assert trace.usage == usage(None, out, None)
+    assert any("input_tokens '25'" in w for w in trace.warnings)
+    assert any("thinking_tokens 1e+308" in w for w in trace.warnings)
+    for mode in render.MODES:
+        render.bundle(trace, mode)

@@ -7,7 +7,9 @@ HTML through), and the hostile notebook that ``test_export.py`` sends through th
 from __future__ import annotations
 
 import ast
+import json
 import re
+import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -214,6 +216,57 @@ def hostile_notebook() -> nbformat.NotebookNode:
         }
     }
     return nb
+
+
+# -- odd numbers and long junk, through the real nbconvert ----------------------------------------
+
+BIG = 10**400
+"""Valid JSON, and past any float: ``float(BIG)`` raises OverflowError."""
+
+
+def odd_numbers_notebook() -> nbformat.NotebookNode:
+    """10**400 as a count, a time and a cost, in a trace, its history and a compare output's
+    variants; a history of 100,000 junk entries; then a plain run, which must survive it all."""
+    odd = hostile_trace("ODD", usage={"output_tokens": BIG}, timing={"total_ms": BIG})
+    odd["cost"] = {"usd": BIG, "estimate": True, "source": "genai-prices 1"}
+    plain = hostile_trace("PLAIN", answer="PLAIN-ANSWER")
+    outputs = [
+        traced({"reasoning_nb": odd, "reasoning_nb_history": [odd]}),
+        traced({"reasoning_nb": plain, "reasoning_nb_variants": [odd]}),
+        traced({"reasoning_nb": plain, "reasoning_nb_history": ["junk"] * 100_000}),
+        traced({"reasoning_nb": plain}),
+    ]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%%think\nQ", outputs=[o]) for o in outputs]
+    return nb
+
+
+@pytest.mark.parametrize(
+    "mode,fmt,suffix",
+    [
+        ("collapsible", "html", ".html"),
+        ("strip", "markdown", ".md"),
+        ("inline", "notebook", ".ipynb"),
+    ],
+)
+def test_odd_numbers_and_long_junk_export_with_bounded_warnings(tmp_path, mode, fmt, suffix):
+    source = tmp_path / "odd.ipynb"
+    source.write_text(json.dumps(odd_numbers_notebook()))
+    done = subprocess.run(
+        [sys.executable, "-m", "jupyter", "nbconvert", f"--to=reasoning-{fmt}", str(source),
+         f"--ReasoningPreprocessor.mode={mode}", f"--output-dir={tmp_path / 'out'}"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    text = (tmp_path / "out" / f"odd{suffix}").read_text()
+    assert text.count("PLAIN-ANSWER") >= 3 and "answer ODD" in text  # every output is there
+    warnings = [line for line in done.stderr.splitlines() if "reasoning_nb:" in line]
+    assert len(warnings) < 40  # at most 8 problems an output, then a count: not 100,002 lines
+    assert "cell 3, output 1: ... and 99992 more problems" in done.stderr
+    for where in ("cell 1, output 1: field usage.output_tokens", "cell 1, output 1: history 1",
+                  "cell 2, output 1: variant 2: field 'cost'"):  # fmt: skip
+        assert where in done.stderr
 
 
 # -- the validator --------------------------------------------------------------------------------

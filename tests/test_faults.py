@@ -443,6 +443,32 @@ def test_config_errors_name_the_fix(wire_server, kwargs, needle):
     assert wire_server.requests == []
 
 
+@pytest.mark.parametrize(
+    "kwargs,needle",
+    [
+        ({"temperature": float("inf")}, "temperature must be a finite number"),
+        ({"max_chars": 0}, "max_chars"),
+        ({"prompt": "a lone \ud800 surrogate"}, "prompt holds a lone surrogate"),
+        ({"system": "be terse \udfff"}, "system holds a lone surrogate"),
+        ({"history": [{"role": "user", "content": "x\ud83d"}]}, "history holds a lone"),
+    ],
+)
+def test_input_that_cannot_be_sent_is_a_config_error_before_any_io(wire_server, kwargs, needle):
+    """``inf`` is no JSON number and a lone surrogate no UTF-8: either failed the request as it
+    was built, with a raw ValueError or UnicodeEncodeError."""
+    options = {"prompt": PROMPT, "model": "ollama:qwen3", "base_url": wire_server.url, **kwargs}
+
+    async def ask() -> None:  # astream: it takes every run option (think() has no history)
+        async for _ in astream(**options):
+            pass
+
+    with pytest.raises(ConfigError) as info:
+        anyio.run(ask)
+    assert needle in str(info.value)
+    _one_sentence(str(info.value))
+    assert wire_server.requests == []
+
+
 def test_missing_key_names_the_env_var_and_sends_nothing(wire_server):
     with pytest.raises(ConfigError) as info:
         think(PROMPT, model="openrouter:x", base_url=wire_server.url)

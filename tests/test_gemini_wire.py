@@ -514,3 +514,17 @@ def test_signed_parts_are_replayed_to_the_same_model_only(wire_server):
         assert SIG not in json.dumps(turn) and turn["content"] == ANSWER
     again = Trace.from_dict(json.loads(json.dumps(first.to_dict())))
     assert assistant_turn(again, "gemini")["parts"] == parts
+
+
+def test_odd_counts_are_dropped_with_a_warning_and_the_run_keeps_its_text(wire_server):
+    from reasoning_nb import render
+
+    frames = wf.gemini_sse(REASONING, ANSWER, prompt_tokens=1e308)
+    wire_server.route("POST", FLASH, Reply.sse(frames, chunking="random", seed=3))
+    trace = run(wire_server)
+    assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
+    assert trace.usage == usage(None, NT + NA, NT)
+    [warning] = trace.warnings
+    assert "promptTokenCount 1e+308" in warning
+    for mode in render.MODES:
+        render.bundle(trace, mode)

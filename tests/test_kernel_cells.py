@@ -238,3 +238,21 @@ def test_running_a_cell_again_closes_its_old_widgets_and_keeps_no_old_traces(ker
     assert kernel.value("len(get_ipython().magics_manager.registry['ThinkMagics'].stats_rows)") == (
         "6"
     )  # %think --stats still counts every run
+
+
+# -- odd token counts -----------------------------------------------------------------------------
+
+
+def test_a_run_with_odd_token_counts_saves_its_trace(kernel, wire_server):
+    """A count the views cannot do arithmetic on (``"12"``, ``1e308``) used to fail the cell
+    after the answer arrived, and no output kept the trace."""
+    counts = {"prompt_tokens": 3, "completion_tokens": "12"}
+    counts["completion_tokens_details"] = {"reasoning_tokens": 1e308}
+    frames = wf.chat_sse("thinking it over", "The answer.", usage=counts, usage_chunk=True)
+    wire_server.route("POST", CHAT, Reply.sse(frames))
+    msgs = kernel.run(cell(wire_server))
+    assert errors(msgs) == []
+    trace = saves(msgs)[-1]
+    assert (trace["answer"], trace["status"]) == ("The answer.", "complete")
+    assert trace["usage"] == {"input_tokens": 3, "output_tokens": None, "reasoning_tokens": None}
+    assert any("completion_tokens '12'" in w for w in trace["warnings"])

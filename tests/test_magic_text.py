@@ -258,3 +258,13 @@ def test_links_and_images_in_a_streamed_answer_are_made_safe(ip, wire_server):
     assert 'href="https://attacker.example/?q=SECRET"' in shown
     assert 'href="ms-officecmd' not in shown
     assert "attacker" not in output.data["text/markdown"]  # (a summary: no model text)
+
+
+def test_max_chars_flag_ends_a_long_run(ip, wire_server):
+    reasoning = "".join(f" step {i}." for i in range(200))
+    wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse(reasoning, "Done.")))
+    cap = think_cell(ip, f"--model llamacpp:m --base-url {wire_server.url} --max-chars 100", "Q")
+    saved = cap.outputs[-1].metadata[METADATA_KEY]
+    assert saved["status"] == "truncated" and 100 < len(saved["reasoning"]) < 120
+    assert reasoning.startswith(saved["reasoning"]) and saved["answer"] == ""
+    assert any("max_chars=100" in w for w in saved["warnings"])

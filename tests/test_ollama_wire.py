@@ -306,3 +306,59 @@ def test_tags_quoted_in_an_answer_after_native_thinking_stay_in_it(wire_server, 
     )
     trace = think("How do I mark reasoning?", model="ollama:qwen3", base_url=wire_server.url)
     assert (trace.reasoning, trace.answer) == ("Think first.", answer)
+
+
+@pytest.mark.parametrize(
+    "odd",
+    ["12", 1e308, 10**400, True, -3, 2.5],
+    ids=["str", "1e308", "10**400", "bool", "-3", "2.5"],
+)
+def test_odd_token_counts_are_dropped_and_the_run_keeps_its_text(wire_server, odd):
+    """A count that is not a sane whole number (``"12"``, ``1e308``, ``10**400``, which JSON
+    allows) is left out with a warning; the views that do arithmetic on counts still render."""
+    from reasoning_nb import render
+    from reasoning_nb.analytics import row
+
+    frames = wf.ollama_chat(REASONING, ANSWER, usage={"eval_count": odd, "prompt_eval_count": 7})
+    wire_server.route("POST", PATH, Reply.ndjson(frames, chunking="random", seed=5))
+    trace = think(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
+    assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
+    assert trace.usage == {"input_tokens": 7, "output_tokens": None, "reasoning_tokens": None}
+    [warning] = trace.warnings
+    assert "eval_count" in warning and "leaves them out" in warning
+    for mode in render.MODES:
+        assert ANSWER.split()[0] in render.bundle(trace, mode)["text/plain"]
+    assert row(trace)["reasoning_tokens"] > 0  # estimated from the text instead
+
+
+def test_a_whole_float_count_is_read_as_its_integer(wire_server):
+    frames = wf.ollama_chat(REASONING, ANSWER, usage={"eval_count": 12.0})
+    wire_server.route("POST", PATH, Reply.ndjson(frames))
+    trace = think(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
+    assert trace.usage["output_tokens"] == 12 and type(trace.usage["output_tokens"]) is int
+    assert trace.warnings == []
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+    max_leaves=5,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(prompt=JSON_VALUES, output=JSON_VALUES | st.integers(min_value=10**11, max_value=10**400))
+def test_any_count_the_parser_reads_is_a_sane_integer_or_none(prompt, output):
+    """Whatever JSON a server puts in the counts, the Usage holds ints in range or None, and
+    a Notice names what was left out."""
+    from reasoning_nb.core.events import Notice, Usage
+    from reasoning_nb.core.tokens import MAX_COUNT
+    from reasoning_nb.providers import ollama
+
+    line = json.dumps({"done": True, "prompt_eval_count": prompt, "eval_count": output})
+    events = ollama.Parser(None).feed(line)
+    [usage] = [e for e in events if isinstance(e, Usage)]
+    for sent, got in ((prompt, usage.input_tokens), (output, usage.output_tokens)):
+        assert got is None or (type(got) is int and 0 <= got < MAX_COUNT and got == sent)
+        if sent is not None and got is None:
+            assert any(isinstance(e, Notice) for e in events)

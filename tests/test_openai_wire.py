@@ -642,3 +642,57 @@ def test_chat_drops_temperature_on_reasoning_models(wire_server):
     serve(wire_server, chat_frames(reasoning_tokens=0), path=CHAT)
     trace = run(wire_server, "openai-chat:gpt-4.1", temperature=0.2)
     assert wire_server.last.json["temperature"] == 0.2 and trace.warnings == []
+
+
+# -- odd token counts ------------------------------------------------------------------------------
+
+
+def _views_render(trace) -> None:
+    from reasoning_nb import render
+    from reasoning_nb.analytics import row
+
+    for mode in render.MODES:
+        assert trace.answer[:10] in render.bundle(trace, mode)["text/plain"]
+    row(trace)
+
+
+@pytest.mark.parametrize(
+    "odd",
+    ["12", 1e308, 10**400, [3], {"n": 1}, float("nan")],
+    ids=["str", "1e308", "10**400", "list", "object", "nan"],
+)
+def test_odd_counts_in_a_chat_usage_are_dropped_with_a_warning(wire_server, odd):
+    counts = {"prompt_tokens": 30, "completion_tokens": odd}
+    counts["completion_tokens_details"] = {"reasoning_tokens": odd}
+    counts["prompt_tokens_details"] = {"cached_tokens": odd}
+    frames = wf.chat_sse(REASONING, ANSWER, usage=counts, usage_chunk=True)
+    wire_server.route("POST", CHAT, Reply.sse(frames, chunking="random", seed=2))
+    trace = run(wire_server, "openai-chat:o3")
+    assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
+    assert trace.usage == usage(30, None, None)
+    [warning] = [w for w in trace.warnings if "token counts" in w]
+    for key in ("completion_tokens", "reasoning_tokens", "cached_tokens"):
+        assert key in warning
+    _views_render(trace)
+
+
+def test_odd_llamacpp_timings_are_dropped_with_a_warning(wire_server):
+    timings = {"prompt_n": "5", "cache_n": 2, "predicted_n": 1e308}
+    frames = wf.chat_sse(REASONING, ANSWER, timings=timings)
+    wire_server.route("POST", CHAT, Reply.sse(frames, chunking="random", seed=3))
+    trace = think(PROMPT, model="llamacpp:x", base_url=wire_server.url + "/v1")
+    assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
+    assert trace.usage == usage(2, None, None)  # the cached prompt tokens only
+    [warning] = trace.warnings
+    assert "prompt_n '5'" in warning and "predicted_n 1e+308" in warning
+    _views_render(trace)
+
+
+def test_odd_counts_in_a_responses_usage_are_dropped_with_a_warning(wire_server):
+    serve(wire_server, wf.responses_sse(REASONING, ANSWER, reasoning_tokens=1e308))
+    trace = run(wire_server)
+    assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
+    assert trace.usage == usage(20, None, None)
+    [warning] = [w for w in trace.warnings if "token counts" in w]
+    assert "output_tokens 1e+308" in warning and "reasoning_tokens 1e+308" in warning
+    _views_render(trace)

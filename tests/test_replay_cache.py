@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import multiprocessing
+import random
 import sqlite3
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from wire_server import Reply
 
 from reasoning_nb import ConfigError, Done, ProviderError, astream, stats, think
 from reasoning_nb.cache import store
+from reasoning_nb.cache.recording import encode
 from reasoning_nb.config import defaults
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.providers import llama_build, llama_choice
@@ -314,7 +316,8 @@ def _write_many(args):
     os.environ[store.DB_ENV] = path
     for i in range(count):
         trace = {"started_at": f"w{worker}-{i}", "answer": "y" * 500, "model": "m"}
-        store.save(f"{worker}-{i}", f"ask-{worker}-{i}", {"trace": trace, "timeline": []})
+        stored = encode({"trace": trace, "timeline": []})
+        store.save(f"{worker}-{i}", f"ask-{worker}-{i}", stored, trace["started_at"])
         store.log_run(trace)
     return count
 
@@ -391,9 +394,11 @@ def test_a_broken_database_costs_a_warning_not_the_run(wire_server, tmp_path, mo
 
 
 def test_size_cap_counts_bytes_as_stored(wire_server, monkeypatch):
-    """15,000 CJK characters are 45,000 bytes of UTF-8, and a recording holds the answer twice
-    (trace and timeline): a 0.1 MB cap keeps one such run, not three of them."""
-    serve(wire_server, answer="思" * 15_000)
+    """40,000 CJK characters drawn at random are 120,000 bytes of UTF-8 and, deflated as a
+    recording is stored, still over 50,000: a 0.1 MB cap keeps one such run. Counting
+    characters would keep two."""
+    rng = random.Random(7)
+    serve(wire_server, answer="".join(chr(rng.randrange(0x4E00, 0x9FA5)) for _ in range(40_000)))
     monkeypatch.setattr(defaults, "cache_max_mb", 0.1)
     for prompt in ("a", "b", "c"):
         assert ask(wire_server, prompt, cache=True).status == "complete"
@@ -401,14 +406,16 @@ def test_size_cap_counts_bytes_as_stored(wire_server, monkeypatch):
         count, stored = conn.execute(
             "SELECT COUNT(*), SUM(length(CAST(recording AS BLOB))) FROM entries"
         ).fetchone()
-    assert count == 1 and 90_000 < stored <= 100_000
+    assert count == 1 and 50_000 < stored <= 100_000
     assert store.info()["entries_mb"] == round(stored / 1_000_000, 2)
 
 
 def test_sizes_an_older_version_counted_in_characters_are_counted_again(db):
-    store.save("k", "a", {"trace": {"answer": "思" * 1_000}, "timeline": []})
+    """An older version stored the recording as JSON text and counted its characters."""
+    old = json.dumps({"trace": {"answer": "思" * 1_000}, "timeline": []}, ensure_ascii=False)
+    store.info()  # the file, with its tables
     with closing(sqlite3.connect(db)) as conn:  # as a version that counted characters left it
-        conn.execute("UPDATE entries SET size = length(recording)")
+        conn.execute("INSERT INTO entries VALUES ('k', NULL, 1, length(?1), ?1)", (old,))
         conn.execute("PRAGMA user_version = 0")
         conn.commit()
     store.info()
@@ -417,6 +424,28 @@ def test_sizes_an_older_version_counted_in_characters_are_counted_again(db):
             "SELECT size, length(CAST(recording AS BLOB)) FROM entries"
         ).fetchone()
     assert size == stored > 3_000
+    assert store.lookup(entry="k")["trace"]["answer"] == "思" * 1_000  # and it still replays
+
+
+@pytest.mark.parametrize(
+    "frames",
+    [
+        # forced-open template: the answer so far is moved into the reasoning (Reclassify)
+        wf.chat_sse("First I think. ", "\n\n  Then **answer**.", field=None, tags_open=False),
+        # blank lines before the answer, and reasoning again after some answer
+        wf.chat_sse("one", "\n\n\n") + wf.chat_sse("two", "\n  three", role_chunk=False),
+    ],
+    ids=["reclassified", "blocks"],
+)
+def test_a_replay_folds_the_recorded_text_into_the_same_trace(wire_server, db, frames):
+    """A recording keeps the text once, in its timeline: the replay's fold gives it back."""
+    wire_server.route("POST", PATH, Reply.sse(frames, chunking="random", seed=4))
+    first = ask(wire_server, cache=True)
+    second = ask(wire_server, cache=True)
+    assert second.replay is not None and bare(second) == first.to_dict()
+    with closing(sqlite3.connect(db)) as conn:
+        key, stored = conn.execute("SELECT key, recording FROM entries").fetchone()
+    assert isinstance(stored, bytes) and "reasoning" not in store.lookup(entry=key)["trace"]
 
 
 def test_no_cap_is_inf(wire_server, monkeypatch):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import json
 import re
 from pathlib import Path
 
@@ -196,6 +197,66 @@ def test_rows_with_hostile_numbers_do_not_break_anything():
 def test_many_notes_are_capped():
     s = stats([{"model": 1, "preset": 2, "answer": 3}] * 40)
     assert len(s.notes) == 51 and s.notes[-1].startswith("… and 70 more")
+
+
+BIG = 10**400
+"""Valid JSON, and past any float: ``float(BIG)`` raises OverflowError."""
+
+
+def test_a_number_past_a_float_is_skipped_with_a_note_and_every_run_counts(tmp_path):
+    """In a trace, its history and a --compare output's variants: usage, timing and cost."""
+    odd = trace(preset="low").to_dict()
+    odd["usage"]["output_tokens"] = BIG
+    odd["timing"]["total_ms"] = BIG
+    odd["cost"] = {"usd": BIG, "estimate": True, "source": "genai-prices 1"}
+    plain = trace(preset="high", usage={"output_tokens": 50}).to_dict()
+    compared = saved_output(plain)
+    compared.metadata["reasoning_nb_variants"] = [odd]
+    nb = new_notebook()
+    nb.cells = [
+        new_code_cell("%%think\nQ", outputs=[saved_output(odd, history=[odd])]),
+        new_code_cell("%%think --compare high,low\nQ", outputs=[compared]),
+        new_code_cell("%%think\nQ", outputs=[saved_output(plain)]),
+    ]
+    path = tmp_path / "big.ipynb"
+    path.write_text(json.dumps(nb))
+    s = stats(path)
+    assert [(r["source"], r["preset"]) for r in s.rows] == [
+        ("cell 1 run 1/2", "low"),
+        ("cell 1 run 2/2", "low"),
+        ("cell 2 variant 1/2", "high"),
+        ("cell 2 variant 2/2", "low"),
+        ("cell 3", "high"),
+    ]
+    for r in s.rows:
+        odd_run = r["preset"] == "low"
+        assert (r["total_ms"] is None) == odd_run and (r["output_estimated"]) == odd_run
+        assert r["cost_usd"] is None
+    for field in ("usage.output_tokens", "timing.total_ms"):
+        assert f"cell 1 run 1/2: field {field} is out of range or not a number (int); skipped" in (
+            s.notes
+        )
+    assert "cell 2 variant 2/2: field 'cost' is not a valid cost estimate (dict); skipped" in (
+        s.notes
+    )
+    str(s), s._repr_html_(), s._repr_markdown_(), s.to_csv(), s.plot_svg()
+
+
+def test_a_long_junk_history_gives_a_bounded_number_of_notes():
+    nb = new_notebook()
+    output = saved_output(trace().to_dict(), history=["junk"] * 100_000)
+    nb.cells = [new_code_cell("%%think\nQ", outputs=[output])]
+    s = stats(nb)
+    assert len(s.rows) == 1 and len(s.notes) == 51
+    assert s.notes[-1] == "… and 99950 more notes"
+
+
+def test_json_nested_too_deep_is_not_a_notebook(tmp_path):
+    """50,000 levels: past the JSON parser's recursion limit (a RecursionError before)."""
+    path = tmp_path / "deep.ipynb"
+    path.write_text('{"cells": ' + "[" * 50_000 + "]" * 50_000 + "}")
+    with pytest.raises(ValueError, match=r"deep\.ipynb is not a notebook"):
+        stats(path)
 
 
 def test_not_a_notebook(tmp_path):

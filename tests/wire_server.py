@@ -544,3 +544,24 @@ class WireServer:
         if not isinstance(responder, Reply):
             raise TypeError(f"a route must give a Reply or a dict, got {responder!r}")
         return responder
+
+
+@contextlib.contextmanager
+def in_child_process(serve: Callable[..., None], *args: Any, timeout: float = 600) -> Iterator[Any]:
+    """Run ``serve(*args, ready, stop)`` in a spawned child process, for servers whose own work
+    must not count in this process (memory and CPU measures): ``serve`` puts what the caller
+    needs (its URLs) on the queue ``ready``, then waits for the event ``stop``; this yields that
+    value, and on exit sets ``stop`` and ends the child."""
+    import multiprocessing
+
+    spawn = multiprocessing.get_context("spawn")
+    ready, stop = spawn.Queue(), spawn.Event()
+    child = spawn.Process(target=serve, args=(*args, ready, stop), daemon=True)
+    child.start()
+    try:
+        yield ready.get(timeout=timeout)
+    finally:
+        stop.set()
+        child.join(10)
+        if child.is_alive():
+            child.terminate()

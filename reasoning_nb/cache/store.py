@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import cache_dir, defaults
+from .recording import decode
 
 DB_ENV = "REASONING_NB_DB"
 LOG_ENV = "REASONING_NB_LOG"
@@ -37,8 +38,8 @@ CREATE TABLE IF NOT EXISTS entries (
   key TEXT PRIMARY KEY,          -- keys.entry_key: provider, host, model, request body
   recorded_at TEXT,              -- the recorded run's started_at
   used INTEGER NOT NULL,         -- a counter, not a time: larger = used more recently
-  size INTEGER NOT NULL,         -- bytes of recording as stored (UTF-8)
-  recording TEXT NOT NULL        -- {"trace": ..., "timeline": ...} (recording.py)
+  size INTEGER NOT NULL,         -- bytes of recording as stored
+  recording TEXT NOT NULL        -- deflated JSON, a BLOB (recording.py); JSON text before
 );
 CREATE TABLE IF NOT EXISTS asks (
   ask TEXT PRIMARY KEY,          -- keys.ask_key: what the user asked, before any I/O
@@ -147,7 +148,7 @@ def lookup(*, ask: str | None = None, entry: str | None = None) -> dict[str, Any
     if row is None:
         return None
     _mark_used(entry)
-    return json.loads(row[0])
+    return decode(row[0])
 
 
 def _mark_used(entry: str) -> None:
@@ -157,17 +158,19 @@ def _mark_used(entry: str) -> None:
         conn.execute("UPDATE entries SET used = ? WHERE key = ?", (_next_use(conn), entry))
 
 
-def save(entry: str, ask: str, recording: dict[str, Any], max_mb: float | None = None) -> None:
-    """Store a complete run's recording (replacing any under that key) and map ``ask`` to it,
-    then evict the least recently used entries beyond ``max_mb`` (``inf``: no cap)."""
-    text = json.dumps(recording, ensure_ascii=False, separators=(",", ":"))
+def save(
+    entry: str, ask: str, stored: bytes, recorded_at: str | None, max_mb: float | None = None
+) -> None:
+    """Store a complete run's recording, ``stored`` as ``recording.Recorder`` writes it
+    (replacing any under that key; ``recorded_at``: the run's ``started_at``), map ``ask`` to
+    it, then evict the least recently used entries beyond ``max_mb`` (``inf``: no cap)."""
     if max_mb is None:
         max_mb = defaults.cache_max_mb
     with _writing() as conn:
-        conn.execute(  # the size as stored: UTF-8 bytes, counted by SQLite (no copy here)
+        conn.execute(  # the size as stored, counted by SQLite (no copy here)
             "INSERT OR REPLACE INTO entries (key, recorded_at, used, size, recording)"
             " VALUES (?1, ?2, ?3, length(CAST(?4 AS BLOB)), ?4)",
-            (entry, recording["trace"].get("started_at"), _next_use(conn), text),
+            (entry, recorded_at, _next_use(conn), stored),
         )
         conn.execute("INSERT OR REPLACE INTO asks (ask, entry) VALUES (?, ?)", (ask, entry))
         _evict(conn, max_mb * 1_000_000)

@@ -1,10 +1,37 @@
-"""Token counts when the server gives none: one rule, so every view shows the same number."""
+"""Token counts: which reported counts are believed, and an estimate when the server gives none;
+one rule each, so every parser and view agrees."""
 
 from __future__ import annotations
+
+from typing import Any
 
 CHARS_PER_TOKEN = 4
 """About how many characters of English text make a token (BPE vocabularies of current
 models)."""
+
+MAX_COUNT = 10**12
+"""No run comes near this many tokens (context windows hold millions): a larger count is a
+broken server or a crafted notebook, and past ~10**308 it is not even a float."""
+
+
+def count(value: Any) -> int | None:
+    """A token count as a server or a saved trace gives it, if it is one: a whole number from 0
+    below ``MAX_COUNT``, as an int (``12.0`` is 12: JSON has one number type); None for anything
+    else (a string, a bool, a fraction, NaN, a negative or absurd number), which the caller
+    treats as not reported."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not value.is_integer():  # also NaN and infinities
+        return None
+    return int(value) if 0 <= value < MAX_COUNT else None
+
+
+def shown(value: Any) -> str:
+    """An odd count, short enough for a warning (``10**400`` has 401 digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_COUNT:
+        return "a number past any real count"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def estimate(chars: int) -> int:

@@ -75,13 +75,62 @@ def _empty_timing() -> dict[str, float | None]:
     return dict.fromkeys(TIMING_KEYS)
 
 
-class _Text:
-    """A text field that grows by appending pieces, joined only when read.
+class TextBuffer:
+    """Text that grows by appending pieces, joined only when read.
 
-    ``trace.reasoning += delta`` copies the whole string each time: quadratic on a long trace
-    (100k deltas took ~10 s). The pieces live in ``_<name>_parts``, where the fold appends to
-    them, and are joined once, on read.
+    ``text += piece`` copies the whole string each time: quadratic on a long trace (100k deltas
+    took ~10 s). A list of the pieces is linear, but a string object costs ~50 bytes besides
+    its text, so a stream of 4-character tokens would take ~15 times its text. Pieces are
+    joined in batches of ``BATCH`` as they come (each character is copied once more), and the
+    whole is joined on read.
     """
+
+    BATCH = 1024
+    __slots__ = ("_chunks", "_tail", "chars")
+
+    def __init__(self, text: str = ""):
+        self._chunks: list[str] = [text] if text else []
+        self._tail: list[str] = []
+        self.chars = len(text)
+        """Characters held: kept as pieces come, so a limit costs no join."""
+
+    def append(self, piece: str) -> None:
+        self._tail.append(piece)
+        self.chars += len(piece)
+        if len(self._tail) >= self.BATCH:
+            self._chunks.append("".join(self._tail))
+            self._tail.clear()
+
+    def text(self) -> str:
+        self._flush()
+        if len(self._chunks) > 1:
+            self._chunks[:] = ["".join(self._chunks)]
+        return self._chunks[0] if self._chunks else ""
+
+    def strip(self, chars: str) -> None:
+        """``str.strip(chars)`` on the text, without joining it."""
+        self._flush()
+        chunks = self._chunks
+        while chunks and not chunks[0].lstrip(chars):
+            del chunks[0]
+        while chunks and not chunks[-1].rstrip(chars):
+            del chunks[-1]
+        if chunks:
+            chunks[0] = chunks[0].lstrip(chars)
+            chunks[-1] = chunks[-1].rstrip(chars)
+        self.chars = sum(map(len, chunks))
+
+    def _flush(self) -> None:
+        if self._tail:
+            self._chunks.append("".join(self._tail))
+            self._tail.clear()
+
+    def __bool__(self) -> bool:
+        return self.chars > 0
+
+
+class _Text:
+    """A text field kept in a ``TextBuffer`` (``_<name>_parts``, where the fold appends)."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.key = f"_{name}_parts"
@@ -89,13 +138,10 @@ class _Text:
     def __get__(self, obj: Any, owner: type | None = None) -> str:
         if obj is None:
             return ""  # the dataclass default
-        parts = obj.__dict__[self.key]
-        if len(parts) > 1:
-            parts[:] = ["".join(parts)]
-        return parts[0] if parts else ""
+        return obj.__dict__[self.key].text()
 
     def __set__(self, obj: Any, value: str) -> None:
-        obj.__dict__[self.key] = [value] if value else []
+        obj.__dict__[self.key] = TextBuffer(value)
 
 
 @dataclass
@@ -241,8 +287,8 @@ class Trace:
         if self._first_reasoning is not None:
             end = _first_set(self._first_answer, self._last_reasoning, now)
             self.timing["reasoning_ms"] = round(max(0.0, end - self._first_reasoning) * 1000, 1)
-        self.reasoning = self.reasoning.strip("\n")
-        self.answer = self.answer.strip("\n")
+        self._reasoning_parts.strip("\n")  # (not joined here: a long text is joined once,
+        self._answer_parts.strip("\n")  # when it is read, after the replay cache has saved)
         if status == "truncated":
             from .rescue import note  # (rescue reads traces: imported when needed)
 
@@ -253,6 +299,11 @@ class Trace:
         return round((now - _first_set(self._t0, now)) * 1000, 1)
 
     # -- reading ------------------------------------------------------------------------------
+
+    @property
+    def chars(self) -> int:
+        """Characters of reasoning and answer so far (counted as they come: no join)."""
+        return self._reasoning_parts.chars + self._answer_parts.chars
 
     @property
     def done(self) -> bool:
@@ -272,8 +323,9 @@ class Trace:
 
     # -- saving -------------------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
-        """The saved form (schema 1): JSON-safe, never a secret."""
+    def to_dict(self, *, text: bool = True) -> dict[str, Any]:
+        """The saved form (schema 1): JSON-safe, never a secret. ``text=False`` leaves out the
+        reasoning and the answer (a replay recording holds them in its timeline)."""
         return {
             "schema": SCHEMA,
             "model": self.model,
@@ -281,8 +333,7 @@ class Trace:
             "preset": self.preset,
             "budget_tokens": self.budget_tokens,
             "prompt": self.prompt,
-            "reasoning": self.reasoning,
-            "answer": self.answer,
+            **({"reasoning": self.reasoning, "answer": self.answer} if text else {}),
             "usage": dict(self.usage),
             "timing": dict(self.timing),
             "status": self.status,

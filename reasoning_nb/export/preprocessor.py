@@ -192,17 +192,20 @@ class ReasoningPreprocessor(Preprocessor):
         else:
             other = next(k for k in _RUN_KEYS if k in meta)
             trace, problems = None, [f"it has {other} but no {METADATA_KEY}"]
-        self._report(where, problems)
         saved = saved_variants(meta)
-        variants = self._variants(saved, meta, where) if saved is not None else None
+        variants = self._variants(saved, meta, where, problems) if saved is not None else None
+        readable = trace is not None or variants is not None
+        history = []
+        if readable and key == METADATA_KEY:
+            history = self._history(meta.get(HISTORY_KEY), where, problems)
+        self._report(where, problems)  # once for the output, its variants and history: bounded
         data = output.get("data") if isinstance(output.get("data"), dict) else {}
         keep_view = self._target == "notebook" and not strip
         model_id = widgets.view_id(data)
 
-        if trace is None and variants is None:
+        if not readable:
             new_data, new_meta = self._unreadable(data, meta, where)
         else:
-            history = self._history(meta.get(HISTORY_KEY), where) if key == METADATA_KEY else []
             if strip:
                 for shown in [trace, *(variants or []), *history]:
                     if shown is not None:
@@ -246,40 +249,32 @@ class ReasoningPreprocessor(Preprocessor):
             plain = "[output not shown: its saved reasoning trace is unreadable]"
         return {"text/plain": plain}, (meta if self._target == "notebook" else {})
 
-    def _variants(self, saved: Any, meta: dict, where: str) -> list[Trace] | None:
-        """The readable traces of a ``--compare`` output; None (shown as its single trace, with
-        a warning) when the list is not a list or none of it is readable."""
+    def _variants(
+        self, saved: Any, meta: dict, where: str, problems: list[str]
+    ) -> list[Trace] | None:
+        """The readable traces of a ``--compare`` output, their problems added to
+        ``problems``; None (shown as its single trace, with a warning) when the list is not a
+        list or none of it is readable."""
         name = variants_key(meta)
         if not isinstance(saved, list):
             kind = type(saved).__name__
             self._warn(f"{where}: {name} is {kind}, not a list; shown as a single trace")
             return None
-        traces, problems = [], []
-        for i, item in enumerate(saved):
-            trace, found = read_trace(item)
-            problems += [f"variant {i + 1}: {p}" for p in found]
-            if trace is not None:
-                traces.append(trace)
-        self._report(where, problems)  # once for all variants: bounded per output
+        traces = _readable(saved, "variant", problems)
         if not traces:
             self._warn(f"{where}: no variant in {name} is readable; shown as a single trace")
             return None
         return traces
 
-    def _history(self, history: Any, where: str) -> list[Trace]:
-        """The readable earlier runs of an output, oldest first."""
+    def _history(self, history: Any, where: str, problems: list[str]) -> list[Trace]:
+        """The readable earlier runs of an output, oldest first; their problems are added to
+        ``problems``."""
         if history is None:
             return []
         if not isinstance(history, list):
             self._warn(f"{where}: {HISTORY_KEY} is not a list; dropped")
             return []
-        out = []
-        for i, item in enumerate(history):
-            trace, problems = read_trace(item)
-            self._report(f"{where}, history {i + 1}", problems)
-            if trace is not None:
-                out.append(trace)
-        return out
+        return _readable(history, "history", problems)
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -299,6 +294,18 @@ class ReasoningPreprocessor(Preprocessor):
     def _warn(self, message: str) -> None:
         self._warnings.append(message)
         self.log.warning("reasoning_nb: %s", message)
+
+
+def _readable(saved: list[Any], name: str, problems: list[str]) -> list[Trace]:
+    """The traces of ``saved`` that can be read; each one's problems go to ``problems``, marked
+    ``"{name} {number}: "``."""
+    traces = []
+    for i, item in enumerate(saved, 1):
+        trace, found = read_trace(item)
+        problems += [f"{name} {i}: {p}" for p in found]
+        if trace is not None:
+            traces.append(trace)
+    return traces
 
 
 def _saved_reasoning(nb) -> list[str]:

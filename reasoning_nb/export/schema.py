@@ -17,6 +17,7 @@ from typing import Any
 
 from ..cache.recording import PACES
 from ..core.steering import ACTIONS
+from ..core.tokens import count
 from ..core.trace import CACHE_KEYS, SCHEMA, STATUSES, TIMING_KEYS, USAGE_KEYS, Trace
 from ..markdown_safety import one_line
 from ..provenance import recorded_at
@@ -74,18 +75,19 @@ def _name(key: Any) -> str:
 
 
 def _count(value: Any) -> bool:
-    """A token count: a non-negative int (bool is not a number here)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    """A token count as we save it: an int that ``tokens.count`` believes (not a bool, not
+    negative, not ``10**400``, which is valid JSON and past any float)."""
+    return isinstance(value, int) and count(value) is not None
 
 
 def _duration(value: Any) -> bool:
-    """Milliseconds: a finite, non-negative int or float."""
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value >= 0
-    )
+    """Milliseconds: a non-negative int or float that is a finite float."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value) and value >= 0
+    except OverflowError:  # an int past a float's range
+        return False
 
 
 def _numbers(raw: Any, field: str, keys: tuple[str, ...], ok, warn: list[str]) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from ..core.presets import PRESETS
 from ..core.trace import Trace
 from ..errors import ReasoningNBError
 from ..providers import catalog
-from ..run import Run
+from ..run import MAX_CHARS, Run
 from . import interrupts, kernel_status
 from .compare import CompareTextRunner, CompareWidgetRunner, parse_variants
 from .listing import list_text
@@ -67,6 +67,11 @@ def _flags(func):
             argument("--temperature", type=float, help="sampling temperature"),
             argument(
                 "--timeout", type=float, help="seconds to wait for the first byte and between bytes"
+            ),
+            argument(
+                "--max-chars",
+                type=int,
+                help=f"end a run whose text passes this many characters (default {MAX_CHARS:,})",
             ),
             argument(
                 "--hide-reasoning",
@@ -279,6 +284,7 @@ class ThinkMagics(Magics):
             "max_tokens": args.max_tokens,
             "temperature": args.temperature,
             "timeout": args.timeout,
+            "max_chars": args.max_chars,
             "cache": True if args.cache else None,
             "pace": args.pace,
         }

@@ -18,10 +18,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..core.events import Event, Finish, Notice, ProviderState, ReasoningDelta, TextDelta, Usage
+from ..core.events import Event, Finish, Notice, ProviderState, ReasoningDelta, TextDelta
 from ..core.presets import bucket, merge
 from ..errors import ProviderError
-from .base import RequestContext, decode_json, message_text
+from .base import RequestContext, UsageCounts, decode_json, message_text
 from .transport import HttpRequest, server_message
 
 FRAMING = "sse"
@@ -355,29 +355,23 @@ class Parser:
     def _usage(self, usage: Any, *, start: bool = False) -> list[Event]:
         if not isinstance(usage, dict):
             return []
+        counts = UsageCounts("Anthropic")
         # input_tokens excludes cached prompt tokens; the prompt's size is the sum.
-        parts = [
-            usage.get(k)
-            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        ]
-        if any(isinstance(p, int) for p in parts):
-            self._input = sum(p for p in parts if isinstance(p, int))
+        fresh = counts.get(usage, "input_tokens")
         cache = {
-            "cache_write_tokens": usage.get("cache_creation_input_tokens"),
-            "cache_read_tokens": usage.get("cache_read_input_tokens"),
+            "cache_write_tokens": counts.get(usage, "cache_creation_input_tokens"),
+            "cache_read_tokens": counts.get(usage, "cache_read_input_tokens"),
         }
-        cache = {k: v for k, v in cache.items() if isinstance(v, int) and v > 0}
+        if fresh is not None:  # (without it the prompt's size is unknown)
+            self._input = fresh + sum(n for n in cache.values() if n is not None)
         if start:  # output_tokens here is a placeholder; message_delta has the count
-            return [Usage(input_tokens=self._input, **cache)]
-        details = usage.get("output_tokens_details") or {}
-        return [
-            Usage(
-                input_tokens=self._input,
-                output_tokens=usage.get("output_tokens"),
-                reasoning_tokens=details.get("thinking_tokens"),
-                **cache,
-            )
-        ]
+            return counts.events(input_tokens=self._input, **cache)
+        return counts.events(
+            input_tokens=self._input,
+            output_tokens=counts.get(usage, "output_tokens"),
+            reasoning_tokens=counts.get(usage.get("output_tokens_details"), "thinking_tokens"),
+            **cache,
+        )
 
     def _state(self) -> list[Event]:
         blocks = [

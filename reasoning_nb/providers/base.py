@@ -9,9 +9,10 @@ from typing import Any, Protocol
 import orjson
 
 from ..core.capabilities import Capabilities
-from ..core.events import Event, ReasoningDelta, Reclassify
+from ..core.events import Event, Notice, ReasoningDelta, Reclassify, Usage
 from ..core.presets import ReasoningPlan
 from ..core.tags import InlineSplitter
+from ..core.tokens import count, shown
 from ..errors import ProviderError
 from .catalog import ModelRef
 
@@ -83,6 +84,37 @@ class ReasoningSource:
         if tagged and any(isinstance(e, ReasoningDelta) for e in events):
             self.source = "inline"
         return events
+
+
+class UsageCounts:
+    """One usage report's token counts, each read by ``tokens.count``. A count that is not one
+    (``"12"``, ``1e308``, ``true``) is left out and named in a Notice: the views do arithmetic
+    on counts, and a finished run must keep its text rather than fail there."""
+
+    def __init__(self, who: str = "The server"):
+        self.who = who
+        self._odd: list[str] = []
+
+    def get(self, obj: Any, key: str) -> int | None:
+        """``obj[key]`` as a count; None when it is absent, or odd (then noted)."""
+        value = obj.get(key) if isinstance(obj, dict) else None
+        found = count(value)
+        if found is None and value is not None:
+            self._odd.append(f"{key} {shown(value)}")
+        return found
+
+    def events(self, **counts: int | None) -> list[Event]:
+        """The ``Usage`` of ``counts``, and a Notice naming the odd counts read for it."""
+        out: list[Event] = [Usage(**counts)]
+        if self._odd:
+            out.append(
+                Notice(
+                    f"{self.who} sent token counts that are not plausible whole numbers "
+                    f"({'; '.join(self._odd)}); the usage leaves them out."
+                )
+            )
+            self._odd = []
+        return out
 
 
 def decode_json(data: str, *, who: str = "The server", hint: str = "") -> dict[str, Any]:

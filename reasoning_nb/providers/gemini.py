@@ -23,10 +23,10 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from ..core.events import Event, Finish, Notice, ProviderState, ReasoningDelta, TextDelta, Usage
+from ..core.events import Event, Finish, Notice, ProviderState, ReasoningDelta, TextDelta
 from ..core.presets import merge, nearest
 from ..errors import ProviderError
-from .base import RequestContext, decode_json, message_text
+from .base import RequestContext, UsageCounts, decode_json, message_text
 from .transport import HttpRequest, server_message
 
 FRAMING = "sse"
@@ -208,7 +208,7 @@ class Parser:
         self._model = ctx.ref.name
         self._parts: list[dict[str, Any]] = []
         self._finish_seen = False
-        self._usage: Usage | None = None
+        self._usage: list[Event] = []  # the last chunk's: the counts are cumulative
         self._signed = False
 
     def feed(self, data: str, event: str | None = None) -> list[Event]:
@@ -243,7 +243,7 @@ class Parser:
     def close(self) -> list[Event]:
         # No terminator: a stream that ends after a finishReason is complete.
         self.finished = self._finish_seen
-        out: list[Event] = [self._usage] if self._usage else []
+        out = list(self._usage)
         if self._signed:
             parts = [_clean(p) for p in self._parts]
             out.append(ProviderState({"gemini": {"model": self._model, "parts": parts}}))
@@ -278,17 +278,13 @@ def _clean(part: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in part.items() if v is not None}
 
 
-def _usage(meta: dict[str, Any]) -> Usage:
-    thoughts = meta.get("thoughtsTokenCount")
-    answer = meta.get("candidatesTokenCount")
-    known = [n for n in (answer, thoughts) if isinstance(n, int)]
-    return Usage(
-        input_tokens=meta.get("promptTokenCount"),
+def _usage(meta: dict[str, Any]) -> list[Event]:
+    counts = UsageCounts("Gemini")
+    thoughts = counts.get(meta, "thoughtsTokenCount")
+    known = [n for n in (counts.get(meta, "candidatesTokenCount"), thoughts) if n is not None]
+    return counts.events(
+        input_tokens=counts.get(meta, "promptTokenCount"),
         output_tokens=sum(known) if known else None,
         reasoning_tokens=thoughts,
-        cache_read_tokens=_positive(meta.get("cachedContentTokenCount")),  # inside promptTokenCount
+        cache_read_tokens=counts.get(meta, "cachedContentTokenCount"),  # inside promptTokenCount
     )
-
-
-def _positive(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

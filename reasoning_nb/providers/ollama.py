@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..core.events import Event, Finish, Usage
+from ..core.events import Event, Finish
 from ..core.presets import merge
 from ..errors import ProviderError
-from .base import ReasoningSource, RequestContext, decode_json
+from .base import ReasoningSource, RequestContext, UsageCounts, decode_json
 from .transport import HttpRequest
 
 FRAMING = "ndjson"
@@ -91,9 +91,11 @@ class Parser:
 
 
 def _final(chunk: dict[str, Any]) -> list[Event]:
-    out: list[Event] = [
-        Usage(input_tokens=chunk.get("prompt_eval_count"), output_tokens=chunk.get("eval_count"))
-    ]
+    counts = UsageCounts("Ollama")
+    out = counts.events(
+        input_tokens=counts.get(chunk, "prompt_eval_count"),
+        output_tokens=counts.get(chunk, "eval_count"),
+    )
     reason = chunk.get("done_reason")
     if reason:
         out.append(Finish("length" if reason == "length" else str(reason)))

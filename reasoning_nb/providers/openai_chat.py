@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..core.events import Event, Finish, Notice, ProviderState, Usage
+from ..core.events import Event, Finish, Notice, ProviderState
 from ..core.presets import merge
 from ..errors import ProviderError
 from . import openai_responses as openai
-from .base import ReasoningSource, RequestContext, decode_json
+from .base import ReasoningSource, RequestContext, UsageCounts, decode_json
 from .transport import HttpRequest, server_message
 
 FRAMING = "sse"
@@ -136,24 +136,25 @@ class Parser:
 
     def _usage(self, chunk: dict[str, Any]) -> list[Event]:
         out: list[Event] = []
+        counts = UsageCounts()
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self._usage_seen = True
-            details = usage.get("completion_tokens_details") or {}
-            out.append(
-                Usage(
-                    input_tokens=usage.get("prompt_tokens"),
-                    output_tokens=usage.get("completion_tokens"),
-                    reasoning_tokens=details.get("reasoning_tokens"),
-                    cache_read_tokens=cached_tokens(usage),
-                )
+            hidden = counts.get(usage.get("completion_tokens_details"), "reasoning_tokens")
+            out += counts.events(
+                input_tokens=counts.get(usage, "prompt_tokens"),
+                output_tokens=counts.get(usage, "completion_tokens"),
+                reasoning_tokens=hidden,
+                cache_read_tokens=cached_tokens(usage, counts),
             )
-            out.extend(self._hosted.usage(details, self._reasoning.source is not None))
+            out.extend(self._hosted.usage(hidden, self._reasoning.source is not None))
         timings = chunk.get("timings")
         if isinstance(timings, dict) and not self._usage_seen:
             # llama.cpp sends timings on the last chunk even when usage is off.
-            prompt = (timings.get("prompt_n") or 0) + (timings.get("cache_n") or 0)
-            out.append(Usage(input_tokens=prompt or None, output_tokens=timings.get("predicted_n")))
+            prompt = (counts.get(timings, "prompt_n") or 0) + (counts.get(timings, "cache_n") or 0)
+            out += counts.events(
+                input_tokens=prompt or None, output_tokens=counts.get(timings, "predicted_n")
+            )
         return out
 
     def close(self) -> list[Event]:
@@ -328,9 +329,9 @@ class HostedStream:
     def finish(self, reason: str) -> None:
         self._finished_ok = reason != "error"
 
-    def usage(self, details: dict[str, Any], reasoning_seen: bool) -> list[Event]:
-        hidden = details.get("reasoning_tokens")
-        if self._warned or reasoning_seen or not isinstance(hidden, int) or hidden <= 0:
+    def usage(self, hidden: int | None, reasoning_seen: bool) -> list[Event]:
+        """``hidden``: the reasoning tokens the server counted."""
+        if self._warned or reasoning_seen or not hidden:
             return []
         self._warned = True
         return [Notice(NO_REASONING_TEXT.format(model=self.model))]
@@ -374,11 +375,8 @@ def merge_reasoning_details(merged: list[dict[str, Any]], fragments: list[Any]) 
                 last[key] = value
 
 
-def cached_tokens(usage: dict[str, Any]) -> int | None:
+def cached_tokens(usage: dict[str, Any], counts: UsageCounts) -> int | None:
     """Prompt tokens served from the cache, inside ``prompt_tokens``: OpenAI and OpenRouter say
     ``prompt_tokens_details.cached_tokens``, DeepSeek ``prompt_cache_hit_tokens``."""
     details = usage.get("prompt_tokens_details")
-    value = (details.get("cached_tokens") if isinstance(details, dict) else None) or usage.get(
-        "prompt_cache_hit_tokens"
-    )
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+    return counts.get(details, "cached_tokens") or counts.get(usage, "prompt_cache_hit_tokens")

@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..core.events import Event, Finish, Notice, ReasoningDelta, TextDelta, Usage
+from ..core.events import Event, Finish, Notice, ReasoningDelta, TextDelta
 from ..core.presets import SCALE, merge, nearest
 from ..errors import ProviderError
-from .base import RequestContext, decode_json
+from .base import RequestContext, UsageCounts, decode_json
 from .transport import HttpRequest
 
 FRAMING = "sse"
@@ -303,16 +303,12 @@ class Parser:
         out: list[Event] = []
         usage = response.get("usage")
         if isinstance(usage, dict):
-            details = usage.get("output_tokens_details") or {}
-            out.append(
-                Usage(
-                    input_tokens=usage.get("input_tokens"),
-                    output_tokens=usage.get("output_tokens"),
-                    reasoning_tokens=details.get("reasoning_tokens"),
-                    cache_read_tokens=_positive(
-                        (usage.get("input_tokens_details") or {}).get("cached_tokens")
-                    ),
-                )
+            counts = UsageCounts()
+            out += counts.events(
+                input_tokens=counts.get(usage, "input_tokens"),
+                output_tokens=counts.get(usage, "output_tokens"),
+                reasoning_tokens=counts.get(usage.get("output_tokens_details"), "reasoning_tokens"),
+                cache_read_tokens=counts.get(usage.get("input_tokens_details"), "cached_tokens"),
             )
         if kind == "response.completed":
             out.append(Finish("stop"))
@@ -355,7 +351,3 @@ def _error(obj: dict[str, Any]) -> str:
     message = err.get("message") or "no message"
     code = err.get("code") or err.get("type")
     return f"{message} ({code})" if code and code != "error" else str(message)
-
-
-def _positive(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
