@@ -1730,7 +1730,7 @@ SIZE_BUDGET = 2.5
 """Saved bytes per %%think cell, without widget state, per byte of its reasoning and answer."""
 SIZE_BUDGET_WITH_STATE = 3.0
 """...and with Lab's widget state saved: the run on screen ended, its static twin shows it and
-the widget holds no text, only its header, run selector and steering (~17 small models; the
+the widget holds no text, only its header, run selector and steering (~11 small models; the
 stylesheet and Pin's script are sent by message, never saved: see ``notebook.kit``)."""
 
 

@@ -76,7 +76,7 @@ def test_saved_cell_size(wire_server, case):
     """A %%think cell of 14 KB of reasoning and answer, prose or math-heavy (26 math spans, a
     table, code; and 11 KB of it, less prose around the same math), as nbclient saves it:
     without widget state at most 2.5x the text (the trace once, the static HTML once,
-    text/markdown and text/plain a few lines); its live view, the run ended, 17 widget models
+    text/markdown and text/plain a few lines); its live view, the run ended, 11 widget models
     and no Output (the static twin shows the text). (What Lab saves, widget state included:
     test_browser.py::test_saved_notebook_size.)"""
     import random
