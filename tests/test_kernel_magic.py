@@ -71,21 +71,22 @@ def test_saved_notebook_has_widget_static_fallbacks_and_trace(wire_server):
     assert nb.cells[2].outputs[0]["text"].startswith(f"Trace complete {answer}")
 
 
-@pytest.mark.parametrize("case", ["prose", "math"])
+@pytest.mark.parametrize("case", ["prose", "math", "math-short"])
 def test_saved_cell_size(wire_server, case):
     """A %%think cell of 14 KB of reasoning and answer, prose or math-heavy (26 math spans, a
-    table, code), as nbclient saves it: without widget state at most 2.5x the text (the trace
-    once, the static HTML once, text/markdown and text/plain a few lines); its live view, the
-    run ended, 17 widget models and no Output (the static twin shows the text). (What Lab
-    saves, widget state included: test_browser.py::test_saved_notebook_size.)"""
+    table, code; and 11 KB of it, less prose around the same math), as nbclient saves it:
+    without widget state at most 2.5x the text (the trace once, the static HTML once,
+    text/markdown and text/plain a few lines); its live view, the run ended, 11 widget models
+    and no Output (the static twin shows the text). (What Lab saves, widget state included:
+    test_browser.py::test_saved_notebook_size.)"""
     import random
 
     from test_widget import math_heavy, paragraphs
 
     reasoning = paragraphs(random.Random(3), 8_000, lines=True)
     answer = "## Result\n\n" + paragraphs(random.Random(4), 4_000, code=True)
-    if case == "math":  # (math took ~70 bytes a span to save: 2.56x)
-        reasoning, answer = math_heavy(3)
+    if case.startswith("math"):  # (math took ~70 bytes a span to save: 2.56x)
+        reasoning, answer = math_heavy(3, short=case == "math-short")
     wire_server.route("POST", CHAT, Reply.sse(wf.chat_sse(reasoning, answer), pause=0.0005))
     nb = execute_notebook(
         f"%%think --model llamacpp:m --base-url {wire_server.url}\nWhy blue?",

@@ -424,11 +424,13 @@ the Sun looks red, and at $\theta = 90^\circ$ it is weakest."""
 """A math-heavy answer: 16 math spans (inline and display), a table and a code block."""
 
 
-def math_heavy(seed: int) -> tuple[str, str]:
-    """A math-heavy run the size of a prose one (8 KB of reasoning, 4 KB of answer): prose
-    reasoning in lines, then :data:`MATH_STEPS`; :data:`MATH_ANSWER`, then its explanation."""
-    reasoning = paragraphs(random.Random(seed), 8_000, lines=True)
-    explanation = paragraphs(random.Random(seed + 1), 2_800)
+def math_heavy(seed: int, short: bool = False) -> tuple[str, str]:
+    """A math-heavy run the size of a prose one (8 KB of reasoning, 4 KB of answer: 14 KB in
+    all), or with less prose around the same math (``short``: 11 KB, where a cell's fixed
+    bytes weigh more): prose reasoning in lines, then :data:`MATH_STEPS`; :data:`MATH_ANSWER`,
+    then its explanation."""
+    reasoning = paragraphs(random.Random(seed), 7_000 if short else 8_000, lines=True)
+    explanation = paragraphs(random.Random(seed + 1), 2_000 if short else 2_800)
     return f"{reasoning}\n\n{MATH_STEPS}", f"{MATH_ANSWER}\n\n{explanation}"
 
 
@@ -682,9 +684,15 @@ def test_stop_and_preset_callbacks(wire):
     assert calls == ["stop"] and w.stop_button.disabled
     w.dropdown.value = "medium"
     assert calls == ["stop", "medium"]
+    stop = f"IPY_MODEL_{w.stop_button.model_id}"  # (its id, while it has one)
     trace.finish("cancelled")
     w.finish(trace)
     assert w.stop_button.disabled and "stopped" in w.status.value  # (disabled: hidden)
+    # ...and closed: a saved notebook keeps no Stop model; the next run has a new one
+    assert w.stop_button.comm is None and stop not in wire.state(w._header)["children"]
+    w.start_run(new_trace(wire))
+    assert not w.stop_button.disabled and w.stop_button.comm is not None
+    assert wire.state(w._header)["children"][2] == f"IPY_MODEL_{w.stop_button.model_id}"
 
 
 def test_status_line_once_done_and_stop_only_while_running(wire):
@@ -802,8 +810,10 @@ def test_a_run_the_static_twin_shows_keeps_no_text_in_the_widget(wire):
         assert "done" in w.status.value and w.steer_row.pin.offered
     first, second = views
     from reasoning_nb.notebook import run_view, runners
+    from reasoning_nb.notebook.style import STYLE
 
-    assert f".{run_view.TEXT_CLASS})" in runners.PAIRING_STYLE  # (the text it pairs by)
+    assert f".{run_view.TEXT_CLASS})" in runners.LIVE_PAIRING  # (the text it pairs by)
+    assert runners.LIVE_PAIRING in STYLE and runners.LIVE_PAIRING not in runners.PAIRING_STYLE
     w.selector.value = 0  # the user picks run 1: made again, whole, in the widget
     assert w.view is first and wire.shown(first.answer.box) == "First answer."
     assert wire.state(w.body)["children"] == [f"IPY_MODEL_{first.root.model_id}"]

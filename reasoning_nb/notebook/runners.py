@@ -41,23 +41,30 @@ _TWIN = f".jp-OutputArea-child:has(.{LIVE_CLASS}:not(.{_GONE})) + .jp-OutputArea
 # with the metadata). While the widget shows a run's text (live, or an earlier run picked),
 # the static twin is hidden; once the twin's run is on screen and ended, the widget shows only
 # its header, selector and steering, and the twin its text (its own head, notes and earlier
-# runs hidden: the widget says them). A widget with no kernel behind it (reopened, restarted)
-# or none at all ("model not found" in a Lab that did not save widget state) is hidden and the
-# twin shows whole. Untrusted notebooks drop the <style>: there the widget never renders, and
-# the static output shows.
-PAIRING_STYLE = (
-    "<style>"
+# runs hidden: the widget says them). Those rules hold only while the widget has a kernel
+# behind it, so they come with its stylesheet, which the page asks the kernel for and which is
+# never saved (LIVE_PAIRING, in ``style.STYLE``; see ``kit``). A widget with no kernel behind
+# it (reopened, restarted) or none at all ("model not found" in a Lab that did not save widget
+# state) is hidden and the twin shows whole: that rule, and the twin's own look, are saved with
+# the twin (PAIRING_STYLE). Untrusted notebooks drop the <style>: there the widget never
+# renders, and the static output shows.
+LIVE_PAIRING = (
     f".jp-OutputArea-child:has(.{LIVE_CLASS}:not(.{_GONE}) .{_TEXT})"
     f" + .jp-OutputArea-child:has(.{STATIC_CLASS}){{display:none}}"
     f"{_TWIN} .{STATIC_CLASS}>.reasoning-nb-export>:is(.reasoning-nb-which,.reasoning-nb-meta,"
     ".reasoning-nb-earlier){display:none}"
-    f"{_WIDGET}:is(:not(:has(.{LIVE_CLASS})),:has(.{LIVE_CLASS}.{_GONE})){{display:none}}"
-    # The static twin's error line, where the cell's own error line (just below) says it.
-    f".{STATIC_CLASS}.{ERROR_IN_CELL_CLASS} .{render.ERROR_CLASS}{{display:none}}"
+)
+PAIRING_STYLE = (
+    "<style>"
+    f"{_WIDGET}:not(:has(.{LIVE_CLASS}:not(.{_GONE}))){{display:none}}"
     # Code blocks in the static twin, where Lab shows it: the same calm box as the widget's.
     + code_look.code_box_css(f".{STATIC_CLASS} .{render.CSS_CLASS}-export")
     + "</style>"
 )
+ERROR_IN_CELL_STYLE = (  # (saved only where it applies)
+    f"<style>.{STATIC_CLASS}.{ERROR_IN_CELL_CLASS} .{render.ERROR_CLASS}{{display:none}}</style>"
+)
+"""The static twin's error line, where the cell's own error line (just below) says it."""
 
 
 def error_line(exc: BaseException, debug: bool) -> str:
@@ -307,8 +314,10 @@ class WidgetRunner:
         says which of the cell's runs it is, with the earlier runs folded under it."""
         self._error_in_cell = error_in_cell
         data = render.cell_bundle(trace, CellRuns(self.line, tuple(self.runs[:-1])))
-        classes = f"{STATIC_CLASS} {ERROR_IN_CELL_CLASS}" if error_in_cell else STATIC_CLASS
-        data["text/html"] = f'<div class="{classes}">{PAIRING_STYLE}{data["text/html"]}</div>'
+        classes, style = STATIC_CLASS, PAIRING_STYLE
+        if error_in_cell:
+            classes, style = f"{classes} {ERROR_IN_CELL_CLASS}", style + ERROR_IN_CELL_STYLE
+        data["text/html"] = f'<div class="{classes}">{style}{data["text/html"]}</div>'
         metadata: dict[str, Any] = {METADATA_KEY: trace.to_dict()}
         if len(self.runs) > 1:
             metadata[f"{METADATA_KEY}_history"] = [t.to_dict() for t in self.runs[:-1]]

@@ -15,7 +15,7 @@ from .run_view import (
     THOUGHTS_CLASS,
     TOGGLE_CLASS,
 )
-from .runners import LIVE_CLASS
+from .runners import LIVE_CLASS, LIVE_PAIRING
 
 ROOT_CLASSES = ("reasoning-nb", LIVE_CLASS)
 HEADER_CLASS, STATUS_CLASS, RUNS_CLASS, STEER_CLASS, KIT_CLASS, IDLE_CLASS = (
@@ -159,3 +159,4 @@ STYLE += CLOCK_STYLE
 # Lab Dark's comment colour (#408080) reads at 4.15:1 on its background: one of our own, 6:1.
 STYLE += f"body[data-jp-theme-light=false] {_L}{{--jp-mirror-editor-comment-color:#5c9d9d}}"
 """One stylesheet, scoped to the live view, sent once with the model label."""
+STYLE += LIVE_PAIRING  # (the live widget's side of its pairing with the static twin)

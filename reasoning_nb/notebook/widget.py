@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Callable
 
 import ipywidgets as W
+from ipywidgets.widgets.widget_string import HTMLStyle
 
 from ..core import rescue
 from ..core.events import Notice, ReasoningDelta, TextDelta
@@ -75,7 +76,17 @@ _PHASE_OF_STATUS = {"complete": "done", "truncated": "done", "cancelled": "stopp
 LOST_DETAIL = "no answer, every token went to thinking"
 """The status line of a run that lost its answer to thinking (its warning says what to do)."""
 
+_UNSET = "font_family", "font_size", "font_style", "font_variant", "font_weight", "text_decoration"
+"""Style values that ipywidgets leaves None in Python and the page's models default to "". Set
+to "" (which sets no CSS either), they equal the page's defaults, which Lab's saved widget
+state leaves out: ~25 bytes a value, 7 in a header. (A colour may not be "".)"""
+
 __all__ = ["ThinkWidget"]
+
+
+def _unset_style(kind: type[W.Style]) -> W.Style:
+    """A ``kind`` style model with every value unset, as the page has it (:data:`_UNSET`)."""
+    return kind(**{name: "" for name in _UNSET if kind.class_traits().get(name)})
 
 
 class ThinkWidget:
@@ -131,19 +142,20 @@ class ThinkWidget:
         text of its own while that run is on screen."""
 
         options = list(presets) + ([preset] if preset not in presets else [])
-        self.model_label = W.HTML(_model_html(model), layout=self._layout)
-        html_style = self.model_label.style  # (the HTML parts share it)
+        html_style = _unset_style(HTMLStyle)  # (the HTML parts and the dropdown share it)
+        self.model_label = W.HTML(_model_html(model), layout=self._layout, style=html_style)
         """The model that answers the run on screen, once the run knows it."""
         self.dropdown = W.Dropdown(
-            options=options, value=preset, tooltip="Reasoning preset", layout=self._layout
-        )
-        self.stop_button = W.Button(
-            description="Stop",
-            icon="stop",
-            disabled=True,
-            tooltip="Stop this run",
+            options=options,
+            value=preset,
+            tooltip="Reasoning preset",
             layout=self._layout,
-        )  # fmt: skip  (disabled, hence hidden, while no run is live: see STYLE)
+            style=html_style,
+        )
+        self._button_style = _unset_style(W.ButtonStyle)
+        self.stop_button = self._new_stop_button()
+        """Shown while a run is live; disabled (hidden: see STYLE) before the first run, closed
+        once a run ended (a saved notebook keeps no Stop), made again for the next run."""
         self.status = W.HTML(layout=self._layout, style=html_style, _dom_classes=(STATUS_CLASS,))
         self.selector: W.ToggleButtons | None = None
         """The run selector, made for the second run (see ``_update_selector``)."""
@@ -171,7 +183,28 @@ class ThinkWidget:
             _dom_classes=ROOT_CLASSES,
         )
         self.dropdown.observe(self._on_preset, "value")
-        self.stop_button.on_click(self._on_stop)
+
+    def _new_stop_button(self, disabled: bool = True) -> W.Button:
+        button = W.Button(
+            description="Stop", icon="stop", disabled=disabled, tooltip="Stop this run",
+            layout=self._layout, style=self._button_style,
+        )  # fmt: skip
+        button.on_click(self._on_stop)
+        return button
+
+    def _show_stop(self, running: bool) -> None:
+        """Stop in the header while a run is live; closed once none is."""
+        if running and self.stop_button.comm is None:  # (closed when the last run ended)
+            self.stop_button = self._new_stop_button(disabled=False)
+            header = (self.model_label, self.dropdown, self.stop_button, self.status)
+            self._meter.set(self._header, children=header)
+        elif running:
+            self._meter.set(self.stop_button, disabled=False, description="Stop")
+        elif self.stop_button.comm is not None:
+            children = tuple(c for c in self._header.children if c is not self.stop_button)
+            self._meter.set(self._header, children=children)
+            self.stop_button.close()
+            self.stop_button.disabled = True  # (closed: no message)
 
     # -- the contract with the magic ------------------------------------------------------------
 
@@ -203,7 +236,7 @@ class ThinkWidget:
         self._all.append(run)
         self._live = run
         self._show(run)
-        self._meter.set(self.stop_button, disabled=False, description="Stop")
+        self._show_stop(True)
         self._follow_preset(run)
         self._follow_model(run)
         self._update_selector()
@@ -269,7 +302,7 @@ class ThinkWidget:
     def pair(self, trace: Trace) -> None:
         """The static output below the widget shows ``trace``, ended, in full from now on:
         while that run is on screen the widget shows only its header, selector and steering
-        (see ``runners.PAIRING_STYLE``), so a saved notebook keeps the text once as HTML, not
+        (see ``runners.LIVE_PAIRING``), so a saved notebook keeps the text once as HTML, not
         again as widget state."""
         self.twin = trace
         run = self._shown
@@ -306,7 +339,7 @@ class ThinkWidget:
         if run is self._live:
             self._live = None
             self._status_dirty = False
-            self._meter.set(self.stop_button, disabled=True, description="Stop")
+            self._show_stop(False)
 
     # -- sending ---------------------------------------------------------------------------------
 
@@ -483,7 +516,7 @@ class ThinkWidget:
 
     def close(self) -> None:
         """Close every widget model of this view, the runs not on screen included."""
-        roots = [self.root, *self.steer_row.widgets()]
+        roots = [self.root, self._button_style, *self.steer_row.widgets()]  # (Stop may be gone)
         close_tree(*roots, *(part for run in self._all for part in run.parts))
 
     # -- user actions ----------------------------------------------------------------------------

@@ -160,6 +160,16 @@ async function place(model, el, cells) {
   }
 }
 
+// The kit's stylesheet into the page, once per page and version (the loader calls it).
+export function install({ version, css }) {
+  if (!document.querySelector(`style[data-reasoning-nb="${version}"]`)) {
+    const sheet = document.createElement("style");
+    sheet.dataset.reasoningNb = version;
+    sheet.textContent = css;
+    document.head.append(sheet);
+  }
+}
+
 export function pin({ model, el }) {
   const button = document.createElement("button");
   button.className = "jupyter-button widget-button";
