@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import fields
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -88,7 +89,8 @@ class Run:
             raise ConfigError("The prompt must be a string.")
         if system is not None and not isinstance(system, str):
             raise ConfigError("The system prompt must be a string.")
-        for name, text in (("prompt", prompt), ("system", system), ("history", history)):
+        sent = ("prompt", prompt), ("system", system), ("history", history), ("model", model)
+        for name, text in sent:
             _check_sendable(name, text)
         self.preset, self.budget_tokens = presets.check(preset, budget_tokens)
         _check_number("max_tokens", max_tokens, int, minimum=1)
@@ -321,7 +323,8 @@ class Run:
         transport = Transport(
             timeout=self.timeout,
             local=info.local,
-            secrets=(api_key,) if api_key else (),
+            # a password in the base URL (https://user:pass@host) is a secret too
+            secrets=tuple(filter(None, (api_key, urlsplit(base_url).password))),
             start_hint=info.start_hint,
         )
         loaded = info.loads_models and await model_loaded(info, base_url, ref.name)

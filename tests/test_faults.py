@@ -451,6 +451,7 @@ def test_config_errors_name_the_fix(wire_server, kwargs, needle):
         ({"prompt": "a lone \ud800 surrogate"}, "prompt holds a lone surrogate"),
         ({"system": "be terse \udfff"}, "system holds a lone surrogate"),
         ({"history": [{"role": "user", "content": "x\ud83d"}]}, "history holds a lone"),
+        ({"model": "ollama:qwen\ud800", "cache": True}, "model holds a lone surrogate"),
     ],
 )
 def test_input_that_cannot_be_sent_is_a_config_error_before_any_io(wire_server, kwargs, needle):

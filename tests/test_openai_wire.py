@@ -513,6 +513,33 @@ def test_openai_compatible_never_sends_the_openai_key_elsewhere_unless_named(
     assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
 
 
+def test_a_refusal_for_want_of_a_key_held_back_says_how_to_send_it(
+    wire_server, elsewhere, monkeypatch
+):
+    """The server asks for a key that the environment holds but did not send there: the error
+    names the variable and the flag, not "check OPENAI_API_KEY" (that key was never sent)."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    wire_server.route("POST", CHAT, Reply.json({"error": {"message": "missing key"}}, 401))
+    with pytest.raises(ProviderError) as info:
+        think(PROMPT, model="openai-compatible:m", base_url=elsewhere)
+    message = str(info.value)
+    assert "none was sent" in message and "--api-key-env OPENAI_API_KEY" in message
+    assert KEY not in message and "authorization" not in wire_server.last.headers
+    with pytest.raises(ProviderError) as info:  # the key was sent and refused
+        think(PROMPT, model="openai-compatible:m", base_url=elsewhere, api_key_env="OPENAI_API_KEY")
+    assert "refused the API key" in str(info.value) and KEY not in str(info.value)
+
+
+def test_a_password_in_the_base_url_is_scrubbed_like_a_key(wire_server):
+    secret = "pw-0123456789abcdef"
+    message = f"user admin with password {secret} may not use this model"
+    wire_server.route("POST", CHAT, Reply.json({"error": {"message": message}}, 403))
+    base = wire_server.url.replace("http://", f"http://admin:{secret}@")
+    with pytest.raises(ProviderError) as info:
+        think(PROMPT, model="openai-compatible:m", base_url=base)
+    assert secret not in str(info.value) and "[redacted]" in str(info.value)
+
+
 def test_the_command_line_names_the_key_with_api_key_env(wire_server, monkeypatch, capsys):
     from reasoning_nb.__main__ import main
 

@@ -111,6 +111,13 @@ def test_a_long_retry_after_says_when_to_retry(wire_server):
     assert len(wire_server.requests_to(CHAT)) == 1  # reported, not slept through
 
 
+@pytest.mark.parametrize("value", ["inf", "1e20", "nan"])
+def test_a_retry_after_past_any_sense_is_read_as_none(wire_server, value):
+    wire_server.route("POST", CHAT, Reply.json({"error": "rate limited"}, 429, retry_after=value))
+    err = failure(wire_server)  # a ProviderError, not an OverflowError from the clock
+    assert err.status == 429 and "wait a little, then try again" in err.message
+
+
 def test_a_hosted_rate_limit_keeps_the_time_to_retry(wire_server):
     body = wf.openai_error_body("You exceeded your current quota.", code="insufficient_quota")
     wire_server.route("POST", "/v1/responses", Reply.json(body, 429, retry_after=7200))

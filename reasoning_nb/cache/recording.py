@@ -115,14 +115,15 @@ def encode(recording: dict[str, Any]) -> bytes:
 
 
 def decode(stored: str | bytes) -> dict[str, Any]:
-    """A stored recording: deflated JSON, or JSON text as stored before (a cache outlives an
-    upgrade)."""
+    """A stored recording: deflated JSON, or the JSON text of a row an older version left
+    (keys of version 1 no longer match, so such a row is read only by ``lookup(entry=...)``
+    until the cap evicts it, least recently used first)."""
     return json.loads(zlib.decompress(stored) if isinstance(stored, bytes) else stored)
 
 
 def restored(saved: dict[str, Any], replayed: Trace) -> dict[str, Any]:
-    """A recording's trace, with the reasoning and answer that its replay folded again (a
-    recording stored before this kept them itself; then they win)."""
+    """A recording's trace, with the reasoning and answer that its replay folded again (an
+    older version's row kept them itself; then they win)."""
     return {"reasoning": replayed.reasoning, "answer": replayed.answer} | saved
 
 

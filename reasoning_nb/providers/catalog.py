@@ -327,6 +327,25 @@ def api_key_for(
     )
 
 
+def refused_key(info: ProviderInfo, base_url: str, sent: bool, message: str) -> str:
+    """What to do when ``base_url`` refused a request (401/403) for want of the right key."""
+    if sent:
+        envs = " or ".join(info.key_envs) or "api_key= or api_key_env="
+        return f"The server refused the API key ({message}): check {envs}."
+    held = [n for n in info.key_envs if os.environ.get(n, "").strip()]
+    if held and not key_belongs(info, base_url):  # set, but not this address's to have
+        name = held[0]
+        why = f"{name} is set, but a key from the environment goes only to its provider's address"
+        return (
+            f"{shown(base_url)} asks for an API key ({message}) and none was sent: {why}; pass "
+            f"api_key_env='{name}' (--api-key-env {name}) to send it there."
+        )
+    return (
+        f"{shown(base_url)} asks for an API key ({message}) and none was sent: pass "
+        "api_key_env='NAME' (--api-key-env NAME) naming the variable that holds it, or api_key=."
+    )
+
+
 def key_belongs(info: ProviderInfo, base_url: str) -> bool:
     """Whether the provider's env key may go to ``base_url`` without the user naming it."""
     if info.own_server_key or on_this_machine(base_url):

@@ -13,6 +13,7 @@ from ..core.events import Event, Finish
 from ..core.presets import merge
 from ..errors import ProviderError
 from .base import ReasoningSource, RequestContext, UsageCounts, decode_json
+from .catalog import refused_key
 from .transport import HttpRequest
 
 FRAMING = "ndjson"
@@ -58,6 +59,9 @@ def explain(error: ProviderError, ctx: RequestContext) -> str | None:
             f"Ollama has no model {ctx.ref.name!r}: run `ollama pull {ctx.ref.name}` "
             "(or pick one from `ollama list`)."
         )
+    if error.status in (401, 403):  # ollama.com, or a server behind a proxy that asks for one
+        sent = ctx.api_key is not None
+        return refused_key(ctx.ref.provider, ctx.base_url, sent, error.message[:160])
     return None
 
 

@@ -24,6 +24,7 @@ from ..core.presets import merge
 from ..errors import ProviderError
 from . import openai_responses as openai
 from .base import ReasoningSource, RequestContext, UsageCounts, decode_json
+from .catalog import refused_key
 from .transport import HttpRequest, server_message
 
 FRAMING = "sse"
@@ -86,8 +87,8 @@ def explain(error: ProviderError, ctx: RequestContext) -> str | None:
             "name."
         )
     if error.status in (401, 403):
-        envs = " or ".join(ctx.ref.provider.key_envs) or "api_key= or api_key_env="
-        return f"The server refused the API key ({error.message[:160]}): check {envs}."
+        sent = ctx.api_key is not None
+        return refused_key(ctx.ref.provider, ctx.base_url, sent, error.message[:160])
     return None
 
 

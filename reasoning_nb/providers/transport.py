@@ -168,7 +168,7 @@ class Transport:
                 raise ProviderError(self._timed_out(request.url, first=True)) from None
             except httpx.HTTPError as exc:
                 raise ProviderError(
-                    self.scrub(f"The request to {request.url} failed: {exc}.")
+                    self.scrub(f"The request to {_origin(request.url)} failed: {exc}.")
                 ) from None
             status = response.status_code
             if 200 <= status < 300 and status != 204 and not _web_page(response):
@@ -407,18 +407,22 @@ def server_message(body: bytes | str | dict) -> str:
     return str(body)[:500]
 
 
+RETRY_AFTER_LIMIT = 7 * 24 * 3600.0
+"""A longer Retry-After (``inf``, ``1e20``) says nothing a user can act on: read as none."""
+
+
 def _retry_after(value: str | None) -> float | None:
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    return max(0.0, seconds) if seconds <= RETRY_AFTER_LIMIT else None
 
 
 def _status_error(response: httpx.Response, body: bytes, wait: float | None) -> str:
