@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
@@ -225,6 +226,33 @@ def test_an_unclosed_dollar_holds_the_cut_only_so_long(wire):  # noqa: F811
     assert live._blocks
     assert all(len(b.src) <= 100 + MATH_WAIT + 4 for b in live._blocks)
     assert len(live._open) <= 100 + MATH_WAIT + 4
+
+
+@pytest.mark.parametrize("indent", ["  ", "\t"])
+def test_a_table_of_indented_rows_is_still_cut_by_force(wire, indent):  # noqa: F811
+    """Rows that start with a space or a tab: a cut before one is a cut before a row (the rule
+    "not before whitespace" is for the middle of a line), so the tail stays near its limit."""
+    rows = "".join(f"{indent}| row {i} cell | value {i} |\n" for i in range(150))
+    text = f"Intro.\n\n{indent}| a | b |\n{indent}|---|---|\n{rows}"
+    live = LiveText(tail_limit=400)
+    longest = 0
+    for i in range(0, len(text), 4):
+        live.append(text[i : i + 4])
+        live.flush()
+        longest = max(longest, len(live._open))
+    assert len(live._blocks) > 5 and longest < 400 + 40
+    assert all(b.src.startswith(indent + "|") for b in live._blocks[2:])
+
+
+def test_an_indented_code_block_is_cut_between_its_lines(wire):  # noqa: F811
+    """Each piece of an indented code block starts with a whole line, its indent kept (a cut
+    after the indent, or inside a line, makes the rest a paragraph)."""
+    code = "".join(f"    x{i} = compute(alpha, beta) + other  # note\n" for i in range(40))
+    live = LiveText(tail_limit=400)
+    stream(live, f"Some code:\n\n{code}")
+    pieces = [b.src for b in live._blocks[1:]] + [live._open]
+    assert len(pieces) > 2 and "".join(pieces) == code
+    assert all(re.match(r"    x\d+ = ", piece) for piece in pieces), [p[:12] for p in pieces]
 
 
 def test_streaming_unclosed_math_costs_linear_time(wire):  # noqa: F811

@@ -278,6 +278,9 @@ def test_math_round_trips(before, tex, kind, after):
     display block takes any lines."""
     opening, closing, block = FORMS[kind]
     assume(closing not in tex and (block or "\n" not in tex))
+    # (the static view writes math as \(…\) or \[…\], whatever its delimiters were: TeX
+    # holding one of those closers ends early in MathJax, a limit of that form)
+    assume("\\)" not in tex and "\\]" not in tex)
     if block:
         text = f"{before}\n{opening}\n{tex}\n{closing}\n{after}"
     else:

@@ -307,14 +307,33 @@ def may_cut(text: str, at: int, math: list[Span], *, prose: bool = True) -> bool
     in a line of ``prose`` not before what would open a block of its own at the start of a
     piece (a list item, a heading, a quote...), and not inside a math span (``math``: see
     :func:`math_in`): each piece would show half of it as raw TeX, and pair its other dollar
-    with the next span's."""
-    if at >= len(text) or text[at].isspace():
+    with the next span's. At a line start the word may follow an indent: a table's row, a
+    code block's line, an item's paragraph; in prose not one of 4 columns or more after a line
+    with less (the piece after the cut would open an indented code block there), and never
+    inside a line indented 4 columns or more (a code block's: its rest would read as prose)."""
+    if at >= len(text):
         return False
-    if prose and text[at - 1] != "\n" and _OPENS_BLOCK.match(text, at):
+    if text[at - 1] == "\n":
+        end = text.find("\n", at)
+        line = text[at:] if end < 0 else text[at:end]
+        if not line.strip():  # a blank line, or a line not begun
+            return False
+        if prose and _indent(line) >= 4 > _indent(text[text.rfind("\n", 0, at - 1) + 1 : at]):
+            return False
+    elif text[at].isspace():
         return False
+    elif prose and _OPENS_BLOCK.match(text, at):
+        return False
+    elif prose and _indent(text[text.rfind("\n", 0, at) + 1 : at]) >= 4:
+        return False  # inside an indented code block's line
     k = bisect.bisect_left(math, at, key=lambda span: span[0])  # (in order, apart)
     end = math[k - 1][1] if k else at
     return end is not None and end <= at
+
+
+def _indent(line: str) -> int:
+    """The columns of a line's indent (a tab to the next multiple of 4, as CommonMark)."""
+    return len(line[: len(line) - len(line.lstrip(" \t"))].expandtabs(4))
 
 
 def _fits(text: str, cut: Cut, math: list[Span]) -> bool:

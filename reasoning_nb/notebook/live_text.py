@@ -253,6 +253,11 @@ class LiveText:
             elif not text[-1:].isspace():  # a word shows once whole: a forced cut can go there
                 space = max(text.rfind(" ", -WORD), text.rfind("\n", -WORD))
                 show = space + 1 if space >= cut.at else show
+            # nor the indent of a line not begun: a forced cut may still go before that line
+            # (in an indented code block, the only place one may go)
+            line = text.rfind("\n", cut.at, show) + 1
+            if line > cut.at and not text[line:show].strip(" \t"):
+                show = line
         # a table shows only as one (a pause too: a lone header reads as a line of pipes)
         if hold is not None:
             show = min(show, max(hold, shown, cut.at))
