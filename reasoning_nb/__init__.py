@@ -52,7 +52,7 @@ def __getattr__(name: str):
 
         return getattr(api, name)
     if name == "stats":
-        from .analytics import stats
+        from .views.stats import stats
 
         return stats
     raise AttributeError(f"module 'reasoning_nb' has no attribute {name!r}")

@@ -17,7 +17,7 @@ from .core.events import Done
 from .core.presets import PRESETS
 from .errors import ReasoningNBError
 from .run import MAX_CHARS, Run
-from .terminal import TerminalView, inert
+from .views.terminal import TerminalView, inert
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return export_main(argv[1:])
     if argv and argv[0] == "cache":
-        from .cache.cli import main as cache_main
+        from .store.cli import main as cache_main
 
         return cache_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m reasoning_nb", description=__doc__)

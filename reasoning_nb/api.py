@@ -11,8 +11,8 @@ from typing import Any
 from anyio.from_thread import start_blocking_portal
 
 from .core import rescue
+from .core.continuation import Continuation
 from .core.events import Event
-from .core.steering import Continuation
 from .core.trace import Trace
 from .errors import ConfigError
 from .run import MAX_CHARS, Run

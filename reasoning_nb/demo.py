@@ -17,13 +17,15 @@ import sys
 
 import anyio
 
-from .build_progress import BuildProgress
 from .core.events import Done, Notice
 from .errors import ReasoningNBError
-from .providers import llama_build, llama_choice, local
-from .providers.embedded import LlamaServer, find_model
+from .llama_server import build as llama_build
+from .llama_server import choice as llama_choice
+from .llama_server.process import LlamaServer, find_model
+from .llama_server.progress import BuildProgress
+from .providers import local
 from .run import Run
-from .terminal import TerminalView
+from .views.terminal import TerminalView
 
 QUESTION = "Why is the sky blue?"
 

@@ -3,7 +3,7 @@
 Everything a view shows comes from ``Run.events()``; ``Run.trace`` is always the fold of what has
 arrived, also after an error or a cancellation (its ``status`` says which).
 
-With ``cache=True`` an identical earlier run is replayed instead (see ``reasoning_nb.cache``):
+With ``cache=True`` an identical earlier run is replayed instead (see ``reasoning_nb.store``):
 first by what was asked, before any I/O, then by the exact request body once it is built. A
 replayed trace equals the recorded one (its timing and ``started_at`` too: it *is* that run)
 except ``trace.replay``, which says it is a replay and when the run was recorded.
@@ -28,15 +28,12 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from .cache import store
-from .cache.keys import address_of, ask_key, entry_key
-from .cache.recording import PACES, Recorder, replay, restored
 from .core import capabilities, history, presets
+from .core.continuation import Continuation
 from .core.cost import estimate as estimate_cost
 from .core.events import Done, Event, Notice, ReasoningDelta, Waiting
 from .core.loops import LOOP_NOTICE, LoopWatch
 from .core.rescue import STREAM_ENDED
-from .core.steering import Continuation
 from .core.trace import Trace
 from .errors import ConfigError, ProviderError, ReasoningNBError
 from .providers import catalog
@@ -44,6 +41,9 @@ from .providers.base import RequestContext
 from .providers.discovery import default_model, discovered_caps, model_loaded
 from .providers.protocols import protocol_module
 from .providers.transport import Transport
+from .store import db as store
+from .store.keys import address_of, ask_key, entry_key
+from .store.recording import PACES, Recorder, replay, restored
 
 LOADING = "loading model…"
 FIRST_TOKEN = "waiting for the first token…"

@@ -82,8 +82,9 @@ def _start_real_llama_server(reasoning_format: str, binary: str):
     from needs import unavailable
 
     from reasoning_nb.errors import ConfigError
-    from reasoning_nb.providers import llama_build, llama_choice
-    from reasoning_nb.providers.embedded import LlamaServer
+    from reasoning_nb.llama_server import build as llama_build
+    from reasoning_nb.llama_server import choice as llama_choice
+    from reasoning_nb.llama_server.process import LlamaServer
 
     try:
         if binary == "chosen":

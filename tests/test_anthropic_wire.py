@@ -667,7 +667,7 @@ def test_redacted_blocks_in_a_row_show_once_with_a_count(wire_server, seed):
 
 def test_odd_counts_are_dropped_with_a_warning_and_the_run_keeps_its_text(wire_server):
     """``"25"`` on message_start and ``1e308`` on message_delta: left out, said once each."""
-    from reasoning_nb import render
+    from reasoning_nb.views import render
 
     frames = wf.anthropic_sse(REASONING, ANSWER, input_tokens="25", thinking_tokens=1e308)
     wire_server.route("POST", PATH, Reply.sse(frames, chunking="random", seed=6))

@@ -32,7 +32,7 @@ pytestmark = BROWSER  # (a real Lab and chromium, as test_browser)
 
 SETUP = r"""
 from IPython.display import display
-from reasoning_nb import analytics, compare_view, render
+from reasoning_nb.views import compare as compare_view, render, stats as analytics
 from reasoning_nb.core.trace import Trace
 
 def trace(reasoning, answer, preset="high", model="llamacpp:m", tokens=None):

@@ -17,14 +17,15 @@ from test_export_safety import live_html, live_markdown
 from test_widget import FakeClock, Wire, markdown_of, max_per_window
 from wire_server import Reply
 
-from reasoning_nb import Trace, compare_view
-from reasoning_nb.compare_view import answer_diff, bundle, label
+from reasoning_nb import Trace
 from reasoning_nb.core.events import ReasoningDelta, TextDelta
 from reasoning_nb.errors import ConfigError
 from reasoning_nb.export.schema import METADATA_KEY, VARIANTS_KEY, saved_variants
 from reasoning_nb.notebook.compare import CompareWidget, parse_variants
 from reasoning_nb.notebook.live_markdown import live_markdown as inert_markdown
 from reasoning_nb.notebook.runners import WIDGET_VIEW
+from reasoning_nb.views import compare as compare_view
+from reasoning_nb.views.compare import answer_diff, bundle, label
 
 CHAT = "/v1/chat/completions"
 
@@ -289,7 +290,7 @@ def test_labels_come_from_the_traces():
 
 def test_exports_render_compare_outputs_without_the_network_stack():
     code = (
-        "import sys, reasoning_nb.export.preprocessor, reasoning_nb.compare_view; "
+        "import sys, reasoning_nb.export.preprocessor, reasoning_nb.views.compare; "
         "print(sorted(m for m in ('httpx', 'anyio', 'ipywidgets') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

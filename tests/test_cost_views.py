@@ -14,7 +14,7 @@ from reasoning_nb import stats
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.export.schema import read_trace
 from reasoning_nb.notebook.run_view import RunView
-from reasoning_nb.render import to_html, to_markdown, to_plain
+from reasoning_nb.views.render import to_html, to_markdown, to_plain
 
 COST = {
     "usd": 0.0123,

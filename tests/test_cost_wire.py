@@ -30,7 +30,7 @@ KEY = "sk-test-0123456789"
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch, tmp_path):
-    from reasoning_nb.cache import store
+    from reasoning_nb.store import db as store
 
     monkeypatch.setenv(store.DB_ENV, str(tmp_path / "cache.sqlite3"))
     monkeypatch.delenv("REASONING_NB_LOG", raising=False)

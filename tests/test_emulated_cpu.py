@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from needs import unavailable
 
-from reasoning_nb.providers import llama_build, llama_choice
+from reasoning_nb.llama_server import build as llama_build
+from reasoning_nb.llama_server import choice as llama_choice
 
 pytestmark = [
     pytest.mark.real_server,

@@ -22,8 +22,8 @@ import pytest
 from needs import requires
 from test_math_text import math_in, prose_in
 
-from reasoning_nb import render
 from reasoning_nb.core.trace import Trace
+from reasoning_nb.views import render
 
 CHROMIUM = "/usr/bin/chromium"
 REASONING = (

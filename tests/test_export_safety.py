@@ -21,10 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from reasoning_nb import code_look, compare_view, render
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.export import exporters
 from reasoning_nb.export.schema import KNOWN_FIELDS, read_trace
+from reasoning_nb.views import code_look, render
+from reasoning_nb.views import compare as compare_view
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 PAYLOAD = (

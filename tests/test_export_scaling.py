@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from scaling import assert_linear
 from traitlets.config import Config
 
-from reasoning_nb import compare_view, render
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.export.exporters import ReasoningMarkdownExporter
+from reasoning_nb.views import compare as compare_view
+from reasoning_nb.views import render
 
 
 def _notebook(meta: dict) -> nbformat.NotebookNode:

@@ -22,9 +22,9 @@ import wire_fixtures as wf
 from nbclient import NotebookClient
 from wire_server import Reply, WireServer
 
-from reasoning_nb import render
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.notebook.pin import PIN_KEY, pin_markdown
+from reasoning_nb.views import render
 
 pytestmark = pytest.mark.kernel
 

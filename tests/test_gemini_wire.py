@@ -517,7 +517,7 @@ def test_signed_parts_are_replayed_to_the_same_model_only(wire_server):
 
 
 def test_odd_counts_are_dropped_with_a_warning_and_the_run_keeps_its_text(wire_server):
-    from reasoning_nb import render
+    from reasoning_nb.views import render
 
     frames = wf.gemini_sse(REASONING, ANSWER, prompt_tokens=1e308)
     wire_server.route("POST", FLASH, Reply.sse(frames, chunking="random", seed=3))

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from reasoning_nb.build_progress import BuildProgress
 from reasoning_nb.errors import ProviderError
-from reasoning_nb.providers import llama_build
+from reasoning_nb.llama_server import build as llama_build
+from reasoning_nb.llama_server.progress import BuildProgress
 
 MAIN = '#include <cstdio>\nint main() { std::puts("tiny llama-server"); return 0; }\n'
 PART = "int part{n}() {{ return {n}; }}\n"

@@ -19,8 +19,9 @@ from kernel_session import KernelSession
 from needs import unavailable
 
 from reasoning_nb import ConfigError, ProviderError, think
-from reasoning_nb.providers import llama_build, llama_choice
-from reasoning_nb.providers.embedded import LlamaServer
+from reasoning_nb.llama_server import build as llama_build
+from reasoning_nb.llama_server import choice as llama_choice
+from reasoning_nb.llama_server.process import LlamaServer
 
 pytestmark = pytest.mark.real_server
 

@@ -13,8 +13,8 @@ from kernel_session import KernelSession
 from needs import unavailable
 
 from reasoning_nb import ConfigError, Waiting, astream, think
+from reasoning_nb.llama_server.process import INSTALL_HINT
 from reasoning_nb.providers import discovery, local
-from reasoning_nb.providers.embedded import INSTALL_HINT
 
 pytestmark = pytest.mark.real_server
 

@@ -17,8 +17,8 @@ from kernel_session import saved_trace
 from wire_server import Reply
 
 from reasoning_nb import Done, Notice, ReasoningDelta, astream, think
-from reasoning_nb.cache import store
 from reasoning_nb.core.loops import HISTORY, LOOP_NOTICE, MIN_CHARS, STEP, LoopWatch
+from reasoning_nb.store import db as store
 
 TESTS = Path(__file__).parent
 PATH = "/v1/chat/completions"

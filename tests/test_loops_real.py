@@ -15,8 +15,9 @@ from needs import unavailable
 from reasoning_nb import think
 from reasoning_nb.core.loops import LOOP_NOTICE, WINDOW
 from reasoning_nb.errors import ConfigError
-from reasoning_nb.providers import discovery, llama_choice
-from reasoning_nb.providers.embedded import INSTALL_HINT
+from reasoning_nb.llama_server import choice as llama_choice
+from reasoning_nb.llama_server.process import INSTALL_HINT
+from reasoning_nb.providers import discovery
 
 pytestmark = pytest.mark.real_server
 

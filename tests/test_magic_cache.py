@@ -15,9 +15,9 @@ from traitlets.config import Config
 from wire_server import Reply
 
 from reasoning_nb import ConfigError
-from reasoning_nb.cache import store
 from reasoning_nb.notebook.magic import ThinkMagics
 from reasoning_nb.notebook.runners import METADATA_KEY
+from reasoning_nb.store import db as store
 
 CHAT = "/v1/chat/completions"
 

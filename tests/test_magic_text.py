@@ -107,7 +107,7 @@ def test_bad_input_is_one_clear_line(ip, line, body, message):
 
 
 def test_connection_refused_is_one_line(ip):
-    from reasoning_nb.providers.embedded import free_port
+    from reasoning_nb.llama_server.process import free_port
 
     url = f"http://127.0.0.1:{free_port()}"
     cap = think_cell(ip, f"--model llamacpp:m --base-url {url}", "Q")

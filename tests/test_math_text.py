@@ -15,9 +15,11 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from test_export_safety import live_html, live_markdown
 
-from reasoning_nb import analytics_view, code_look, compare_view, render
 from reasoning_nb.core.trace import Trace
-from reasoning_nb.math_text import IGNORE, PROCESS, RUN_END, holds_math
+from reasoning_nb.views import code_look, render
+from reasoning_nb.views import compare as compare_view
+from reasoning_nb.views import stats_html as analytics_view
+from reasoning_nb.views.math_text import IGNORE, PROCESS, RUN_END, holds_math
 
 # -- what the HTML holds -----------------------------------------------------------------------
 

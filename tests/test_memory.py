@@ -17,8 +17,8 @@ import wire_fixtures as wf
 from wire_server import Reply, WireServer, in_child_process
 
 from reasoning_nb import Trace, think
-from reasoning_nb.cache import store
 from reasoning_nb.providers import discovery
+from reasoning_nb.store import db as store
 
 MODEL = "ollama:m"
 LONG, SHORT, TOKEN = 500_000, 50_000, 8

@@ -316,8 +316,8 @@ def test_tags_quoted_in_an_answer_after_native_thinking_stay_in_it(wire_server, 
 def test_odd_token_counts_are_dropped_and_the_run_keeps_its_text(wire_server, odd):
     """A count that is not a sane whole number (``"12"``, ``1e308``, ``10**400``, which JSON
     allows) is left out with a warning; the views that do arithmetic on counts still render."""
-    from reasoning_nb import render
-    from reasoning_nb.analytics import row
+    from reasoning_nb.views import render
+    from reasoning_nb.views.stats import row
 
     frames = wf.ollama_chat(REASONING, ANSWER, usage={"eval_count": odd, "prompt_eval_count": 7})
     wire_server.route("POST", PATH, Reply.ndjson(frames, chunking="random", seed=5))

@@ -675,8 +675,8 @@ def test_chat_drops_temperature_on_reasoning_models(wire_server):
 
 
 def _views_render(trace) -> None:
-    from reasoning_nb import render
-    from reasoning_nb.analytics import row
+    from reasoning_nb.views import render
+    from reasoning_nb.views.stats import row
 
     for mode in render.MODES:
         assert trace.answer[:10] in render.bundle(trace, mode)["text/plain"]

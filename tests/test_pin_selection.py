@@ -198,7 +198,7 @@ def test_in_the_static_twin_a_block_is_a_top_level_element_of_the_kernels_html()
     parser) are those of ``render.markdown_html``."""
     from html.parser import HTMLParser
 
-    from reasoning_nb import render
+    from reasoning_nb.views import render
 
     text = (
         "# Head\n\nSome $a*b*c$ and **bold**.\n\n$$\nx^2\n$$\n\n- one\n- two\n\n"

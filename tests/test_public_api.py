@@ -25,7 +25,7 @@ EXTRA_TOOLS = {"stats"}  # trace analytics (reasoning_nb/stats.py), beyond spec/
 
 def test_stats_is_the_function():
     code = (
-        "import reasoning_nb; from reasoning_nb.analytics import TraceStats; "
+        "import reasoning_nb; from reasoning_nb.views.stats import TraceStats; "
         "print(callable(reasoning_nb.stats), type(reasoning_nb.stats([])) is TraceStats)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

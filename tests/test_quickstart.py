@@ -10,8 +10,8 @@ from nbclient import NotebookClient
 from needs import unavailable
 
 from reasoning_nb.export.schema import VARIANTS_KEY, saved_variants
+from reasoning_nb.llama_server.process import INSTALL_HINT
 from reasoning_nb.providers import discovery
-from reasoning_nb.providers.embedded import INSTALL_HINT
 
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "quickstart.ipynb"
 pytestmark = [pytest.mark.real_server, pytest.mark.kernel]

@@ -19,11 +19,12 @@ import wire_fixtures as wf
 from wire_server import Reply
 
 from reasoning_nb import ConfigError, Done, ProviderError, astream, stats, think
-from reasoning_nb.cache import store
-from reasoning_nb.cache.recording import encode
 from reasoning_nb.config import defaults
 from reasoning_nb.core.trace import Trace
-from reasoning_nb.providers import llama_build, llama_choice
+from reasoning_nb.llama_server import build as llama_build
+from reasoning_nb.llama_server import choice as llama_choice
+from reasoning_nb.store import db as store
+from reasoning_nb.store.recording import encode
 
 PATH = "/v1/chat/completions"
 MODEL = "llamacpp:m"
@@ -159,7 +160,7 @@ def test_one_address_written_two_ways_replays_before_any_io(wire_server, monkeyp
 def test_credentials_in_the_base_url_stay_out_of_the_key():
     """``user:password@`` is dropped (as the API key is: who asks does not change the answer);
     a query, where a ``?key=`` would be, is refused before it could reach a key."""
-    from reasoning_nb.cache.keys import address_of
+    from reasoning_nb.store.keys import address_of
 
     assert address_of("http://me:sk-pass@gw.lan:8000/a/v1") == "http://gw.lan:8000/a/v1"
     assert address_of("http://gw.lan:8000/a/v1") != address_of("http://gw.lan:8000/b/v1")

@@ -8,12 +8,12 @@ import wire_fixtures as wf
 from wire_server import Reply
 
 import reasoning_nb
-from reasoning_nb import render
 from reasoning_nb.core import capabilities, rescue
-from reasoning_nb.core.steering import ANSWER_NOW, CLOSE, OPEN
+from reasoning_nb.core.continuation import ANSWER_NOW, CLOSE, OPEN
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.errors import ConfigError
 from reasoning_nb.export.schema import read_trace
+from reasoning_nb.views import render
 
 CHAT = "/v1/chat/completions"
 THOUGHT = "The capital of Australia is Canberra, not Sydney. So the answer is Canberra."

@@ -8,9 +8,9 @@ import pytest
 from test_widget import feed, make_widget, new_trace, wire  # noqa: F401
 
 from reasoning_nb.core import capabilities
+from reasoning_nb.core.continuation import Continuation
 from reasoning_nb.core.events import Finish, Notice, ReasoningDelta, TextDelta, Usage
 from reasoning_nb.core.loops import LOOP_NOTICE
-from reasoning_nb.core.steering import Continuation
 from reasoning_nb.notebook.widget import LOST_DETAIL
 
 

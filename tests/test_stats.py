@@ -20,7 +20,7 @@ from wire_server import Reply
 
 import reasoning_nb
 from reasoning_nb import Trace, stats
-from reasoning_nb.analytics import TraceStats, is_buffered
+from reasoning_nb.views.stats import TraceStats, is_buffered
 
 QUICKSTART = Path(__file__).resolve().parent.parent / "notebooks" / "quickstart.ipynb"
 HOSTILE = "<script>alert(1)</script>"
@@ -320,7 +320,7 @@ def test_plot_draws_complete_runs_and_lists_the_rest():
 
 
 def test_session_rows_plot_complete_runs_only():
-    from reasoning_nb.analytics import row, session_stats
+    from reasoning_nb.views.stats import row, session_stats
 
     rows = [row(trace(preset="low")), row(trace(preset="high", status="cancelled"))]
     assert session_stats(rows).plot_svg() is None

@@ -13,7 +13,7 @@ import platformdirs
 import pytest
 
 from reasoning_nb import Trace, stats
-from reasoning_nb.analytics import plotted
+from reasoning_nb.views.stats import plotted
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

@@ -6,11 +6,11 @@ import wire_fixtures as wf
 from wire_server import Reply
 
 import reasoning_nb
-from reasoning_nb import render
-from reasoning_nb.core.steering import CLOSE, OPEN, Continuation
+from reasoning_nb.core.continuation import CLOSE, OPEN, Continuation
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.export.schema import read_trace
 from reasoning_nb.run import Run
+from reasoning_nb.views import render
 
 CHAT = "/v1/chat/completions"
 
@@ -88,7 +88,7 @@ def test_a_saved_continuation_is_validated_like_the_rest_of_the_trace():
 
 
 def test_stats_mark_a_continued_run():
-    from reasoning_nb.analytics import stats
+    from reasoning_nb.views.stats import stats
 
     first = stopped("abc")
     second = Trace(prompt="Q?", answer="A", continued={"run": 1, "hint": "", "reasoning_chars": 3})

@@ -17,7 +17,7 @@ from reasoning_nb.core.events import (
     Usage,
 )
 from reasoning_nb.core.trace import SCHEMA, Trace
-from reasoning_nb.render import reasoning_summary, tokens_label
+from reasoning_nb.views.render import reasoning_summary, tokens_label
 
 
 class FakeClock:
@@ -264,7 +264,7 @@ def test_tokens_label_singular_and_plural():
 
 
 def test_the_pane_title_and_the_stats_table_count_reasoning_tokens_alike():
-    from reasoning_nb.analytics import row
+    from reasoning_nb.views.stats import row
 
     trace = Trace(reasoning="r" * 300, answer="a" * 100)
     trace.usage["output_tokens"] = 200  # the server's total only: split 3:1 by characters

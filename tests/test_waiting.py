@@ -26,7 +26,7 @@ from test_widget import feed, make_widget, new_trace, wire  # noqa: F401 - `wire
 from wire_server import Reply
 
 from reasoning_nb import ProviderError, ReasoningDelta, TextDelta, Waiting, astream
-from reasoning_nb.terminal import TerminalView
+from reasoning_nb.views.terminal import TerminalView
 
 LOADING, FIRST_TOKEN = "loading model…", "waiting for the first token…"
 # (Ollama: the wire server has no /api/ps unless a test routes one, so its models read as not

@@ -18,7 +18,7 @@ from markdown_it import MarkdownIt
 
 from reasoning_nb.core.events import Finish, Notice, ReasoningDelta, Reclassify, TextDelta, Usage
 from reasoning_nb.core.trace import Trace
-from reasoning_nb.notebook.fences import TAIL_LIMIT, find_cut
+from reasoning_nb.notebook.blocks import TAIL_LIMIT, find_cut
 from reasoning_nb.notebook.live_markdown import live_markdown
 from reasoning_nb.notebook.live_text import CONT_CLASS, LiveText
 
@@ -1136,7 +1136,8 @@ def live_view_work(wire, text: str, kind=TextDelta) -> int:
     same on a loaded machine."""
     import sys
 
-    from reasoning_nb.notebook import fences, live_text
+    from reasoning_nb.notebook import blocks as fences
+    from reasoning_nb.notebook import live_text
 
     done = {"chars": 0, "calls": 0}
     render, scan = live_text.live_markdown, fences._scan

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import tokens
-from .steering import Continuation
+from .continuation import Continuation
 
 if TYPE_CHECKING:
     from .trace import Trace

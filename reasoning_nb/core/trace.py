@@ -313,7 +313,7 @@ class Trace:
         return self.answer
 
     def _repr_markdown_(self) -> str:
-        from ..render import to_markdown  # render sits above core; imported lazily
+        from ..views.render import to_markdown  # render sits above core; imported lazily
 
         return to_markdown(self)
 

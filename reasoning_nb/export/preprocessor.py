@@ -48,9 +48,10 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import from_dict
 from traitlets import Enum, Int
 
-from .. import compare_view, render
 from ..core.trace import DISPLAY_KEY, Trace
-from ..provenance import CellRuns, first_line
+from ..views import compare as compare_view
+from ..views import render
+from ..views.cell_runs import CellRuns, first_line
 from . import widgets
 from .redaction import REMOVED, Redactor
 from .schema import (

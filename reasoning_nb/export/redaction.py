@@ -19,9 +19,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .. import render
 from ..notebook.live_markdown import live_markdown
 from ..notebook.selection import pinned, source_blocks
+from ..views import render
 
 REMOVED = "[reasoning removed]"
 MIN = 12

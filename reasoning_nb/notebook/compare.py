@@ -26,8 +26,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from IPython.display import display, update_display
 
-from .. import render
-from ..compare_view import bundle, cell_bundle, label
 from ..core.events import Done, Event
 from ..core.history import Conversation
 from ..core.presets import PRESETS
@@ -36,6 +34,8 @@ from ..errors import ConfigError, ReasoningNBError
 from ..export.schema import VARIANTS_KEY
 from ..providers import catalog
 from ..run import Run
+from ..views import render
+from ..views.compare import bundle, cell_bundle, label
 from .runners import LIVE_CLASS, METADATA_KEY, WIDGET_VIEW, error_line
 
 if TYPE_CHECKING:

@@ -7,10 +7,10 @@ import os
 import anyio
 
 from ..errors import ReasoningNBError
+from ..llama_server.process import INSTALL_HINT
 from ..providers import local
 from ..providers.catalog import PROVIDERS, ProviderInfo, base_url_for
 from ..providers.discovery import embedded_installed, local_servers, resolve_default
-from ..providers.embedded import INSTALL_HINT
 
 
 async def list_text() -> str:

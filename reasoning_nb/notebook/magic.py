@@ -26,10 +26,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 from traitlets import Bool, Enum, Float, Int, Unicode, validate
 
-from ..analytics import row, session_stats
 from ..api import call_blocking
-from ..cache import store
-from ..cache.recording import PACES
 from ..config import check_cache_max_mb, defaults
 from ..core.history import CHOICES, Conversation
 from ..core.presets import PRESETS
@@ -37,6 +34,9 @@ from ..core.trace import Trace
 from ..errors import ReasoningNBError
 from ..providers import catalog
 from ..run import MAX_CHARS, Run
+from ..store import db as store
+from ..store.recording import PACES
+from ..views.stats import row, session_stats
 from . import interrupts, kernel_status
 from .compare import CompareTextRunner, CompareWidgetRunner, parse_variants
 from .listing import list_text

@@ -20,10 +20,10 @@ from typing import Any
 
 from traitlets import Bool, Unicode
 
-from .. import render
 from ..core.trace import Trace
 from ..export.schema import PIN_KEY  # an export strips the reasoning of a cell marked so
-from ..provenance import first_line
+from ..views import render
+from ..views.cell_runs import first_line
 from .kit import Kit
 from .run_view import RunView
 from .selection import Selection, pinned, selected_source

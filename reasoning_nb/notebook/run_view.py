@@ -16,8 +16,14 @@ from ..core.cost import label as cost_label
 from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Usage, Waiting
 from ..core.subject import Subject
 from ..core.trace import USAGE_KEYS, Trace, answer_start
-from ..provenance import continue_note, replay_note
-from ..render import ERROR_CLASS, reasoning_summary, seconds_label, thought_label, tokens_label
+from ..views.cell_runs import continue_note, replay_note
+from ..views.render import (
+    ERROR_CLASS,
+    reasoning_summary,
+    seconds_label,
+    thought_label,
+    tokens_label,
+)
 from .live_text import LiveText
 from .throttle import Meter
 

@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from IPython.display import display
 
-from .. import code_look, render
 from ..api import call_blocking
 from ..core import rescue
+from ..core.continuation import Continuation
 from ..core.events import Done
 from ..core.history import Conversation
-from ..core.steering import Continuation
 from ..core.trace import Trace
 from ..errors import ReasoningNBError
-from ..provenance import CellRuns
 from ..run import Run
-from ..terminal import TerminalView, inert
+from ..views import code_look, render
+from ..views.cell_runs import CellRuns
+from ..views.terminal import TerminalView, inert
 from . import interrupts, kernel_status
 from .pin import executing_cell_line
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
-from .. import render
+from ..views import render
 from .live_markdown import live_markdown, math_spans
 
 __all__ = [

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ..render import ERROR_CLASS, ERROR_LOOK
+from ..views.render import ERROR_CLASS, ERROR_LOOK
 from .live_text import CONT_CLASS
 from .run_view import (
     CLOCK_CLASS,

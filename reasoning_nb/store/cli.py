@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sqlite3
 
-from . import store
+from . import db as store
 
 
 def main(argv: list[str]) -> int:

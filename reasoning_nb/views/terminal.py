@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from .core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Waiting
-from .core.trace import Trace
+from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Waiting
+from ..core.trace import Trace
 from .render import footer, reasoning_summary
 
 DIM, RESET, ERASE_LINE = "\x1b[2m", "\x1b[0m", "\r\x1b[K"

@@ -29,16 +29,16 @@ from typing import TYPE_CHECKING
 
 from markdown_it import MarkdownIt
 
+from ..core.cost import note as cost_note
+from ..core.tokens import reasoning_tokens
+from .cell_runs import CellRuns, continue_note, replay_note, run_label
 from .code_look import CODE_PREFIX, CODE_STYLE, code_html
-from .core.cost import note as cost_note
-from .core.tokens import reasoning_tokens
 from .markdown_safety import SAFE_LINK, html_block, html_label, is_inert, md_escape, one_line
 from .math_text import IGNORE, PROCESS, holds_math, math_plugin, prose_html
 from .math_text import to_markdown as math_markdown
-from .provenance import CellRuns, continue_note, replay_note, run_label
 
 if TYPE_CHECKING:
-    from .core.trace import Trace
+    from ..core.trace import Trace
 
 CSS_CLASS = "reasoning-nb"
 ERROR_CLASS = f"{CSS_CLASS}-error"

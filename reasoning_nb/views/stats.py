@@ -47,17 +47,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .core.cost import label as cost_label
-from .core.presets import PRESETS
-from .core.tokens import count, estimate, reasoning_tokens
-from .core.trace import Trace
-from .export.schema import (
-    HISTORY_KEY,
-    METADATA_KEY,
-    read_trace,
-    saved_variants,
-    variants_key,
-)
+from ..core.cost import label as cost_label
+from ..core.presets import PRESETS
+from ..core.tokens import count, estimate, reasoning_tokens
+from ..core.trace import Trace
+from ..export.schema import HISTORY_KEY, METADATA_KEY, read_trace, saved_variants, variants_key
 from .markdown_safety import md_escape, one_line
 
 BUFFERED_MS = 50.0
@@ -100,8 +94,8 @@ def stats(source: Any = None, *, since: Any = None) -> TraceStats:
     the trace log: ``"log"`` (``$REASONING_NB_DB`` or the default log) or a path ending in
     ``.sqlite3``, ``.sqlite`` or ``.db``. ``since`` (an ISO date or datetime, UTC unless it says
     otherwise) keeps the log's runs started then or later. Logged replays are listed, marked
-    ``replay``, and left out of the plot (see :mod:`~reasoning_nb.analytics_log`)."""
-    from .analytics_log import is_log, read_log
+    ``replay``, and left out of the plot (see :mod:`~reasoning_nb.store.log`)."""
+    from ..store.log import is_log, read_log
 
     reader = _Reader()
     is_path = isinstance(source, (str, os.PathLike))
@@ -347,7 +341,7 @@ class TraceStats:
 
     def plot_svg(self) -> str | None:
         """Reasoning tokens by preset, a line per model; None when a plot would not help."""
-        from .analytics_view import svg
+        from .stats_html import svg
 
         return svg(self.rows)
 
@@ -379,7 +373,7 @@ class TraceStats:
         return "\n".join(lines) + "\n\n" + "  \n".join(notes)
 
     def _repr_html_(self) -> str:
-        from .analytics_view import html_view
+        from .stats_html import html_view
 
         return html_view(self)
 

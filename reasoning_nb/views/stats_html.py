@@ -2,7 +2,7 @@
 reasoning tokens (y) by preset (x), one series per model, as inline SVG.
 
 Drawn by hand (no plotting library); every label comes from a notebook, so all text is escaped
-and shortened. Only complete runs are drawn (:func:`~reasoning_nb.analytics.plotted`); the rest
+and shortened. Only complete runs are drawn (:func:`~reasoning_nb.views.stats.plotted`); the rest
 are dimmed in the table. A filled point is the server's count, a hollow one an estimate from
 characters; the line joins each model's mean per preset from ``off`` to ``max`` (``auto`` is not
 a level, so its point stands alone).
@@ -18,12 +18,12 @@ import html
 import math
 from typing import TYPE_CHECKING, Any
 
-from .analytics import plotted
-from .core.presets import PRESETS
+from ..core.presets import PRESETS
 from .markdown_safety import one_line
+from .stats import plotted
 
 if TYPE_CHECKING:
-    from .analytics import TraceStats
+    from .stats import TraceStats
 
 WIDTH, HEIGHT = 480, 240
 LEFT, RIGHT, TOP, BOTTOM = 46, 320, 26, 206  # the plot area; the legend sits right of it
@@ -43,7 +43,7 @@ _SMALL = "font-size:0.85em"
 
 def html_view(stats: TraceStats) -> str:
     """The table (every cell escaped), the plot when it helps, the legend and the notes."""
-    from .analytics import COLUMNS, cell_text, seconds
+    from .stats import COLUMNS, cell_text, seconds
 
     e = html.escape
     out = ['<div class="reasoning-nb-stats">']

@@ -23,11 +23,11 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .cache import store
-from .core.trace import parse_time
+from ..core.trace import parse_time
+from . import db as store
 
 if TYPE_CHECKING:
-    from .analytics import _Reader
+    from ..views.stats import _Reader
 
 LOG = "log"
 """``stats(LOG)`` reads the default log."""
