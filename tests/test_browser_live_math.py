@@ -32,7 +32,7 @@ from test_browser import (  # noqa: F401  (the fixtures)
 )
 from wire_server import Reply
 
-from reasoning_nb.notebook.live_markdown import live_markdown, math_spans
+from reasoning_nb.views.live_markdown import live_markdown, math_spans
 
 pytestmark = BROWSER
 

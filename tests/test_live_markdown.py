@@ -19,7 +19,7 @@ from test_math_text import PROSE as MATH_PROSE
 from test_math_text import TEX as MATH_TEX
 from test_math_text import math_in
 
-from reasoning_nb.notebook.live_markdown import live_markdown, markdown_output, math_spans
+from reasoning_nb.views.live_markdown import live_markdown, markdown_output, math_spans
 from reasoning_nb.views.markdown_safety import SAFE_LINK
 from reasoning_nb.views.render import markdown_html
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from reasoning_nb.notebook.live_text import LiveText
-from reasoning_nb.notebook.selection import Selection, selected_source, source_blocks
+from reasoning_nb.views.selection import Selection, selected_source, source_blocks
 
 REASONING = (
     "Step one is $a^2$ and **bold**.\n\n"

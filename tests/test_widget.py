@@ -19,8 +19,8 @@ from markdown_it import MarkdownIt
 from reasoning_nb.core.events import Finish, Notice, ReasoningDelta, Reclassify, TextDelta, Usage
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.notebook.blocks import TAIL_LIMIT, find_cut
-from reasoning_nb.notebook.live_markdown import live_markdown
 from reasoning_nb.notebook.live_text import CONT_CLASS, LiveText
+from reasoning_nb.views.live_markdown import live_markdown
 
 MAX_RATE = 25.0
 RATIO = 5

@@ -19,9 +19,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..notebook.live_markdown import live_markdown
-from ..notebook.selection import pinned, source_blocks
 from ..views import render
+from ..views.live_markdown import live_markdown
+from ..views.selection import pinned, source_blocks
 
 REMOVED = "[reasoning removed]"
 MIN = 12

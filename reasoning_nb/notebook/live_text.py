@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import ipywidgets as W
 
+from ..views.live_markdown import live_markdown, markdown_output
 from .blocks import TAIL_LIMIT, Cut, Scanner, closing, cut_at, find_cut, table_hold
-from .live_markdown import live_markdown, markdown_output
 from .pages import ID_BYTES, Pages
 from .throttle import Meter
 

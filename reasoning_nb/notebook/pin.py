@@ -24,9 +24,9 @@ from ..core.trace import Trace
 from ..export.schema import PIN_KEY  # an export strips the reasoning of a cell marked so
 from ..views import render
 from ..views.cell_runs import first_line
+from ..views.selection import Selection, pinned, selected_source
 from .kit import Kit
 from .run_view import RunView
-from .selection import Selection, pinned, selected_source
 
 
 def pin_markdown(trace: Trace, text: str = "", part: str = "reasoning") -> str:

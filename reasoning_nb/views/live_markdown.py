@@ -35,7 +35,7 @@ from functools import lru_cache
 
 from markdown_it import MarkdownIt
 
-from ..views.markdown_safety import SAFE_LINK
+from .markdown_safety import SAFE_LINK
 
 __all__ = ["live_markdown", "markdown_output", "math_spans", "opens_table"]
 

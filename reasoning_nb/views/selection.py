@@ -25,7 +25,7 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
-from ..views import render
+from . import render
 from .live_markdown import live_markdown, math_spans
 
 __all__ = [
