@@ -821,7 +821,7 @@ def test_a_compressed_stream_is_decompressed(wire_server, proto):
 
 
 def _split_lines(pieces: list[bytes]) -> list[str]:
-    from reasoning_nb.providers.transport import Framer
+    from reasoning_nb.providers.framing import Framer
 
     framer = Framer("ndjson")
     lines = [line for piece in pieces for line in framer.lines(piece)]
@@ -849,7 +849,7 @@ def _cut(whole: bytes, data) -> list[bytes]:
 
 
 def _frames(framing: str, pieces: list[bytes]) -> list:
-    from reasoning_nb.providers.transport import Framer
+    from reasoning_nb.providers.framing import Framer
 
     framer = Framer(framing)
     return [frame for piece in pieces for frame in framer.feed(piece)] + framer.close()

@@ -22,7 +22,8 @@ from wire_server import Reply, WireServer
 from reasoning_nb import ConfigError, ProviderError, think
 from reasoning_nb.config import defaults
 from reasoning_nb.providers import transport
-from reasoning_nb.providers.transport import Framer, Transport
+from reasoning_nb.providers.framing import Framer
+from reasoning_nb.providers.transport import Transport
 
 CHAT = "/v1/chat/completions"
 OLLAMA = "/api/chat"
