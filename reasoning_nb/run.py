@@ -40,7 +40,7 @@ from .providers import catalog
 from .providers.base import RequestContext
 from .providers.discovery import default_model, discovered_caps, model_loaded
 from .providers.protocols import protocol_module
-from .providers.transport import Transport
+from .providers.transport import Clock, Transport
 from .store import db as store
 from .store.keys import address_of, ask_key, entry_key
 from .store.recording import PACES, Recorder, replay, restored
@@ -326,6 +326,7 @@ class Run:
             # a password in the base URL (https://user:pass@host) is a secret too
             secrets=tuple(filter(None, (api_key, urlsplit(base_url).password))),
             start_hint=info.start_hint,
+            clock=Clock(sleep=self._sleep),  # the run waits its retries as it paces a replay
         )
         loaded = info.loads_models and await model_loaded(info, base_url, ref.name)
         waiting = LOADING if info.loads_models and not loaded else FIRST_TOKEN

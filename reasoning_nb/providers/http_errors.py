@@ -42,7 +42,9 @@ RETRY_AFTER_LIMIT = 7 * 24 * 3600.0
 """A longer Retry-After (``inf``, ``1e20``) says nothing a user can act on: read as none."""
 
 
-def _retry_after(value: str | None) -> float | None:
+def retry_after(value: str | None, now: float) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait (a number, or an HTTP date read against the
+    wall clock ``now``), or None when it says nothing usable."""
     if not value:
         return None
     try:
@@ -52,42 +54,43 @@ def _retry_after(value: str | None) -> float | None:
             when = email.utils.parsedate_to_datetime(value)
         except (TypeError, ValueError):
             return None
-        seconds = when.timestamp() - time.time()
+        seconds = when.timestamp() - now
     return max(0.0, seconds) if seconds <= RETRY_AFTER_LIMIT else None
 
 
-def _status_error(response: httpx.Response, body: bytes, wait: float | None) -> str:
+def status_error(response: httpx.Response, body: bytes, wait: float | None, now: float) -> str:
     """The message for an error status: the server's own text (a web page's title, not its
     markup), and when to try again if the server said (Retry-After)."""
     status = response.status_code
-    if _web_page(response, body):
+    if web_page(response, body):
         text = _web_page_message(response, body)
     else:
         text = server_message(body) or f"HTTP {status}"
     if wait is not None and wait >= 1:
-        return f"{text} (HTTP {status}; try again {_retry_time(wait)})"
+        return f"{text} (HTTP {status}; try again {retry_time(wait, now)})"
     if status == 429:
         return f"{text} (HTTP 429; wait a little, then try again)"
     return text
 
 
-def _retry_time(seconds: float) -> str:
-    """``in 2 min, after 14:05``: how long, and until when on the local clock."""
+def retry_time(seconds: float, now: float) -> str:
+    """``in 2 min, after 14:05``: how long, and until when on the local clock (``now`` is the
+    wall clock, in seconds since the epoch)."""
     if seconds < 120:
         span = f"{seconds:.0f} s"
     elif seconds < 2 * 3600:
         span = f"{-(-seconds // 60):.0f} min"
     else:
         span = f"{seconds / 3600:.1f} h"
-    at = time.localtime(time.time() + seconds)
+    at = time.localtime(now + seconds)
     clock = time.strftime("%H:%M" if seconds < 20 * 3600 else "%Y-%m-%d %H:%M", at)
     return f"in {span}, after {clock}"
 
 
-def _not_a_stream(response: httpx.Response, body: bytes) -> str:
+def not_a_stream(response: httpx.Response, body: bytes) -> str:
     """Why a 2xx or 3xx answer is not the stream asked for: a redirect (never followed: the key
     must not go to another host), no content, or a web page."""
-    where, status = _origin(str(response.url)), response.status_code
+    where, status = origin(str(response.url)), response.status_code
     answered = f"{where} answered {status} {response.reason_phrase}".rstrip()
     if 300 <= status < 400:
         location = response.headers.get("location", "")[:200] or "no Location given"
@@ -100,7 +103,7 @@ def _not_a_stream(response: httpx.Response, body: bytes) -> str:
     return _web_page_message(response, body)
 
 
-def _web_page(response: httpx.Response, body: bytes = b"") -> bool:
+def web_page(response: httpx.Response, body: bytes = b"") -> bool:
     """A web page by its content type, or (an error's body) by its first tag."""
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
     return kind in WEB_PAGES or body.lstrip()[:5].lower() in (b"<!doc", b"<html")
@@ -113,7 +116,7 @@ def _web_page_message(response: httpx.Response, body: bytes) -> str:
     page = _page_text(body)
     titled = f" ({page})" if page else ""
     if status < 300:
-        where = _origin(str(response.url))
+        where = origin(str(response.url))
         kind = response.headers.get("content-type", "").split(";")[0].strip()
         return (
             f"{where} answered with a web page{titled}, {kind}, not a model stream: point the "
@@ -140,7 +143,7 @@ def _page_text(page: bytes, limit: int = 100) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def _tls_error(exc: BaseException) -> ssl.SSLError | None:
+def tls_error(exc: BaseException) -> ssl.SSLError | None:
     """The TLS failure behind a connection error, if that is what it was."""
     seen = exc
     while seen is not None:
@@ -150,8 +153,8 @@ def _tls_error(exc: BaseException) -> ssl.SSLError | None:
     return None
 
 
-def _untrusted(url: str, error: ssl.SSLError) -> str:
-    where = _origin(url)
+def untrusted(url: str, error: ssl.SSLError) -> str:
+    where = origin(url)
     if isinstance(error, ssl.SSLCertVerificationError):
         why = error.verify_message or error.reason or "not verified"
         bundle = os.environ.get("SSL_CERT_FILE")
@@ -168,6 +171,6 @@ def _untrusted(url: str, error: ssl.SSLError) -> str:
     )
 
 
-def _origin(url: str) -> str:
+def origin(url: str) -> str:
     parts = httpx.URL(url)
     return f"{parts.scheme}://{parts.host}{f':{parts.port}' if parts.port else ''}{parts.path}"

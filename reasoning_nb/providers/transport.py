@@ -12,6 +12,7 @@ import functools
 import os
 import random
 import ssl
+import time
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -26,13 +27,13 @@ from ..errors import ConfigError, ProviderError
 from .catalog import on_this_machine
 from .framing import Frame, Framer
 from .http_errors import (
-    _not_a_stream,
-    _origin,
-    _retry_after,
-    _status_error,
-    _tls_error,
-    _untrusted,
-    _web_page,
+    not_a_stream,
+    origin,
+    retry_after,
+    status_error,
+    tls_error,
+    untrusted,
+    web_page,
 )
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504, 529})  # 529: Anthropic "overloaded_error"
@@ -84,6 +85,17 @@ class HttpRequest:
     """``sse`` or ``ndjson``."""
 
 
+@dataclass(frozen=True)
+class Clock:
+    """The time a transport reads and waits on. Tests pass a fake one, so that a retry's wait is
+    asserted as asked for, not slept through and measured."""
+
+    now: Callable[[], float] = time.time
+    """The wall clock, in seconds since the epoch: a Retry-After date, the hour to try again."""
+    sleep: Callable[[float], Awaitable[Any]] = anyio.sleep
+    """The wait before a retry."""
+
+
 @dataclass
 class Transport:
     timeout: float | None = None
@@ -96,7 +108,7 @@ class Transport:
     secrets: tuple[str, ...] = ()
     """Strings to scrub from any message (the API key)."""
     start_hint: str = ""
-    sleep: Callable[[float], Any] = anyio.sleep
+    clock: Clock = Clock()
 
     def wait(self) -> float:
         """Seconds a server may stay silent: for its answer to begin, then between bytes."""
@@ -153,32 +165,33 @@ class Transport:
                 )
                 response = await client.send(built, stream=True)
             except (httpx.ConnectError, httpx.ConnectTimeout, *CLOSED) as exc:
-                tls = _tls_error(exc)
+                tls = tls_error(exc)
                 if tls is not None:  # the same certificate comes back: a retry cannot help
-                    raise ProviderError(self.scrub(_untrusted(request.url, tls))) from None
+                    raise ProviderError(self.scrub(untrusted(request.url, tls))) from None
                 if attempt <= self.retries:
-                    await self.sleep(self._backoff(attempt))
+                    await self.clock.sleep(self._backoff(attempt))
                     continue
                 raise ProviderError(self._unreachable(request.url, exc)) from None
             except httpx.TimeoutException:
                 raise ProviderError(self._timed_out(request.url, first=True)) from None
             except httpx.HTTPError as exc:
                 raise ProviderError(
-                    self.scrub(f"The request to {_origin(request.url)} failed: {exc}.")
+                    self.scrub(f"The request to {origin(request.url)} failed: {exc}.")
                 ) from None
             status = response.status_code
-            if 200 <= status < 300 and status != 204 and not _web_page(response):
+            if 200 <= status < 300 and status != 204 and not web_page(response):
                 return response
             body = await _read_bounded(response)
             await response.aclose()
             if status < 400:
-                raise ProviderError(self.scrub(_not_a_stream(response, body)), status=status)
-            wait = _retry_after(response.headers.get("retry-after"))
+                raise ProviderError(self.scrub(not_a_stream(response, body)), status=status)
+            now = self.clock.now()
+            wait = retry_after(response.headers.get("retry-after"), now)
             retryable = status in RETRY_STATUSES and attempt <= self.retries
             if retryable and (wait is None or wait <= MAX_RETRY_WAIT):
-                await self.sleep(self._backoff(attempt) if wait is None else wait)
+                await self.clock.sleep(self._backoff(attempt) if wait is None else wait)
                 continue
-            raise ProviderError(self.scrub(_status_error(response, body, wait)), status=status)
+            raise ProviderError(self.scrub(status_error(response, body, wait, now)), status=status)
 
     def _backoff(self, attempt: int) -> float:
         return self.backoff * (2 ** (attempt - 1)) * (0.75 + random.random() / 2)
@@ -186,22 +199,22 @@ class Transport:
     def _unreachable(self, url: str, exc: Exception) -> str:
         if isinstance(exc, CLOSED):
             return self.scrub(
-                f"{_origin(url)} closed the connection before it answered, {self.retries + 1} "
+                f"{origin(url)} closed the connection before it answered, {self.retries + 1} "
                 "times: check the server's log (it may have crashed on the request, or a proxy "
                 "refused it), then run it again."
             )
         hint = f"; {self.start_hint}" if self.start_hint else ""
-        return self.scrub(f"Could not connect to {_origin(url)} (is the server running?){hint}.")
+        return self.scrub(f"Could not connect to {origin(url)} (is the server running?){hint}.")
 
     def _timed_out(self, url: str, *, first: bool) -> str:
         if first:
             what = (
-                f"No data from {_origin(url)} for {self.wait():g} s, the wait for the first byte; "
+                f"No data from {origin(url)} for {self.wait():g} s, the wait for the first byte; "
                 "the server may be overloaded or still loading the model"
             )
         else:
             what = (
-                f"No data from {_origin(url)} for {self.wait():g} s, the wait between bytes "
+                f"No data from {origin(url)} for {self.wait():g} s, the wait between bytes "
                 "once the answer began; what arrived is kept in the trace"
             )
         return self.scrub(f"{what}: try again, or pass a larger timeout= (--timeout).")
@@ -239,7 +252,7 @@ class Transport:
         except httpx.HTTPError as exc:
             raise ProviderError(
                 self.scrub(
-                    f"The connection to {_origin(url)} dropped mid-stream ({type(exc).__name__}); "
+                    f"The connection to {origin(url)} dropped mid-stream ({type(exc).__name__}); "
                     "what arrived is kept in the trace: run the cell again to retry."
                 )
             ) from None
