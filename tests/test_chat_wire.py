@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 
-import anyio
 import pytest
 import wire_fixtures as wf
+from provider_harness import Provider, n_tokens, usage
+from provider_harness import check_events as check_tagless
 from wire_server import Reply
 
 from reasoning_nb import (
-    Done,
     ProviderError,
     ReasoningDelta,
     Reclassify,
@@ -35,55 +35,13 @@ TAGS = ("<think>", "</think>", "<|", "|>", "</", "[THINK]")
 CHUNKINGS = [(1, 48), (2, 29), (3, 7)]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(autouse=True)
-def _no_key_env(monkeypatch):
-    for name in ("LLAMACPP_API_KEY", "VLLM_API_KEY", "OPENAI_API_KEY", "REASONING_NB_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def n_tokens(*texts: str) -> int:
-    return sum(len(wf.tokens(t)) for t in texts)
-
-
-def stream(server, model: str, **kw) -> list:
-    """All events of one ``astream`` call against the wire server."""
-
-    async def main() -> list:
-        return [e async for e in astream(PROMPT, model=model, base_url=server.url, **kw)]
-
-    return anyio.run(main)
+pytestmark = pytest.mark.usefixtures("no_provider_env")
+LLAMACPP = Provider("llamacpp:x", PATH, prompt=PROMPT)
+run, stream = LLAMACPP.run, LLAMACPP.events
 
 
 def check_events(events: list, reasoning: str, answer: str, *, single_block: bool = True):
-    """The stream ends with Done, its trace is exact and tag-free; returns the trace."""
-    assert isinstance(events[-1], Done)
-    assert not any(isinstance(e, Done) for e in events[:-1])
-    trace = events[-1].trace
-    assert trace.reasoning == reasoning
-    assert trace.answer == answer
-    for tag in TAGS:
-        assert tag not in trace.answer
-        assert tag not in trace.reasoning
-    kinds = [type(e) for e in events]
-    if single_block:
-        assert Reclassify not in kinds
-        last_reasoning = max(i for i, k in enumerate(kinds) if k is ReasoningDelta)
-        first_answer = kinds.index(TextDelta)
-        assert last_reasoning < first_answer, "reasoning must come before the answer"
-    return trace
-
-
-def usage(input_tokens=None, output_tokens=None, reasoning_tokens=None) -> dict:
-    return {
-        "input_tokens": input_tokens,
-        "output_tokens": output_tokens,
-        "reasoning_tokens": reasoning_tokens,
-    }
+    return check_tagless(events, reasoning, answer, tags=TAGS, single_block=single_block)
 
 
 # -- shapes ----------------------------------------------------------------------------------------
@@ -227,7 +185,7 @@ def test_openrouter_and_deepseek_hosted_shapes(wire_server):
 def test_length_limit_is_truncated(wire_server, seed):
     frames = wf.llamacpp_sse(REASONING, ANSWER, finish_reason="length")
     wire_server.route("POST", PATH, Reply.sse(frames, chunking="random", seed=seed))
-    trace = think(PROMPT, model="llamacpp:x", base_url=wire_server.url)
+    trace = run(wire_server)
     assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
     assert trace.status == "truncated" and trace.finish_reason == "length"
 
@@ -237,7 +195,7 @@ def test_reasoning_only_stream_left_open(wire_server):
     frames = wf.llamacpp_sse(REASONING, "", reasoning_format="none")
     frames = [f for f in frames if '"</"' not in f and '"think"' not in f and '">"' not in f]
     wire_server.route("POST", PATH, Reply.sse(frames, chunking="random", seed=3))
-    trace = think(PROMPT, model="llamacpp:x", base_url=wire_server.url)
+    trace = run(wire_server)
     assert trace.reasoning.startswith("Let me see") and "<think>" not in trace.reasoning
     assert trace.answer == ""
     assert any("never closed" in w for w in trace.warnings)
@@ -361,7 +319,7 @@ SECRET = "sk-very-secret-0123456789"
 
 def test_no_authorization_header_without_a_key(wire_server):
     wire_server.route("POST", PATH, Reply.sse(wf.llamacpp_sse(REASONING, ANSWER)))
-    think(PROMPT, model="llamacpp:x", base_url=wire_server.url)
+    run(wire_server)
     assert "authorization" not in wire_server.last.headers
 
 
@@ -376,7 +334,7 @@ def test_key_is_sent_as_bearer_and_never_saved(wire_server):
 def test_key_from_the_provider_env_var(wire_server, monkeypatch):
     monkeypatch.setenv("LLAMACPP_API_KEY", SECRET)
     wire_server.route("POST", PATH, Reply.sse(wf.llamacpp_sse(REASONING, ANSWER)))
-    trace = think(PROMPT, model="llamacpp:x", base_url=wire_server.url)
+    trace = run(wire_server)
     assert wire_server.last.headers["authorization"] == f"Bearer {SECRET}"
     assert SECRET not in json.dumps(trace.to_dict())
 

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import json
 
-import anyio
 import pytest
 import wire_fixtures as wf
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from provider_harness import Provider, n_tokens
+from provider_harness import check_events as check_tagless
 from wire_server import Reply
 
-from reasoning_nb import Done, ReasoningDelta, Reclassify, TextDelta, astream, think
+from reasoning_nb import Reclassify, think
 from reasoning_nb.providers import discovery
 
 PATH = "/api/chat"
@@ -33,31 +34,12 @@ def _fresh_show_cache(monkeypatch):
     monkeypatch.delenv("REASONING_NB_MODEL", raising=False)
 
 
-def n_tokens(*texts: str) -> int:
-    return sum(len(wf.tokens(t)) for t in texts)
-
-
-def stream(server, model: str = "ollama:qwen3", **kw) -> list:
-    async def main() -> list:
-        return [e async for e in astream(PROMPT, model=model, base_url=server.url, **kw)]
-
-    return anyio.run(main)
+OLLAMA = Provider("ollama:qwen3", PATH, prompt=PROMPT)
+run, stream = OLLAMA.run, OLLAMA.events
 
 
 def check_events(events: list, *, single_block: bool = True):
-    assert isinstance(events[-1], Done)
-    assert sum(isinstance(e, Done) for e in events) == 1
-    trace = events[-1].trace
-    assert trace.reasoning == REASONING
-    assert trace.answer == ANSWER
-    for tag in TAGS:
-        assert tag not in trace.answer and tag not in trace.reasoning
-    kinds = [type(e) for e in events]
-    if single_block:
-        assert Reclassify not in kinds
-        last_reasoning = max(i for i, k in enumerate(kinds) if k is ReasoningDelta)
-        assert last_reasoning < kinds.index(TextDelta), "reasoning must come before the answer"
-    return trace
+    return check_tagless(events, REASONING, ANSWER, tags=TAGS, single_block=single_block)
 
 
 # -- shapes ----------------------------------------------------------------------------------------
@@ -112,7 +94,7 @@ def test_reasoning_in_both_thinking_and_content_is_kept_once(wire_server):
 def test_length_limit_is_truncated(wire_server, seed):
     frames = wf.ollama_chat(REASONING, ANSWER, done_reason="length")
     wire_server.route("POST", PATH, Reply.ndjson(frames, chunking="random", seed=seed))
-    trace = think(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
+    trace = run(wire_server)
     assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
     assert trace.status == "truncated" and trace.finish_reason == "length"
 
@@ -120,7 +102,7 @@ def test_length_limit_is_truncated(wire_server, seed):
 def test_no_counts_means_unknown_usage(wire_server):
     frames = wf.ollama_chat(REASONING, ANSWER, usage=False)
     wire_server.route("POST", PATH, Reply.ndjson(frames, chunking="random", seed=3))
-    trace = think(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
+    trace = run(wire_server)
     assert trace.usage == {"input_tokens": None, "output_tokens": None, "reasoning_tokens": None}
     assert trace.status == "complete"
 
@@ -321,7 +303,7 @@ def test_odd_token_counts_are_dropped_and_the_run_keeps_its_text(wire_server, od
 
     frames = wf.ollama_chat(REASONING, ANSWER, usage={"eval_count": odd, "prompt_eval_count": 7})
     wire_server.route("POST", PATH, Reply.ndjson(frames, chunking="random", seed=5))
-    trace = think(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
+    trace = run(wire_server)
     assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
     assert trace.usage == {"input_tokens": 7, "output_tokens": None, "reasoning_tokens": None}
     [warning] = trace.warnings
@@ -334,7 +316,7 @@ def test_odd_token_counts_are_dropped_and_the_run_keeps_its_text(wire_server, od
 def test_a_whole_float_count_is_read_as_its_integer(wire_server):
     frames = wf.ollama_chat(REASONING, ANSWER, usage={"eval_count": 12.0})
     wire_server.route("POST", PATH, Reply.ndjson(frames))
-    trace = think(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
+    trace = run(wire_server)
     assert trace.usage["output_tokens"] == 12 and type(trace.usage["output_tokens"]) is int
     assert trace.warnings == []
 

@@ -12,11 +12,10 @@ clamped per model by the capability snapshot); faults: 401, 400 unsupported effo
 from __future__ import annotations
 
 import json
-import time
 
-import anyio
 import pytest
 import wire_fixtures as wf
+from provider_harness import Provider, n_tokens, usage
 from wire_server import Reply
 
 from reasoning_nb import (
@@ -26,7 +25,6 @@ from reasoning_nb import (
     ProviderError,
     ReasoningDelta,
     TextDelta,
-    astream,
     think,
 )
 from reasoning_nb.core import capabilities
@@ -41,38 +39,15 @@ KEY = "sk-proj-very-secret-0123456789"
 CHUNKINGS = [(1, 48), (2, 13), (3, 5)]
 
 
+pytestmark = pytest.mark.usefixtures("no_provider_env")
+OPENAI = Provider("openai:gpt-5.1", RESPONSES, KEY, PROMPT)
+run, events_of, serve = OPENAI.run, OPENAI.events, OPENAI.serve
+
+
 @pytest.fixture(autouse=True)
-def _env(monkeypatch):
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "REASONING_NB_MODEL"):
-        monkeypatch.delenv(name, raising=False)
+def _no_overrides():
     yield
     capabilities.clear_overrides()
-
-
-def n(*texts: str) -> int:
-    return sum(len(wf.tokens(t)) for t in texts)
-
-
-def usage(i=None, o=None, r=None) -> dict:
-    return {"input_tokens": i, "output_tokens": o, "reasoning_tokens": r}
-
-
-def events_of(server, model: str, **kw) -> list:
-    kw.setdefault("api_key", KEY)
-
-    async def main() -> list:
-        return [e async for e in astream(PROMPT, model=model, base_url=server.url, **kw)]
-
-    return anyio.run(main)
-
-
-def run(server, model: str = "openai:gpt-5.1", **kw):
-    kw.setdefault("api_key", KEY)
-    return think(PROMPT, model=model, base_url=server.url, **kw)
-
-
-def serve(server, frames, path=RESPONSES, seed=1, max_piece=48) -> None:
-    server.route("POST", path, Reply.sse(frames, chunking="random", seed=seed, max_piece=max_piece))
 
 
 # -- Responses shapes ----------------------------------------------------------------------------
@@ -93,48 +68,53 @@ def _doubled_raw_and_summary() -> list[str]:
 
 # id -> (frames, reasoning, answer, reasoning tokens)
 SHAPES = {
-    "summary": (wf.responses_sse(REASONING, ANSWER), REASONING, ANSWER, n(REASONING)),
+    "summary": (wf.responses_sse(REASONING, ANSWER), REASONING, ANSWER, n_tokens(REASONING)),
     # two summary parts of one reasoning item: two blocks, a blank line between
     "summary-parts": (
         wf.responses_sse("", ANSWER, parts=[REASONING, PART2]),
         f"{REASONING}\n\n{PART2}",
         ANSWER,
-        n(REASONING, PART2),
+        n_tokens(REASONING, PART2),
     ),
     "summary-items": (
         wf.responses_sse("", ANSWER, parts=[REASONING, PART2], separate_items=True),
         f"{REASONING}\n\n{PART2}",
         ANSWER,
-        n(REASONING, PART2),
+        n_tokens(REASONING, PART2),
     ),
     # gpt-oss servers (LM Studio, vLLM): raw reasoning
     "raw-reasoning-text": (
         wf.responses_sse(REASONING, ANSWER, raw=True, model="openai/gpt-oss-20b"),
         REASONING,
         ANSWER,
-        n(REASONING),
+        n_tokens(REASONING),
     ),
     # a proxy that sends no deltas: the texts come from the .done events, once
     "done-events-only": (
         wf.responses_sse("", ANSWER, parts=[REASONING, PART2], deltas=False),
         f"{REASONING}\n\n{PART2}",
         ANSWER,
-        n(REASONING, PART2),
+        n_tokens(REASONING, PART2),
     ),
     "raw-done-only": (
         wf.responses_sse(REASONING, ANSWER, raw=True, deltas=False),
         REASONING,
         ANSWER,
-        n(REASONING),
+        n_tokens(REASONING),
     ),
     # encrypted content in the reasoning item (store=false clients) is never shown or kept
     "encrypted-item": (
         wf.responses_sse(REASONING, ANSWER, encrypted="gAAAAABo-opaque"),
         REASONING,
         ANSWER,
-        n(REASONING),
+        n_tokens(REASONING),
     ),
-    "same-text-raw-and-summary": (_doubled_raw_and_summary(), REASONING, ANSWER, n(REASONING)),
+    "same-text-raw-and-summary": (
+        _doubled_raw_and_summary(),
+        REASONING,
+        ANSWER,
+        n_tokens(REASONING),
+    ),
 }
 
 
@@ -148,7 +128,7 @@ def test_responses_shapes_give_the_exact_trace(wire_server, shape, seed, max_pie
     trace = events[-1].trace
     assert trace.reasoning == reasoning
     assert trace.answer == answer
-    assert trace.usage == usage(20, hidden + n(ANSWER), hidden)
+    assert trace.usage == usage(20, hidden + n_tokens(ANSWER), hidden)
     assert (trace.status, trace.finish_reason, trace.warnings) == ("complete", "stop", [])
     assert (trace.model, trace.provider) == ("openai:gpt-5.1", "openai")
     assert "gAAAA" not in json.dumps(trace.to_dict())
@@ -167,7 +147,7 @@ def test_incomplete_for_max_output_tokens_is_truncated(wire_server, seed):
     trace = run(wire_server, max_tokens=64)
     assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
     assert (trace.status, trace.finish_reason) == ("truncated", "length")
-    assert trace.usage["reasoning_tokens"] == n(REASONING)
+    assert trace.usage["reasoning_tokens"] == n_tokens(REASONING)
     assert trace.warnings == []
     assert wire_server.last.json["max_output_tokens"] == 64
 
@@ -413,13 +393,12 @@ def test_403_says_the_project_may_not_use_the_model(wire_server):
     assert "does not have access" in info.value.message and "OPENAI_API_KEY" in info.value.message
 
 
-def test_429_with_retry_after_is_waited_for_then_succeeds(wire_server):
+def test_429_with_retry_after_is_waited_for_then_succeeds(wire_server, fake_clock):
     body = wf.openai_error_body("Rate limit reached for gpt-5.1", code="rate_limit_exceeded")
     limited = Reply.json(body, 429, retry_after=0.4)
     wire_server.route("POST", RESPONSES, limited, Reply.sse(wf.responses_sse(REASONING, ANSWER)))
-    start = time.monotonic()
-    trace = run(wire_server)
-    assert time.monotonic() - start >= 0.35
+    trace = events_of(wire_server, "openai:gpt-5.1", sleep=fake_clock.sleep)[-1].trace
+    assert fake_clock.slept == [0.4]
     assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
     assert len(wire_server.requests_to(RESPONSES)) == 2
 
@@ -590,12 +569,14 @@ def test_a_malformed_base_url_is_refused_when_the_run_is_made(url, problem):
 # -- Chat Completions (openai-chat:) -------------------------------------------------------------
 
 HIDDEN = 321
-CHAT_USAGE = wf.default_usage(HIDDEN + n(ANSWER), prompt_tokens=21, reasoning_tokens=HIDDEN)
+CHAT_USAGE = wf.default_usage(HIDDEN + n_tokens(ANSWER), prompt_tokens=21, reasoning_tokens=HIDDEN)
 
 
 def chat_frames(reasoning_tokens: int = HIDDEN) -> list[str]:
     """OpenAI Chat Completions: no reasoning text, usage on an extra ``choices: []`` chunk."""
-    use = wf.default_usage(reasoning_tokens + n(ANSWER), 21, reasoning_tokens=reasoning_tokens)
+    use = wf.default_usage(
+        reasoning_tokens + n_tokens(ANSWER), 21, reasoning_tokens=reasoning_tokens
+    )
     return wf.chat_sse("", ANSWER, usage=use, usage_chunk=True, system_fingerprint="fp_1")
 
 
@@ -609,7 +590,7 @@ def test_chat_says_once_that_reasoning_is_hidden_and_counts_it(wire_server, seed
     events = events_of(wire_server, "openai-chat:o3")
     trace = events[-1].trace
     assert (trace.reasoning, trace.answer) == ("", ANSWER)
-    assert trace.usage == usage(21, HIDDEN + n(ANSWER), HIDDEN)
+    assert trace.usage == usage(21, HIDDEN + n_tokens(ANSWER), HIDDEN)
     assert trace.status == "complete" and trace.finish_reason == "stop"
     said = notices(events)
     assert len(said) == 1 and "does not return reasoning text" in said[0]

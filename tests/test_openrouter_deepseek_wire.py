@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import json
 
-import anyio
 import pytest
 import wire_fixtures as wf
+from provider_harness import Provider, n_tokens
 from wire_server import Reply
 
-from reasoning_nb import ConfigError, Done, ProviderError, ProviderState, astream, think
+from reasoning_nb import ConfigError, Done, ProviderError, ProviderState, think
 from reasoning_nb.core.history import Conversation, assistant_turn
 from reasoning_nb.core.trace import Trace
-from reasoning_nb.run import Run
 
 PATH = "/v1/chat/completions"
 PROMPT = "What is 17 × 23?"
@@ -31,41 +30,13 @@ CLAUDE = "anthropic/claude-sonnet-4.5"
 CHUNKINGS = [(1, 48), (2, 13), (3, 5)]
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch):
-    for name in ("OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "REASONING_NB_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def n(*texts: str) -> int:
-    return sum(len(wf.tokens(t)) for t in texts)
-
-
-def serve(server, frames, seed=1, max_piece=48) -> None:
-    server.route("POST", PATH, Reply.sse(frames, chunking="random", seed=seed, max_piece=max_piece))
-
-
-def run(server, model: str, **kw):
-    kw.setdefault("api_key", KEY)
-    return think(PROMPT, model=model, base_url=server.url, **kw)
-
-
-def events_of(server, model: str, **kw) -> list:
-    kw.setdefault("api_key", KEY)
-
-    async def main() -> list:
-        return [e async for e in astream(PROMPT, model=model, base_url=server.url, **kw)]
-
-    return anyio.run(main)
+pytestmark = pytest.mark.usefixtures("no_provider_env")
+OPENROUTER = Provider(f"openrouter:{CLAUDE}", PATH, KEY, PROMPT)
+run, events_of, serve = OPENROUTER.run, OPENROUTER.events, OPENROUTER.serve
 
 
 def run_with_history(server, model: str, history: list) -> Trace:
-    async def main() -> Trace:
-        run = Run(PROMPT, model=model, base_url=server.url, api_key=KEY, history=history)
-        events = [e async for e in run.events()]
-        return events[-1].trace
-
-    return anyio.run(main)
+    return OPENROUTER.run_with(server, model, history=history)
 
 
 # -- OpenRouter shapes ---------------------------------------------------------------------------
@@ -88,8 +59,8 @@ def test_openrouter_claude_reasoning_and_merged_details(wire_server, seed, max_p
     assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
     assert trace.usage == {
         "input_tokens": 20,
-        "output_tokens": n(REASONING, ANSWER),
-        "reasoning_tokens": n(REASONING),
+        "output_tokens": n_tokens(REASONING, ANSWER),
+        "reasoning_tokens": n_tokens(REASONING),
     }
     assert (trace.status, trace.finish_reason, trace.warnings) == ("complete", "stop", [])
     # one merged block, signature from the last text-less fragment, in the saved trace
@@ -283,8 +254,8 @@ def test_deepseek_reasoning_content_gives_the_exact_trace(wire_server, seed, max
     assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
     assert trace.usage == {
         "input_tokens": 20,
-        "output_tokens": n(REASONING, ANSWER),
-        "reasoning_tokens": n(REASONING),
+        "output_tokens": n_tokens(REASONING, ANSWER),
+        "reasoning_tokens": n_tokens(REASONING),
     }
     assert (trace.status, trace.finish_reason, trace.warnings) == ("complete", "stop", [])
     assert trace.provider_state == {}

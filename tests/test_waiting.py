@@ -18,9 +18,6 @@ from test_faults import (  # noqa: F401 - fixtures, used by name
     OLLAMA,
     PROMPT,
     _clean_env,
-    anyio_backend,
-    closed_port,
-    fast_backoff,
 )
 from test_widget import feed, make_widget, new_trace, wire  # noqa: F401 - `wire` is a fixture
 from wire_server import Reply
@@ -116,7 +113,7 @@ async def test_other_servers_read_waiting_for_the_first_token(wire_server, model
 
 
 @pytest.mark.anyio
-async def test_a_server_that_cannot_be_reached_is_still_connecting(fast_backoff, closed_port):  # noqa: F811
+async def test_a_server_that_cannot_be_reached_is_still_connecting(fast_backoff, closed_port):
     seen = []
     with pytest.raises(ProviderError, match="Could not connect"):
         async for event in astream(

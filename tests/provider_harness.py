@@ -1,0 +1,113 @@
+"""One provider under test over a real socket: the ``wire_server`` answers on the provider's
+path, and the harness runs a model against it through the public ``think`` / ``astream``.
+
+A test module names its provider once (``Provider(model, path, key)``) and then calls
+``run(wire_server, ...)`` for the trace or ``events(wire_server, ...)`` for every event."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import wire_fixtures as wf
+from wire_server import Reply, WireServer
+
+from reasoning_nb import Done, ProviderError, ReasoningDelta, Reclassify, TextDelta, astream, think
+from reasoning_nb.core.trace import Trace
+from reasoning_nb.run import Run
+
+PROMPT = "What is 17 × 23?"
+
+
+def n_tokens(*texts: str) -> int:
+    """The tokens ``wire_fixtures`` cuts these texts into: the usage a stream of them reports."""
+    return sum(len(wf.tokens(t)) for t in texts)
+
+
+def usage(input_tokens=None, output_tokens=None, reasoning_tokens=None) -> dict:
+    return {
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "reasoning_tokens": reasoning_tokens,
+    }
+
+
+@dataclass(frozen=True)
+class Provider:
+    """How a test module reaches its provider: the default model, the path its requests go to,
+    and the key sent when a test does not pass ``api_key`` itself (None: none is sent)."""
+
+    model: str
+    path: str
+    key: str | None = None
+    prompt: str = PROMPT
+
+    def options(self, server: WireServer, model: str | None, kw: dict[str, Any]) -> dict:
+        if self.key is not None:
+            kw.setdefault("api_key", self.key)
+        return {"model": model or self.model, "base_url": server.url, **kw}
+
+    def run(self, server: WireServer, model: str | None = None, **kw: Any) -> Trace:
+        """The trace of one ``think`` call."""
+        return think(self.prompt, **self.options(server, model, kw))
+
+    def events(self, server: WireServer, model: str | None = None, **kw: Any) -> list:
+        """Every event of one ``astream`` call, ``Done`` last."""
+        options = self.options(server, model, kw)
+
+        async def main() -> list:
+            return [e async for e in astream(self.prompt, **options)]
+
+        return anyio.run(main)
+
+    def run_with(self, server: WireServer, model: str | None = None, **kw: Any) -> Trace:
+        """The trace of a ``Run`` made with options ``think`` does not take (``history``)."""
+        options = self.options(server, model, kw)
+
+        async def main() -> Trace:
+            return [e async for e in Run(self.prompt, **options).events()][-1].trace
+
+        return anyio.run(main)
+
+    def failure(self, server: WireServer, model: str | None = None, **kw: Any) -> ProviderError:
+        """The ``ProviderError`` one ``think`` call raises."""
+        try:
+            self.run(server, model, **kw)
+        except ProviderError as exc:
+            return exc
+        raise AssertionError("the run did not fail")
+
+    def serve(
+        self,
+        server: WireServer,
+        frames: list[str],
+        seed: int = 1,
+        max_piece: int = 48,
+        *,
+        path: str | None = None,
+    ) -> None:
+        """Answer the next request with ``frames`` as SSE, cut at random (seeded) places."""
+        reply = Reply.sse(frames, chunking="random", seed=seed, max_piece=max_piece)
+        server.route("POST", path or self.path, reply)
+
+
+def check_events(
+    events: list, reasoning: str, answer: str, *, tags: tuple[str, ...], single_block: bool = True
+) -> Trace:
+    """The stream ends with one Done; its trace holds exactly ``reasoning`` and ``answer``, with
+    none of ``tags``; in a single block, all reasoning streams before the answer. Returns the
+    trace."""
+    assert isinstance(events[-1], Done)
+    assert not any(isinstance(e, Done) for e in events[:-1])
+    trace = events[-1].trace
+    assert trace.reasoning == reasoning
+    assert trace.answer == answer
+    for tag in tags:
+        assert tag not in trace.answer and tag not in trace.reasoning
+    kinds = [type(e) for e in events]
+    if single_block:
+        assert Reclassify not in kinds
+        last_reasoning = max(i for i, k in enumerate(kinds) if k is ReasoningDelta)
+        assert last_reasoning < kinds.index(TextDelta), "reasoning must come before the answer"
+    return trace
