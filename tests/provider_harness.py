@@ -92,15 +92,37 @@ class Provider:
         server.route("POST", path or self.path, reply)
 
 
+def check_complete(trace: Trace, reasoning: str, answer: str, expected_usage: dict) -> Trace:
+    """The run completed and stopped without a warning, holding exactly these texts and counts."""
+    assert (trace.reasoning, trace.answer) == (reasoning, answer)
+    assert trace.usage == expected_usage
+    assert (trace.status, trace.finish_reason, trace.warnings) == ("complete", "stop", [])
+    return trace
+
+
+def check_one_done(events: list) -> Trace:
+    """The stream ends with its one Done: the trace."""
+    assert isinstance(events[-1], Done) and not any(isinstance(e, Done) for e in events[:-1])
+    return events[-1].trace
+
+
+def check_length_limit(
+    provider: Provider, server: WireServer, reply: Reply, reasoning: str, answer: str
+) -> None:
+    """A stream that stops at the token limit keeps its text and reads as truncated."""
+    server.route("POST", provider.path, reply)
+    trace = provider.run(server)
+    assert (trace.reasoning, trace.answer) == (reasoning, answer)
+    assert trace.status == "truncated" and trace.finish_reason == "length"
+
+
 def check_events(
     events: list, reasoning: str, answer: str, *, tags: tuple[str, ...], single_block: bool = True
 ) -> Trace:
     """The stream ends with one Done; its trace holds exactly ``reasoning`` and ``answer``, with
     none of ``tags``; in a single block, all reasoning streams before the answer. Returns the
     trace."""
-    assert isinstance(events[-1], Done)
-    assert not any(isinstance(e, Done) for e in events[:-1])
-    trace = events[-1].trace
+    trace = check_one_done(events)
     assert trace.reasoning == reasoning
     assert trace.answer == answer
     for tag in tags:

@@ -13,24 +13,23 @@ import json
 
 import pytest
 import wire_fixtures as wf
-from provider_harness import Provider, n_tokens, usage
+from provider_harness import PROMPT, Provider, check_complete, check_one_done, n_tokens, usage
 from wire_server import Reply
 
-from reasoning_nb import ConfigError, Done, ProviderError, ReasoningDelta, TextDelta, think
+from reasoning_nb import ConfigError, ProviderError, ReasoningDelta, TextDelta, think
 from reasoning_nb.core.history import Conversation, assistant_turn
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.providers import anthropic
 
 PATH = "/v1/messages"
 KEY = "sk-ant-api03-SECRET-key-0123456789"
-PROMPT = "What is 17 × 23?"
+CLAUDE = Provider("anthropic:claude-sonnet-4-5", PATH, KEY)
 REASONING = "Let me see: 17 × 23 = 17 × 20 + 17 × 3 = 340 + 51 = 391. Café ☕, “done”."
 ANSWER = "The answer is **391** 😀."
 SIGNATURE = "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"
 CHUNKINGS = [(1, 48), (2, 23), (3, 7)]
 
 pytestmark = pytest.mark.usefixtures("no_provider_env")
-CLAUDE = Provider("anthropic:claude-sonnet-4-5", PATH, KEY, PROMPT)
 run, stream = CLAUDE.run, CLAUDE.events
 
 
@@ -173,11 +172,7 @@ def test_shapes_give_the_exact_trace(wire_server, shape, seed, max_piece):
     reply = Reply.sse(frames, chunking="random", seed=seed, max_piece=max_piece)
     wire_server.route("POST", PATH, reply)
     events = stream(wire_server, preset="high")
-    assert isinstance(events[-1], Done) and not any(isinstance(e, Done) for e in events[:-1])
-    trace = events[-1].trace
-    assert (trace.reasoning, trace.answer) == (reasoning, answer)
-    assert trace.usage == expected_usage
-    assert (trace.status, trace.finish_reason, trace.warnings) == ("complete", "stop", [])
+    trace = check_complete(check_one_done(events), reasoning, answer, expected_usage)
     if blocks is None:
         assert trace.provider_state == {}
         assert not any(isinstance(e, ReasoningDelta) for e in events)

@@ -12,7 +12,7 @@ import json
 
 import pytest
 import wire_fixtures as wf
-from provider_harness import Provider, n_tokens, usage
+from provider_harness import Provider, check_length_limit, n_tokens, usage
 from provider_harness import check_events as check_tagless
 from wire_server import Reply
 
@@ -184,10 +184,8 @@ def test_openrouter_and_deepseek_hosted_shapes(wire_server):
 @pytest.mark.parametrize("seed", [1, 2])
 def test_length_limit_is_truncated(wire_server, seed):
     frames = wf.llamacpp_sse(REASONING, ANSWER, finish_reason="length")
-    wire_server.route("POST", PATH, Reply.sse(frames, chunking="random", seed=seed))
-    trace = run(wire_server)
-    assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
-    assert trace.status == "truncated" and trace.finish_reason == "length"
+    reply = Reply.sse(frames, chunking="random", seed=seed)
+    check_length_limit(LLAMACPP, wire_server, reply, REASONING, ANSWER)
 
 
 def test_reasoning_only_stream_left_open(wire_server):

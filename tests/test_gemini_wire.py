@@ -13,10 +13,10 @@ import json
 
 import pytest
 import wire_fixtures as wf
-from provider_harness import Provider, n_tokens, usage
+from provider_harness import Provider, check_complete, check_one_done, n_tokens, usage
 from wire_server import Reply
 
-from reasoning_nb import ConfigError, Done, ProviderError, ReasoningDelta, TextDelta, think
+from reasoning_nb import ConfigError, ProviderError, ReasoningDelta, TextDelta, think
 from reasoning_nb.core.history import Conversation, assistant_turn
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.errors import ProviderError as PE
@@ -100,11 +100,7 @@ def test_shapes_give_the_exact_trace(wire_server, shape, seed, max_piece):
     reply = Reply.sse(frames, chunking="random", seed=seed, max_piece=max_piece)
     wire_server.route("POST", FLASH, reply)
     events = stream(wire_server, preset="high")
-    assert isinstance(events[-1], Done) and not any(isinstance(e, Done) for e in events[:-1])
-    trace = events[-1].trace
-    assert (trace.reasoning, trace.answer) == (reasoning, answer)
-    assert trace.usage == expected_usage
-    assert (trace.status, trace.finish_reason, trace.warnings) == ("complete", "stop", [])
+    trace = check_complete(check_one_done(events), reasoning, answer, expected_usage)
     if parts is None:
         assert trace.provider_state == {}
         assert not any(isinstance(e, ReasoningDelta) for e in events)

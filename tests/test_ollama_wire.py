@@ -12,7 +12,7 @@ import pytest
 import wire_fixtures as wf
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from provider_harness import Provider, n_tokens
+from provider_harness import Provider, check_length_limit, n_tokens
 from provider_harness import check_events as check_tagless
 from wire_server import Reply
 
@@ -93,10 +93,8 @@ def test_reasoning_in_both_thinking_and_content_is_kept_once(wire_server):
 @pytest.mark.parametrize("seed", [1, 2])
 def test_length_limit_is_truncated(wire_server, seed):
     frames = wf.ollama_chat(REASONING, ANSWER, done_reason="length")
-    wire_server.route("POST", PATH, Reply.ndjson(frames, chunking="random", seed=seed))
-    trace = run(wire_server)
-    assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
-    assert trace.status == "truncated" and trace.finish_reason == "length"
+    reply = Reply.ndjson(frames, chunking="random", seed=seed)
+    check_length_limit(OLLAMA, wire_server, reply, REASONING, ANSWER)
 
 
 def test_no_counts_means_unknown_usage(wire_server):

@@ -13,10 +13,10 @@ import json
 
 import pytest
 import wire_fixtures as wf
-from provider_harness import Provider, n_tokens
+from provider_harness import Provider, check_complete, check_one_done, n_tokens, usage
 from wire_server import Reply
 
-from reasoning_nb import ConfigError, Done, ProviderError, ProviderState, think
+from reasoning_nb import ConfigError, ProviderError, ProviderState, think
 from reasoning_nb.core.history import Conversation, assistant_turn
 from reasoning_nb.core.trace import Trace
 
@@ -30,6 +30,7 @@ CLAUDE = "anthropic/claude-sonnet-4.5"
 CHUNKINGS = [(1, 48), (2, 13), (3, 5)]
 
 
+COUNTS = usage(20, n_tokens(REASONING, ANSWER), n_tokens(REASONING))
 pytestmark = pytest.mark.usefixtures("no_provider_env")
 OPENROUTER = Provider(f"openrouter:{CLAUDE}", PATH, KEY, PROMPT)
 run, events_of, serve = OPENROUTER.run, OPENROUTER.events, OPENROUTER.serve
@@ -54,15 +55,7 @@ SIGNED = {
 def test_openrouter_claude_reasoning_and_merged_details(wire_server, seed, max_piece):
     serve(wire_server, wf.openrouter_sse(REASONING, ANSWER, processing=3), seed, max_piece)
     events = events_of(wire_server, f"openrouter:{CLAUDE}")
-    trace = events[-1].trace
-    assert isinstance(events[-1], Done)
-    assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
-    assert trace.usage == {
-        "input_tokens": 20,
-        "output_tokens": n_tokens(REASONING, ANSWER),
-        "reasoning_tokens": n_tokens(REASONING),
-    }
-    assert (trace.status, trace.finish_reason, trace.warnings) == ("complete", "stop", [])
+    trace = check_complete(check_one_done(events), REASONING, ANSWER, COUNTS)
     # one merged block, signature from the last text-less fragment, in the saved trace
     states = [e for e in events if isinstance(e, ProviderState)]
     assert len(states) == 1
@@ -251,13 +244,7 @@ def test_history_from_another_provider_never_carries_openrouter_details():
 def test_deepseek_reasoning_content_gives_the_exact_trace(wire_server, seed, max_piece):
     serve(wire_server, wf.deepseek_sse(REASONING, ANSWER), seed, max_piece)
     trace = run(wire_server, "deepseek:deepseek-v4-pro")
-    assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
-    assert trace.usage == {
-        "input_tokens": 20,
-        "output_tokens": n_tokens(REASONING, ANSWER),
-        "reasoning_tokens": n_tokens(REASONING),
-    }
-    assert (trace.status, trace.finish_reason, trace.warnings) == ("complete", "stop", [])
+    check_complete(trace, REASONING, ANSWER, COUNTS)
     assert trace.provider_state == {}
     assert wire_server.last.path == PATH  # https://api.deepseek.com gets /v1 like any chat URL
 
