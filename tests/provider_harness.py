@@ -70,6 +70,12 @@ class Provider:
 
         return anyio.run(main)
 
+    def sent(self, server: WireServer, frames: list[str], model: str | None = None, **kw: Any):
+        """Serve ``frames`` and run once: the trace, and the JSON body the server received."""
+        self.serve(server, frames)
+        trace = self.run(server, model, **kw)
+        return trace, server.last.json
+
     def failure(self, server: WireServer, model: str | None = None, **kw: Any) -> ProviderError:
         """The ``ProviderError`` one ``think`` call raises."""
         try:
@@ -104,6 +110,16 @@ def check_one_done(events: list) -> Trace:
     """The stream ends with its one Done: the trace."""
     assert isinstance(events[-1], Done) and not any(isinstance(e, Done) for e in events[:-1])
     return events[-1].trace
+
+
+def check_state(events: list, trace: Trace, name: str, state: dict | None) -> None:
+    """The trace keeps ``state`` to replay under the provider's ``name``; None: nothing to
+    replay, and no reasoning streamed."""
+    if state is None:
+        assert trace.provider_state == {}
+        assert not any(isinstance(e, ReasoningDelta) for e in events)
+    else:
+        assert trace.provider_state[name] == state
 
 
 def check_length_limit(

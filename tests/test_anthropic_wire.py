@@ -13,7 +13,15 @@ import json
 
 import pytest
 import wire_fixtures as wf
-from provider_harness import PROMPT, Provider, check_complete, check_one_done, n_tokens, usage
+from provider_harness import (
+    PROMPT,
+    Provider,
+    check_complete,
+    check_one_done,
+    check_state,
+    n_tokens,
+    usage,
+)
 from wire_server import Reply
 
 from reasoning_nb import ConfigError, ProviderError, ReasoningDelta, TextDelta, think
@@ -169,16 +177,11 @@ SHAPES = {
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_shapes_give_the_exact_trace(wire_server, shape, seed, max_piece):
     frames, reasoning, answer, expected_usage, blocks = SHAPES[shape]
-    reply = Reply.sse(frames, chunking="random", seed=seed, max_piece=max_piece)
-    wire_server.route("POST", PATH, reply)
+    CLAUDE.serve(wire_server, frames, seed, max_piece)
     events = stream(wire_server, preset="high")
     trace = check_complete(check_one_done(events), reasoning, answer, expected_usage)
-    if blocks is None:
-        assert trace.provider_state == {}
-        assert not any(isinstance(e, ReasoningDelta) for e in events)
-    else:
-        state = trace.provider_state["anthropic"]
-        assert state == {"model": "claude-sonnet-4-5", "content": blocks}
+    state = None if blocks is None else {"model": "claude-sonnet-4-5", "content": blocks}
+    check_state(events, trace, "anthropic", state)
     if shape == "thinking-then-text":  # reasoning streamed before the answer, piece by piece
         kinds = [type(e) for e in events]
         assert max(i for i, k in enumerate(kinds) if k is ReasoningDelta) < kinds.index(TextDelta)

@@ -13,7 +13,7 @@ import json
 
 import pytest
 import wire_fixtures as wf
-from provider_harness import Provider, check_complete, check_one_done, n_tokens, usage
+from provider_harness import Provider, check_complete, check_one_done, check_state, n_tokens, usage
 from wire_server import Reply
 
 from reasoning_nb import ConfigError, ProviderError, ReasoningDelta, TextDelta, think
@@ -22,23 +22,22 @@ from reasoning_nb.core.trace import Trace
 from reasoning_nb.errors import ProviderError as PE
 from reasoning_nb.providers import gemini
 
-KEY = "AIzaSyD-SECRET-gemini-key-0123456789"
-PROMPT = "Where does Alice live?"
-REASONING = "**Analyzing**\nThe note says Paris; café ☕ “near the river”."
-ANSWER = "Alice lives in Paris 😀."
-SIG = "CiQBVKhc7test"
-CHUNKINGS = [(1, 48), (2, 23), (3, 7)]
-
 
 def path(model: str) -> str:
     return f"/v1beta/models/{model}:streamGenerateContent"
 
 
 FLASH = path("gemini-2.5-flash")
+KEY = "AIzaSyD-SECRET-gemini-key-0123456789"
+PROMPT = "Where does Alice live?"
+GEMINI = Provider("gemini:gemini-2.5-flash", FLASH, KEY, PROMPT)
+REASONING = "**Analyzing**\nThe note says Paris; café ☕ “near the river”."
+ANSWER = "Alice lives in Paris 😀."
+SIG = "CiQBVKhc7test"
+CHUNKINGS = [(1, 48), (2, 23), (3, 7)]
 
 
 pytestmark = pytest.mark.usefixtures("no_provider_env")
-GEMINI = Provider("gemini:gemini-2.5-flash", FLASH, KEY, PROMPT)
 run, stream = GEMINI.run, GEMINI.events
 
 
@@ -97,15 +96,12 @@ SHAPES = {
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_shapes_give_the_exact_trace(wire_server, shape, seed, max_piece):
     frames, reasoning, answer, expected_usage, parts = SHAPES[shape]
-    reply = Reply.sse(frames, chunking="random", seed=seed, max_piece=max_piece)
-    wire_server.route("POST", FLASH, reply)
+    GEMINI.serve(wire_server, frames, seed, max_piece)
     events = stream(wire_server, preset="high")
     trace = check_complete(check_one_done(events), reasoning, answer, expected_usage)
-    if parts is None:
-        assert trace.provider_state == {}
-        assert not any(isinstance(e, ReasoningDelta) for e in events)
-    else:
-        assert trace.provider_state["gemini"] == {"model": "gemini-2.5-flash", "parts": parts}
+    state = None if parts is None else {"model": "gemini-2.5-flash", "parts": parts}
+    check_state(events, trace, "gemini", state)
+    if parts is not None:  # reasoning streamed before the answer
         kinds = [type(e) for e in events]
         assert max(i for i, k in enumerate(kinds) if k is ReasoningDelta) < kinds.index(TextDelta)
     assert len(wire_server.requests_to(FLASH)) == 1

@@ -15,7 +15,7 @@ import json
 
 import pytest
 import wire_fixtures as wf
-from provider_harness import Provider, n_tokens, usage
+from provider_harness import PROMPT, Provider, n_tokens, usage
 from wire_server import Reply
 
 from reasoning_nb import (
@@ -31,16 +31,15 @@ from reasoning_nb.core import capabilities
 
 RESPONSES = "/v1/responses"
 CHAT = "/v1/chat/completions"
-PROMPT = "What is 17 × 23?"
+KEY = "sk-proj-very-secret-0123456789"
+OPENAI = Provider("openai:gpt-5.1", RESPONSES, KEY)
 REASONING = "**Planning** the product: 17 × 23 = 340 + 51 = 391. Café ☕, “done”."
 PART2 = "**Checking**\n\n391 / 17 = 23, so it holds 😀."
 ANSWER = "The answer is **391** (and 2 < 3 still holds) 😀."
-KEY = "sk-proj-very-secret-0123456789"
 CHUNKINGS = [(1, 48), (2, 13), (3, 5)]
 
 
 pytestmark = pytest.mark.usefixtures("no_provider_env")
-OPENAI = Provider("openai:gpt-5.1", RESPONSES, KEY, PROMPT)
 run, events_of, serve = OPENAI.run, OPENAI.events, OPENAI.serve
 
 
@@ -244,9 +243,10 @@ BODIES = {
 @pytest.mark.parametrize("model,preset,budget", list(BODIES), ids=str)
 def test_responses_body_matches_the_preset_table(wire_server, model, preset, budget):
     expected, warning = BODIES[(model, preset, budget)]
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
-    trace = run(wire_server, f"openai:{model}", preset=preset, budget_tokens=budget)
-    body = wire_server.last.json
+    frames = wf.responses_sse(REASONING, ANSWER)
+    trace, body = OPENAI.sent(
+        wire_server, frames, f"openai:{model}", preset=preset, budget_tokens=budget
+    )
     assert body.get("reasoning") == expected
     assert trace.request == ({"reasoning": expected} if expected else {})
     assert body["model"] == model and body["stream"] is True

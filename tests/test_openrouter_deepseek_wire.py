@@ -13,7 +13,7 @@ import json
 
 import pytest
 import wire_fixtures as wf
-from provider_harness import Provider, check_complete, check_one_done, n_tokens, usage
+from provider_harness import PROMPT, Provider, check_complete, check_one_done, n_tokens, usage
 from wire_server import Reply
 
 from reasoning_nb import ConfigError, ProviderError, ProviderState, think
@@ -21,18 +21,17 @@ from reasoning_nb.core.history import Conversation, assistant_turn
 from reasoning_nb.core.trace import Trace
 
 PATH = "/v1/chat/completions"
-PROMPT = "What is 17 × 23?"
+KEY = "sk-or-v1-very-secret-0123456789"
+CLAUDE = "anthropic/claude-sonnet-4.5"
+OPENROUTER = Provider(f"openrouter:{CLAUDE}", PATH, KEY)
 REASONING = "Let me see: 17 × 23 = 17 × 20 + 17 × 3 = 340 + 51 = 391. Café ☕, “done”."
 PART2 = "Double-check: 391 / 17 = 23 😀."
 ANSWER = "The answer is **391** (and 2 < 3 still holds) 😀."
-KEY = "sk-or-v1-very-secret-0123456789"
-CLAUDE = "anthropic/claude-sonnet-4.5"
 CHUNKINGS = [(1, 48), (2, 13), (3, 5)]
 
 
 COUNTS = usage(20, n_tokens(REASONING, ANSWER), n_tokens(REASONING))
 pytestmark = pytest.mark.usefixtures("no_provider_env")
-OPENROUTER = Provider(f"openrouter:{CLAUDE}", PATH, KEY, PROMPT)
 run, events_of, serve = OPENROUTER.run, OPENROUTER.events, OPENROUTER.serve
 
 
@@ -142,9 +141,10 @@ OPENROUTER_BODIES = {
 @pytest.mark.parametrize("model,preset,budget", list(OPENROUTER_BODIES), ids=str)
 def test_openrouter_body_matches_the_preset_table(wire_server, model, preset, budget):
     expected, warning = OPENROUTER_BODIES[(model, preset, budget)]
-    serve(wire_server, wf.openrouter_sse(REASONING, ANSWER))
-    trace = run(wire_server, f"openrouter:{model}", preset=preset, budget_tokens=budget)
-    body = wire_server.last.json
+    frames = wf.openrouter_sse(REASONING, ANSWER)
+    trace, body = OPENROUTER.sent(
+        wire_server, frames, f"openrouter:{model}", preset=preset, budget_tokens=budget
+    )
     assert body.get("reasoning") == expected
     assert trace.request == ({"reasoning": expected} if expected else {})
     assert body["model"] == model and body["messages"] == [{"role": "user", "content": PROMPT}]
@@ -279,9 +279,10 @@ DEEPSEEK_BODIES = {
 @pytest.mark.parametrize("model,preset,budget", list(DEEPSEEK_BODIES), ids=str)
 def test_deepseek_body_matches_the_preset_table(wire_server, model, preset, budget):
     fields, warning = DEEPSEEK_BODIES[(model, preset, budget)]
-    serve(wire_server, wf.deepseek_sse(REASONING, ANSWER))
-    trace = run(wire_server, f"deepseek:{model}", preset=preset, budget_tokens=budget)
-    body = wire_server.last.json
+    frames = wf.deepseek_sse(REASONING, ANSWER)
+    trace, body = OPENROUTER.sent(
+        wire_server, frames, f"deepseek:{model}", preset=preset, budget_tokens=budget
+    )
     sent = {k: body[k] for k in body if k not in ("model", "messages", "stream", "stream_options")}
     assert sent == fields
     assert trace.request == fields
