@@ -144,28 +144,31 @@ def test_drop_after_headers_before_any_text_has_no_trace(wire_server, proto):
 # -- in-band errors after HTTP 200 -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("seed", [3, 4])
-def test_ollama_error_line_mid_stream(wire_server, seed):
-    frames = wf.ollama_chat(REASONING, ANSWER)[: len(THINK) + 1]
-    frames.append(wf.ollama_error_line("model runner has unexpectedly stopped"))
-    wire_server.route("POST", OLLAMA, Reply.ndjson(frames, chunking="random", seed=seed))
-    with pytest.raises(ProviderError) as info:
-        run_think(wire_server, "ollama")
-    err = info.value
-    assert "model runner has unexpectedly stopped" in err.message
-    assert err.trace.reasoning == REASONING and err.trace.answer == TEXT[0]
-    assert err.trace.status == "error"
+# proto -> (the frames up to the first answer piece, the error that follows, its text)
+IN_BAND_ERRORS = {
+    "ollama": (
+        wf.ollama_chat(REASONING, ANSWER)[: len(THINK) + 1],
+        wf.ollama_error_line("model runner has unexpectedly stopped"),
+        "model runner has unexpectedly stopped",
+    ),
+    "chat": (  # (llama.cpp's first chunk carries only the role)
+        wf.llamacpp_sse(REASONING, ANSWER)[: 1 + len(THINK) + 1],
+        wf.sse_error("failed to decode the batch", code=500),  # then no [DONE]
+        "failed to decode the batch",
+    ),
+}
 
 
 @pytest.mark.parametrize("seed", [3, 4])
-def test_chat_error_event_mid_stream(wire_server, seed):
-    frames = wf.llamacpp_sse(REASONING, ANSWER)[: 1 + len(THINK) + 1]
-    frames.append(wf.sse_error("failed to decode the batch", code=500))  # then no [DONE]
-    wire_server.route("POST", CHAT, Reply.sse(frames, chunking="random", seed=seed))
+@pytest.mark.parametrize("proto", list(IN_BAND_ERRORS))
+def test_an_error_mid_stream_keeps_the_partial_trace(wire_server, proto, seed):
+    _model, path, _build, reply = PROTOCOLS[proto]
+    frames, error, text = IN_BAND_ERRORS[proto]
+    wire_server.route("POST", path, reply([*frames, error], chunking="random", seed=seed))
     with pytest.raises(ProviderError) as info:
-        run_think(wire_server, "chat")
+        run_think(wire_server, proto)
     err = info.value
-    assert "failed to decode the batch" in err.message
+    assert text in err.message
     assert err.trace.reasoning == REASONING and err.trace.answer == TEXT[0]
     assert err.trace.status == "error"
 
