@@ -10,7 +10,7 @@ import sys
 
 import pytest
 import wire_fixtures as wf
-from test_magic_text import think_cell
+from shell_cell import think_cell
 from traitlets.config import Config
 from wire_server import Reply
 

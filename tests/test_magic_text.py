@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import wire_fixtures as wf
 from IPython.utils.capture import capture_output
+from shell_cell import think_cell
 from wire_server import Reply
 
 from reasoning_nb import Trace
@@ -13,15 +14,6 @@ from reasoning_nb.notebook.magic import transform_think_cells
 from reasoning_nb.notebook.runners import METADATA_KEY
 
 CHAT = "/v1/chat/completions"
-
-
-def think_cell(ip, line: str, body: str):
-    """Run a %%think cell as the shell runs any cell; ``cap.error`` is what it failed with."""
-    with capture_output() as cap:
-        result = ip.run_cell(f"%%think {line}\n{body}")
-    failed = result.error_before_exec or result.error_in_exec
-    cap.error = "\n".join(failed._render_traceback_()) if failed else ""
-    return cap
 
 
 def test_cell_streams_text_and_saves_metadata(ip, wire_server):
