@@ -6,6 +6,7 @@ A test module names its provider once (``Provider(model, path, key)``) and then 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,8 @@ class Provider:
     path: str
     key: str | None = None
     prompt: str = PROMPT
+    framing: str = "sse"
+    """How its streams are framed: ``sse`` or ``ndjson`` (Ollama)."""
 
     def options(self, server: WireServer, model: str | None, kw: dict[str, Any]) -> dict:
         if self.key is not None:
@@ -76,6 +79,12 @@ class Provider:
         trace = self.run(server, model, **kw)
         return trace, server.last.json
 
+    def check_one_request(self, server: WireServer, trace: Trace) -> None:
+        """One request went to the provider's path, and its key is nowhere in the trace."""
+        assert len(server.requests_to(self.path)) == 1
+        if self.key is not None:
+            assert self.key not in json.dumps(trace.to_dict())
+
     def failure(self, server: WireServer, model: str | None = None, **kw: Any) -> ProviderError:
         """The ``ProviderError`` one ``think`` call raises."""
         try:
@@ -93,8 +102,9 @@ class Provider:
         *,
         path: str | None = None,
     ) -> None:
-        """Answer the next request with ``frames`` as SSE, cut at random (seeded) places."""
-        reply = Reply.sse(frames, chunking="random", seed=seed, max_piece=max_piece)
+        """Answer the next request with ``frames``, cut at random (seeded) places."""
+        framed = Reply.ndjson if self.framing == "ndjson" else Reply.sse
+        reply = framed(frames, chunking="random", seed=seed, max_piece=max_piece)
         server.route("POST", path or self.path, reply)
 
 
@@ -123,13 +133,21 @@ def check_state(events: list, trace: Trace, name: str, state: dict | None) -> No
 
 
 def check_length_limit(
-    provider: Provider, server: WireServer, reply: Reply, reasoning: str, answer: str
+    provider: Provider, server: WireServer, frames: list[str], seed: int, texts: tuple[str, str]
 ) -> None:
-    """A stream that stops at the token limit keeps its text and reads as truncated."""
-    server.route("POST", provider.path, reply)
+    """A stream that stops at the token limit keeps its ``texts`` (reasoning, answer), and
+    reads as truncated."""
+    provider.serve(server, frames, seed)
     trace = provider.run(server)
-    assert (trace.reasoning, trace.answer) == (reasoning, answer)
+    assert (trace.reasoning, trace.answer) == texts
     assert trace.status == "truncated" and trace.finish_reason == "length"
+
+
+def check_reasoning_first(events: list) -> None:
+    """All reasoning streamed before the first piece of the answer."""
+    kinds = [type(e) for e in events]
+    last_reasoning = max(i for i, k in enumerate(kinds) if k is ReasoningDelta)
+    assert last_reasoning < kinds.index(TextDelta), "reasoning must come before the answer"
 
 
 def check_events(
@@ -146,6 +164,5 @@ def check_events(
     kinds = [type(e) for e in events]
     if single_block:
         assert Reclassify not in kinds
-        last_reasoning = max(i for i, k in enumerate(kinds) if k is ReasoningDelta)
-        assert last_reasoning < kinds.index(TextDelta), "reasoning must come before the answer"
+        check_reasoning_first(events)
     return trace

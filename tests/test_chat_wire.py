@@ -184,8 +184,7 @@ def test_openrouter_and_deepseek_hosted_shapes(wire_server):
 @pytest.mark.parametrize("seed", [1, 2])
 def test_length_limit_is_truncated(wire_server, seed):
     frames = wf.llamacpp_sse(REASONING, ANSWER, finish_reason="length")
-    reply = Reply.sse(frames, chunking="random", seed=seed)
-    check_length_limit(LLAMACPP, wire_server, reply, REASONING, ANSWER)
+    check_length_limit(LLAMACPP, wire_server, frames, seed, (REASONING, ANSWER))
 
 
 def test_reasoning_only_stream_left_open(wire_server):

@@ -13,10 +13,18 @@ import json
 
 import pytest
 import wire_fixtures as wf
-from provider_harness import Provider, check_complete, check_one_done, check_state, n_tokens, usage
+from provider_harness import (
+    Provider,
+    check_complete,
+    check_one_done,
+    check_reasoning_first,
+    check_state,
+    n_tokens,
+    usage,
+)
 from wire_server import Reply
 
-from reasoning_nb import ConfigError, ProviderError, ReasoningDelta, TextDelta, think
+from reasoning_nb import ConfigError, ProviderError, think
 from reasoning_nb.core.history import Conversation, assistant_turn
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.errors import ProviderError as PE
@@ -31,6 +39,7 @@ FLASH = path("gemini-2.5-flash")
 KEY = "AIzaSyD-SECRET-gemini-key-0123456789"
 PROMPT = "Where does Alice live?"
 GEMINI = Provider("gemini:gemini-2.5-flash", FLASH, KEY, PROMPT)
+run, stream = GEMINI.run, GEMINI.events
 REASONING = "**Analyzing**\nThe note says Paris; café ☕ “near the river”."
 ANSWER = "Alice lives in Paris 😀."
 SIG = "CiQBVKhc7test"
@@ -38,7 +47,6 @@ CHUNKINGS = [(1, 48), (2, 23), (3, 7)]
 
 
 pytestmark = pytest.mark.usefixtures("no_provider_env")
-run, stream = GEMINI.run, GEMINI.events
 
 
 # -- stream shapes ---------------------------------------------------------------------------------
@@ -102,10 +110,8 @@ def test_shapes_give_the_exact_trace(wire_server, shape, seed, max_piece):
     state = None if parts is None else {"model": "gemini-2.5-flash", "parts": parts}
     check_state(events, trace, "gemini", state)
     if parts is not None:  # reasoning streamed before the answer
-        kinds = [type(e) for e in events]
-        assert max(i for i, k in enumerate(kinds) if k is ReasoningDelta) < kinds.index(TextDelta)
-    assert len(wire_server.requests_to(FLASH)) == 1
-    assert KEY not in json.dumps(trace.to_dict())
+        check_reasoning_first(events)
+    GEMINI.check_one_request(wire_server, trace)
 
 
 @pytest.mark.parametrize(

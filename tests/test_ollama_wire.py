@@ -34,7 +34,7 @@ def _fresh_show_cache(monkeypatch):
     monkeypatch.delenv("REASONING_NB_MODEL", raising=False)
 
 
-OLLAMA = Provider("ollama:qwen3", PATH, prompt=PROMPT)
+OLLAMA = Provider("ollama:qwen3", PATH, prompt=PROMPT, framing="ndjson")
 run, stream = OLLAMA.run, OLLAMA.events
 
 
@@ -93,8 +93,7 @@ def test_reasoning_in_both_thinking_and_content_is_kept_once(wire_server):
 @pytest.mark.parametrize("seed", [1, 2])
 def test_length_limit_is_truncated(wire_server, seed):
     frames = wf.ollama_chat(REASONING, ANSWER, done_reason="length")
-    reply = Reply.ndjson(frames, chunking="random", seed=seed)
-    check_length_limit(OLLAMA, wire_server, reply, REASONING, ANSWER)
+    check_length_limit(OLLAMA, wire_server, frames, seed, (REASONING, ANSWER))
 
 
 def test_no_counts_means_unknown_usage(wire_server):

@@ -33,6 +33,7 @@ RESPONSES = "/v1/responses"
 CHAT = "/v1/chat/completions"
 KEY = "sk-proj-very-secret-0123456789"
 OPENAI = Provider("openai:gpt-5.1", RESPONSES, KEY)
+run, events_of, serve = OPENAI.run, OPENAI.events, OPENAI.serve
 REASONING = "**Planning** the product: 17 × 23 = 340 + 51 = 391. Café ☕, “done”."
 PART2 = "**Checking**\n\n391 / 17 = 23, so it holds 😀."
 ANSWER = "The answer is **391** (and 2 < 3 still holds) 😀."
@@ -40,7 +41,6 @@ CHUNKINGS = [(1, 48), (2, 13), (3, 5)]
 
 
 pytestmark = pytest.mark.usefixtures("no_provider_env")
-run, events_of, serve = OPENAI.run, OPENAI.events, OPENAI.serve
 
 
 @pytest.fixture(autouse=True)

@@ -24,6 +24,7 @@ PATH = "/v1/chat/completions"
 KEY = "sk-or-v1-very-secret-0123456789"
 CLAUDE = "anthropic/claude-sonnet-4.5"
 OPENROUTER = Provider(f"openrouter:{CLAUDE}", PATH, KEY)
+run, events_of, serve = OPENROUTER.run, OPENROUTER.events, OPENROUTER.serve
 REASONING = "Let me see: 17 × 23 = 17 × 20 + 17 × 3 = 340 + 51 = 391. Café ☕, “done”."
 PART2 = "Double-check: 391 / 17 = 23 😀."
 ANSWER = "The answer is **391** (and 2 < 3 still holds) 😀."
@@ -32,7 +33,6 @@ CHUNKINGS = [(1, 48), (2, 13), (3, 5)]
 
 COUNTS = usage(20, n_tokens(REASONING, ANSWER), n_tokens(REASONING))
 pytestmark = pytest.mark.usefixtures("no_provider_env")
-run, events_of, serve = OPENROUTER.run, OPENROUTER.events, OPENROUTER.serve
 
 
 def run_with_history(server, model: str, history: list) -> Trace:
