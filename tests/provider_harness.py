@@ -19,6 +19,13 @@ from reasoning_nb.core.trace import Trace
 from reasoning_nb.run import Run
 
 PROMPT = "What is 17 × 23?"
+CHAT = "/v1/chat/completions"
+
+
+def serve_chat(server: WireServer, *answers: tuple[str, str]) -> None:
+    """Answer the next Chat Completions requests with one (reasoning, answer) each, in order;
+    the last one repeats."""
+    server.route("POST", CHAT, *(Reply.sse(wf.chat_sse(*answer)) for answer in answers))
 
 
 def n_tokens(*texts: str) -> int:
@@ -78,6 +85,17 @@ class Provider:
         self.serve(server, frames)
         trace = self.run(server, model, **kw)
         return trace, server.last.json
+
+    def check_shape(self, server: WireServer, frames, seed, max_piece, expected, state, **kw):
+        """Stream ``frames`` cut at random (seeded) places: one Done, a complete trace holding
+        exactly ``expected`` (reasoning, answer, usage), ``state`` kept to replay (see
+        ``check_state``), and one request that left no key in the trace. Returns the events."""
+        self.serve(server, frames, seed, max_piece)
+        events = self.events(server, **kw)
+        trace = check_complete(check_one_done(events), *expected)
+        check_state(events, trace, self.model.split(":")[0], state)
+        self.check_one_request(server, trace)
+        return events
 
     def check_one_request(self, server: WireServer, trace: Trace) -> None:
         """One request went to the provider's path, and its key is nowhere in the trace."""

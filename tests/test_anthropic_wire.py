@@ -16,10 +16,7 @@ import wire_fixtures as wf
 from provider_harness import (
     PROMPT,
     Provider,
-    check_complete,
-    check_one_done,
     check_reasoning_first,
-    check_state,
     n_tokens,
     usage,
 )
@@ -177,15 +174,13 @@ SHAPES = {
 @pytest.mark.parametrize("seed,max_piece", CHUNKINGS)
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_shapes_give_the_exact_trace(wire_server, shape, seed, max_piece):
-    frames, reasoning, answer, expected_usage, blocks = SHAPES[shape]
-    CLAUDE.serve(wire_server, frames, seed, max_piece)
-    events = stream(wire_server, preset="high")
-    trace = check_complete(check_one_done(events), reasoning, answer, expected_usage)
+    frames, *expected, blocks = SHAPES[shape]
     state = None if blocks is None else {"model": "claude-sonnet-4-5", "content": blocks}
-    check_state(events, trace, "anthropic", state)
+    events = CLAUDE.check_shape(
+        wire_server, frames, seed, max_piece, expected, state, preset="high"
+    )
     if shape == "thinking-then-text":  # reasoning streamed before the answer, piece by piece
         check_reasoning_first(events)
-    CLAUDE.check_one_request(wire_server, trace)
 
 
 @pytest.mark.parametrize(

@@ -162,21 +162,14 @@ def test_openrouter_and_deepseek_hosted_shapes(wire_server):
     wire_server.route(
         "POST", PATH, Reply.sse(wf.openrouter_sse(REASONING, ANSWER), chunking="random", seed=5)
     )
-    trace = think(
-        PROMPT,
-        model="openrouter:anthropic/claude-sonnet-4.5",
-        base_url=wire_server.url,
-        api_key="sk-or-test",
-    )
+    trace = run(wire_server, "openrouter:anthropic/claude-sonnet-4.5", api_key="sk-or-test")
     assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
     assert trace.usage["reasoning_tokens"] == n_tokens(REASONING)
 
     wire_server.route(
         "POST", PATH, Reply.sse(wf.deepseek_sse(REASONING, ANSWER), chunking="random", seed=6)
     )
-    trace = think(
-        PROMPT, model="deepseek:deepseek-reasoner", base_url=wire_server.url, api_key="sk-ds"
-    )
+    trace = run(wire_server, "deepseek:deepseek-reasoner", api_key="sk-ds")
     assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
     assert trace.usage == usage(20, N, n_tokens(REASONING))
 
@@ -249,14 +242,7 @@ def test_request_body_matches_the_preset_table(wire_server, provider, preset, bu
     fields, warned = BODIES[(provider, preset, budget)]
     wire_server.route("POST", PATH, Reply.sse(wf.chat_sse(REASONING, ANSWER), chunking="random"))
     key = {"api_key": "sk-test"} if provider in ("openrouter", "deepseek") else {}
-    trace = think(
-        PROMPT,
-        model=f"{provider}:some-model",
-        preset=preset,
-        budget_tokens=budget,
-        base_url=wire_server.url,
-        **key,
-    )
+    trace = run(wire_server, f"{provider}:some-model", preset=preset, budget_tokens=budget, **key)
     body = wire_server.last.json
     sent = {k: body[k] for k in body if k not in ("model", "messages", "stream", "stream_options")}
     assert sent == fields
@@ -271,7 +257,7 @@ def test_request_body_matches_the_preset_table(wire_server, provider, preset, bu
 
 def test_gpt_oss_cannot_be_switched_off_on_vllm(wire_server):
     wire_server.route("POST", PATH, Reply.sse(wf.vllm_sse(REASONING, ANSWER)))
-    trace = think(PROMPT, model="vllm:openai/gpt-oss-20b", preset="off", base_url=wire_server.url)
+    trace = run(wire_server, "vllm:openai/gpt-oss-20b", preset="off")
     assert wire_server.last.json["reasoning_effort"] == "low"
     assert "chat_template_kwargs" not in wire_server.last.json
     assert trace.request == {"reasoning_effort": "low"}
@@ -280,14 +266,8 @@ def test_gpt_oss_cannot_be_switched_off_on_vllm(wire_server):
 
 def test_system_max_tokens_temperature_are_sent(wire_server):
     wire_server.route("POST", PATH, Reply.sse(wf.llamacpp_sse(REASONING, ANSWER)))
-    think(
-        PROMPT,
-        model="llamacpp:x",
-        system="Be brief.",
-        max_tokens=64,
-        temperature=0.2,
-        base_url=wire_server.url + "/v1/",  # trailing slash and explicit /v1 both work
-    )
+    url = wire_server.url + "/v1/"  # trailing slash and explicit /v1 both work
+    run(wire_server, system="Be brief.", max_tokens=64, temperature=0.2, base_url=url)
     body = wire_server.last.json
     assert wire_server.last.path == PATH
     assert body["messages"] == [
@@ -301,7 +281,7 @@ def test_server_rejecting_the_reasoning_field_is_retried_once_without_it(wire_se
     rejected = Reply.json(wf.openai_error_body("Unknown field reasoning_effort"), 400)
     ok = Reply.sse(wf.lmstudio_sse(REASONING, ANSWER), chunking="random", seed=2)
     wire_server.route("POST", PATH, rejected, ok)
-    trace = think(PROMPT, model="lmstudio:x", preset="high", base_url=wire_server.url)
+    trace = run(wire_server, "lmstudio:x", preset="high")
     first, second = wire_server.bodies(PATH)
     assert first["reasoning_effort"] == "high" and "reasoning_effort" not in second
     assert trace.request == {}
@@ -322,7 +302,7 @@ def test_no_authorization_header_without_a_key(wire_server):
 
 def test_key_is_sent_as_bearer_and_never_saved(wire_server):
     wire_server.route("POST", PATH, Reply.sse(wf.llamacpp_sse(REASONING, ANSWER)))
-    trace = think(PROMPT, model="llamacpp:x", base_url=wire_server.url, api_key=SECRET)
+    trace = run(wire_server, api_key=SECRET)
     assert wire_server.last.headers["Authorization"] == f"Bearer {SECRET}"
     assert SECRET not in json.dumps(trace.to_dict())
     assert SECRET not in repr(trace)
@@ -340,7 +320,7 @@ def test_refused_key_names_the_env_var_and_hides_the_key(wire_server):
     body = wf.openai_error_body(f"Invalid API key {SECRET}", type="authentication_error")
     wire_server.route("POST", PATH, Reply.json(body, 401))
     with pytest.raises(ProviderError) as info:
-        think(PROMPT, model="llamacpp:x", base_url=wire_server.url, api_key=SECRET)
+        run(wire_server, api_key=SECRET)
     err = info.value
     assert err.status == 401
     assert "LLAMACPP_API_KEY" in err.message
@@ -352,7 +332,7 @@ def test_key_echoed_in_an_in_band_error_is_hidden(wire_server):
     frames = [*wf.llamacpp_sse(REASONING, ANSWER)[:4], wf.sse_error(f"bad token {SECRET}")]
     wire_server.route("POST", PATH, Reply.sse(frames, chunking="random", seed=9))
     with pytest.raises(ProviderError) as info:
-        think(PROMPT, model="llamacpp:x", base_url=wire_server.url, api_key=SECRET)
+        run(wire_server, api_key=SECRET)
     err = info.value
     assert "bad token" in err.message
     assert SECRET not in str(err) and SECRET not in err.message

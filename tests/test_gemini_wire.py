@@ -15,10 +15,7 @@ import pytest
 import wire_fixtures as wf
 from provider_harness import (
     Provider,
-    check_complete,
-    check_one_done,
     check_reasoning_first,
-    check_state,
     n_tokens,
     usage,
 )
@@ -103,15 +100,15 @@ SHAPES = {
 @pytest.mark.parametrize("seed,max_piece", CHUNKINGS)
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_shapes_give_the_exact_trace(wire_server, shape, seed, max_piece):
-    frames, reasoning, answer, expected_usage, parts = SHAPES[shape]
-    GEMINI.serve(wire_server, frames, seed, max_piece)
-    events = stream(wire_server, preset="high")
-    trace = check_complete(check_one_done(events), reasoning, answer, expected_usage)
-    state = None if parts is None else {"model": "gemini-2.5-flash", "parts": parts}
-    check_state(events, trace, "gemini", state)
-    if parts is not None:  # reasoning streamed before the answer
+    frames, *expected, parts = SHAPES[shape]
+    if parts is None:
+        GEMINI.check_shape(wire_server, frames, seed, max_piece, expected, None, preset="high")
+    else:  # signed parts kept to replay, and reasoning streamed before the answer
+        state = {"model": "gemini-2.5-flash", "parts": parts}
+        events = GEMINI.check_shape(
+            wire_server, frames, seed, max_piece, expected, state, preset="high"
+        )
         check_reasoning_first(events)
-    GEMINI.check_one_request(wire_server, trace)
 
 
 @pytest.mark.parametrize(

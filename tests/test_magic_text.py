@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import wire_fixtures as wf
 from IPython.utils.capture import capture_output
+from provider_harness import serve_chat
 from shell_cell import think_cell
 from wire_server import Reply
 
@@ -50,12 +51,7 @@ def test_line_form_sets_session_defaults(ip, wire_server):
 
 
 def test_chat_sends_history(ip, wire_server):
-    wire_server.route(
-        "POST",
-        CHAT,
-        Reply.sse(wf.chat_sse("think 1", "Paris.")),
-        Reply.sse(wf.chat_sse("think 2", "About 2 million.")),
-    )
+    serve_chat(wire_server, ("think 1", "Paris."), ("think 2", "About 2 million."))
     base = f"--model llamacpp:m --base-url {wire_server.url} --chat geo"
     think_cell(ip, base, "Capital of France?")
     think_cell(ip, base, "Its population?")

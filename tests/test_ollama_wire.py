@@ -106,7 +106,7 @@ def test_no_counts_means_unknown_usage(wire_server):
 
 def test_model_with_colons_keeps_its_tag(wire_server):
     wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
-    trace = think(PROMPT, model="ollama:qwen3:0.6b", base_url=wire_server.url + "/")
+    trace = run(wire_server, "ollama:qwen3:0.6b", base_url=wire_server.url + "/")
     assert wire_server.last.json["model"] == "qwen3:0.6b"
     assert (trace.model, trace.provider) == ("ollama:qwen3:0.6b", "ollama")
 
@@ -218,13 +218,7 @@ def test_request_body_matches_the_preset_table(wire_server, model, preset, budge
     think_sent, warned = BODIES[(model, preset, budget)]
     wire_server.route("POST", "/api/show", wf.ollama_show(("completion", "thinking")))
     wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
-    trace = think(
-        PROMPT,
-        model=f"ollama:{model}",
-        preset=preset,
-        budget_tokens=budget,
-        base_url=wire_server.url,
-    )
+    trace = run(wire_server, f"ollama:{model}", preset=preset, budget_tokens=budget)
     (body,) = wire_server.bodies(PATH)
     expected = {} if think_sent is None else {"think": think_sent}
     assert {k: v for k, v in body.items() if k == "think"} == expected
@@ -240,7 +234,7 @@ def test_show_without_thinking_capability_sends_no_think(wire_server):
     """/api/show says the model cannot think: no `think` (it would be a 400), and a warning."""
     wire_server.route("POST", "/api/show", wf.ollama_show(("completion",)))
     wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat("", ANSWER)))
-    trace = think(PROMPT, model="ollama:llama3.2", preset="high", base_url=wire_server.url)
+    trace = run(wire_server, "ollama:llama3.2", preset="high")
     assert wire_server.bodies("/api/show") == [{"model": "llama3.2"}]
     assert "think" not in wire_server.last.json and trace.request == {}
     assert len(trace.warnings) == 1 and "'high'" in trace.warnings[0]
@@ -249,14 +243,7 @@ def test_show_without_thinking_capability_sends_no_think(wire_server):
 
 def test_options_system_and_history_order(wire_server):
     wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
-    think(
-        PROMPT,
-        model="ollama:qwen3",
-        system="Be brief.",
-        max_tokens=128,
-        temperature=0.6,
-        base_url=wire_server.url,
-    )
+    run(wire_server, system="Be brief.", max_tokens=128, temperature=0.6)
     body = wire_server.last.json
     assert body["options"] == {"num_predict": 128, "temperature": 0.6}
     assert body["messages"] == [
@@ -268,7 +255,7 @@ def test_options_system_and_history_order(wire_server):
 
 def test_api_key_is_never_saved(wire_server):
     wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
-    trace = think(PROMPT, model="ollama:qwen3", base_url=wire_server.url, api_key="sk-ollama-x")
+    trace = run(wire_server, api_key="sk-ollama-x")
     assert "sk-ollama-x" not in json.dumps(trace.to_dict())
 
 
