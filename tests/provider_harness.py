@@ -14,7 +14,7 @@ import anyio
 import wire_fixtures as wf
 from wire_server import Reply, WireServer
 
-from reasoning_nb import Done, ProviderError, ReasoningDelta, Reclassify, TextDelta, astream, think
+from reasoning_nb import Done, ReasoningDelta, Reclassify, TextDelta, astream, think
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.run import Run
 
@@ -102,14 +102,6 @@ class Provider:
         assert len(server.requests_to(self.path)) == 1
         if self.key is not None:
             assert self.key not in json.dumps(trace.to_dict())
-
-    def failure(self, server: WireServer, model: str | None = None, **kw: Any) -> ProviderError:
-        """The ``ProviderError`` one ``think`` call raises."""
-        try:
-            self.run(server, model, **kw)
-        except ProviderError as exc:
-            return exc
-        raise AssertionError("the run did not fail")
 
     def serve(
         self,
