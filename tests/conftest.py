@@ -43,6 +43,15 @@ def no_provider_env(monkeypatch) -> None:
     monkeypatch.setattr(defaults, "model", None)
 
 
+@pytest.fixture
+def fresh_discovery(monkeypatch) -> None:
+    """Ollama's ``/api/show`` answers are cached per (base URL, model): a port the wire server
+    reuses must not answer with an earlier test's."""
+    from reasoning_nb.providers import discovery
+
+    monkeypatch.setattr(discovery, "_show_cache", {})
+
+
 class FakeClock:
     """Time that passes only when slept: ``slept`` lists every wait asked for, and ``now()`` is
     the wall clock it began at plus those waits."""

@@ -60,9 +60,7 @@ PROTOCOLS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _clean_env(no_provider_env, monkeypatch):
-    monkeypatch.setattr(discovery, "_show_cache", {})
+pytestmark = pytest.mark.usefixtures("no_provider_env", "fresh_discovery")
 
 
 def frames_before(frames: list[str], text_frames: int, skip: int) -> str:

@@ -17,7 +17,6 @@ from provider_harness import check_events as check_tagless
 from wire_server import Reply
 
 from reasoning_nb import Reclassify, think
-from reasoning_nb.providers import discovery
 
 PATH = "/api/chat"
 PROMPT = "What is 17 × 23?"
@@ -27,11 +26,7 @@ TAGS = ("<think>", "</think>", "</", "<|")
 CHUNKINGS = [(1, 48), (2, 29), (3, 7)]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_show_cache(monkeypatch):
-    """``/api/show`` answers are cached per (base URL, model); a reused port must not leak one."""
-    monkeypatch.setattr(discovery, "_show_cache", {})
-    monkeypatch.delenv("REASONING_NB_MODEL", raising=False)
+pytestmark = pytest.mark.usefixtures("no_provider_env", "fresh_discovery")
 
 
 OLLAMA = Provider("ollama:qwen3", PATH, prompt=PROMPT, framing="ndjson")

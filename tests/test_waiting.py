@@ -13,18 +13,14 @@ import threading
 
 import pytest
 import wire_fixtures as wf
-from test_faults import (  # noqa: F401 - fixtures, used by name
-    CHAT,
-    OLLAMA,
-    PROMPT,
-    _clean_env,
-)
+from test_faults import CHAT, OLLAMA, PROMPT
 from test_widget import feed, make_widget, new_trace, wire  # noqa: F401 - `wire` is a fixture
 from wire_server import Reply
 
 from reasoning_nb import ProviderError, ReasoningDelta, TextDelta, Waiting, astream
 from reasoning_nb.views.terminal import TerminalView
 
+pytestmark = pytest.mark.usefixtures("no_provider_env", "fresh_discovery")
 LOADING, FIRST_TOKEN = "loading model…", "waiting for the first token…"
 # (Ollama: the wire server has no /api/ps unless a test routes one, so its models read as not
 # in memory, as an older Ollama's do.)
