@@ -80,10 +80,11 @@ class Provider:
 
         return anyio.run(main)
 
-    def sent(self, server: WireServer, frames: list[str], model: str | None = None, **kw: Any):
-        """Serve ``frames`` and run once: the trace, and the JSON body the server received."""
+    def sent(self, server: WireServer, frames: list[str], model: str, preset: str, budget):
+        """Serve ``frames`` and run ``model`` once with ``preset`` and ``budget``: the trace, and
+        the JSON body the server received."""
         self.serve(server, frames)
-        trace = self.run(server, model, **kw)
+        trace = self.run(server, model, preset=preset, budget_tokens=budget)
         return trace, server.last.json
 
     def check_shape(self, server: WireServer, frames, seed, max_piece, expected, state, **kw):
@@ -140,6 +141,14 @@ def check_state(events: list, trace: Trace, name: str, state: dict | None) -> No
         assert not any(isinstance(e, ReasoningDelta) for e in events)
     else:
         assert trace.provider_state[name] == state
+
+
+def check_warning(trace: Trace, warning: str | None) -> None:
+    """No warning when ``warning`` is None, else exactly one, that says it."""
+    if warning is None:
+        assert trace.warnings == []
+    else:
+        assert len(trace.warnings) == 1 and warning in trace.warnings[0]
 
 
 def check_length_limit(

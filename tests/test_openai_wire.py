@@ -15,7 +15,7 @@ import json
 
 import pytest
 import wire_fixtures as wf
-from provider_harness import PROMPT, Provider, n_tokens, usage
+from provider_harness import PROMPT, Provider, check_warning, n_tokens, usage
 from wire_server import Reply
 
 from reasoning_nb import (
@@ -37,6 +37,7 @@ run, events_of, serve = OPENAI.run, OPENAI.events, OPENAI.serve
 REASONING = "**Planning** the product: 17 × 23 = 340 + 51 = 391. Café ☕, “done”."
 PART2 = "**Checking**\n\n391 / 17 = 23, so it holds 😀."
 ANSWER = "The answer is **391** (and 2 < 3 still holds) 😀."
+FRAMES = wf.responses_sse(REASONING, ANSWER)
 CHUNKINGS = [(1, 48), (2, 13), (3, 5)]
 
 
@@ -243,24 +244,18 @@ BODIES = {
 @pytest.mark.parametrize("model,preset,budget", list(BODIES), ids=str)
 def test_responses_body_matches_the_preset_table(wire_server, model, preset, budget):
     expected, warning = BODIES[(model, preset, budget)]
-    frames = wf.responses_sse(REASONING, ANSWER)
-    trace, body = OPENAI.sent(
-        wire_server, frames, f"openai:{model}", preset=preset, budget_tokens=budget
-    )
+    trace, body = OPENAI.sent(wire_server, FRAMES, f"openai:{model}", preset, budget)
     assert body.get("reasoning") == expected
     assert trace.request == ({"reasoning": expected} if expected else {})
     assert body["model"] == model and body["stream"] is True
     assert body["input"] == [{"role": "user", "content": PROMPT}]
     assert set(body) <= {"model", "input", "stream", "reasoning"}
-    if warning is None:
-        assert trace.warnings == []
-    else:
-        assert len(trace.warnings) == 1 and warning in trace.warnings[0]
+    check_warning(trace, warning)
     assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
 
 
 def test_preset_high_is_what_the_trace_says_was_sent(wire_server):
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    serve(wire_server, FRAMES)
     trace = run(wire_server, "openai:o3", preset="high")
     assert trace.request == {"reasoning": {"effort": "high", "summary": "auto"}}
     assert trace.request == {"reasoning": wire_server.last.json["reasoning"]}
@@ -268,7 +263,7 @@ def test_preset_high_is_what_the_trace_says_was_sent(wire_server):
 
 
 def test_system_max_tokens_and_temperature_on_a_reasoning_model(wire_server):
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    serve(wire_server, FRAMES)
     trace = run(wire_server, system="Be brief.", max_tokens=2048, temperature=0.2)
     body = wire_server.last.json
     assert body["instructions"] == "Be brief."
@@ -280,7 +275,7 @@ def test_system_max_tokens_and_temperature_on_a_reasoning_model(wire_server):
 
 @pytest.mark.parametrize("model", ["gpt-4.1", "gpt-9-unknown"])
 def test_temperature_is_sent_where_the_model_may_take_it(wire_server, model):
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    serve(wire_server, FRAMES)
     trace = run(wire_server, f"openai:{model}", temperature=0.2)
     assert wire_server.last.json["temperature"] == 0.2
     assert trace.warnings == []
@@ -422,7 +417,7 @@ def test_404_suggests_the_chat_api_for_servers_without_responses(wire_server):
 
 
 def test_key_is_a_bearer_header_and_never_saved(wire_server):
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    serve(wire_server, FRAMES)
     trace = run(wire_server)
     assert wire_server.last.headers["Authorization"] == f"Bearer {KEY}"
     assert KEY not in json.dumps(trace.to_dict()) and KEY not in repr(trace)
@@ -435,7 +430,7 @@ def test_key_from_the_env_and_missing_key_names_the_variable(wire_server, monkey
         think(PROMPT, model="openai-chat:gpt-5.1", base_url=wire_server.url)
     assert wire_server.requests == []
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    serve(wire_server, FRAMES)
     trace = think(PROMPT, model="openai:gpt-5.1", base_url=wire_server.url + "/v1")  # this machine
     assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
     assert wire_server.last.path == RESPONSES
@@ -444,7 +439,7 @@ def test_key_from_the_env_and_missing_key_names_the_variable(wire_server, monkey
 
 def test_openai_base_url_env_is_used(wire_server, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", wire_server.url + "/v1")
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    serve(wire_server, FRAMES)
     trace = think(PROMPT, model="openai:gpt-5.1", api_key=KEY)
     assert trace.answer == ANSWER and wire_server.last.path == RESPONSES
 
@@ -455,7 +450,7 @@ def test_openai_base_url_env_is_used(wire_server, monkeypatch):
 def test_openai_key_goes_to_openai_base_url_the_environment_pairs_it_with(wire_server, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", wire_server.url + "/v1")
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    serve(wire_server, FRAMES)
     think(PROMPT, model="openai:gpt-5.1")
     assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
 
@@ -464,7 +459,7 @@ def test_openai_key_is_not_sent_to_another_address_unless_named(
     wire_server, elsewhere, monkeypatch
 ):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    serve(wire_server, FRAMES)
     with pytest.raises(ConfigError) as info:
         think(PROMPT, model="openai:gpt-5.1", base_url=elsewhere)
     message = str(info.value)

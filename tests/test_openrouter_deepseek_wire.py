@@ -13,7 +13,15 @@ import json
 
 import pytest
 import wire_fixtures as wf
-from provider_harness import PROMPT, Provider, check_complete, check_one_done, n_tokens, usage
+from provider_harness import (
+    PROMPT,
+    Provider,
+    check_complete,
+    check_one_done,
+    check_warning,
+    n_tokens,
+    usage,
+)
 from wire_server import Reply
 
 from reasoning_nb import ConfigError, ProviderError, ProviderState, think
@@ -142,17 +150,12 @@ OPENROUTER_BODIES = {
 def test_openrouter_body_matches_the_preset_table(wire_server, model, preset, budget):
     expected, warning = OPENROUTER_BODIES[(model, preset, budget)]
     frames = wf.openrouter_sse(REASONING, ANSWER)
-    trace, body = OPENROUTER.sent(
-        wire_server, frames, f"openrouter:{model}", preset=preset, budget_tokens=budget
-    )
+    trace, body = OPENROUTER.sent(wire_server, frames, f"openrouter:{model}", preset, budget)
     assert body.get("reasoning") == expected
     assert trace.request == ({"reasoning": expected} if expected else {})
     assert body["model"] == model and body["messages"] == [{"role": "user", "content": PROMPT}]
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
-    if warning is None:
-        assert trace.warnings == []
-    else:
-        assert len(trace.warnings) == 1 and warning in trace.warnings[0]
+    check_warning(trace, warning)
     assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)  # shown whatever the preset
 
 
@@ -280,17 +283,12 @@ DEEPSEEK_BODIES = {
 def test_deepseek_body_matches_the_preset_table(wire_server, model, preset, budget):
     fields, warning = DEEPSEEK_BODIES[(model, preset, budget)]
     frames = wf.deepseek_sse(REASONING, ANSWER)
-    trace, body = OPENROUTER.sent(
-        wire_server, frames, f"deepseek:{model}", preset=preset, budget_tokens=budget
-    )
+    trace, body = OPENROUTER.sent(wire_server, frames, f"deepseek:{model}", preset, budget)
     sent = {k: body[k] for k in body if k not in ("model", "messages", "stream", "stream_options")}
     assert sent == fields
     assert trace.request == fields
     assert body["model"] == model
-    if warning is None:
-        assert trace.warnings == []
-    else:
-        assert len(trace.warnings) == 1 and warning in trace.warnings[0]
+    check_warning(trace, warning)
 
 
 def test_deepseek_temperature_is_sent_but_said_to_be_ignored_while_thinking(wire_server):
