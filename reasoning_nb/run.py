@@ -17,7 +17,6 @@ must not take all the memory (a run holds at most about three times its text, ca
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -36,6 +35,7 @@ from .core.loops import LOOP_NOTICE, LoopWatch
 from .core.rescue import STREAM_ENDED
 from .core.trace import Trace
 from .errors import ConfigError, ProviderError, ReasoningNBError
+from .options import MAX_CHARS, check_number, check_sendable
 from .providers import catalog
 from .providers.base import RequestContext
 from .providers.discovery import default_model, discovered_caps, model_loaded
@@ -49,8 +49,6 @@ LOADING = "loading model…"
 FIRST_TOKEN = "waiting for the first token…"
 """What a run waits for before its first token (``Waiting``): a model to load, then the server
 to begin its answer."""
-MAX_CHARS = 10_000_000
-"""The default ``max_chars``: far beyond any model's output limit (about 2.5M tokens)."""
 CUT_NOTICE = (
     "The run was stopped at max_chars={:,} characters of reasoning and answer, keeping what "
     "arrived: pass a larger max_chars (or None) to let such a run go on."
@@ -91,12 +89,12 @@ class Run:
             raise ConfigError("The system prompt must be a string.")
         sent = ("prompt", prompt), ("system", system), ("history", history), ("model", model)
         for name, text in sent:
-            _check_sendable(name, text)
+            check_sendable(name, text)
         self.preset, self.budget_tokens = presets.check(preset, budget_tokens)
-        _check_number("max_tokens", max_tokens, int, minimum=1)
-        _check_number("temperature", temperature, (int, float), minimum=0, finite=True)
-        _check_number("timeout", timeout, (int, float), minimum=0, exclusive=True)
-        _check_number("max_chars", max_chars, int, minimum=1)
+        check_number("max_tokens", max_tokens, int, minimum=1)
+        check_number("temperature", temperature, (int, float), minimum=0, finite=True)
+        check_number("timeout", timeout, (int, float), minimum=0, exclusive=True)
+        check_number("max_chars", max_chars, int, minimum=1)
         self.model = model
         # bad ids and addresses fail here, before any I/O
         info = catalog.parse_model(model).provider if model is not None else None
@@ -401,38 +399,3 @@ def _sent_fields(body: dict[str, Any] | None, keys: Sequence[str]) -> dict[str, 
     """The reasoning-related fields as actually sent (after any fallback), for the trace."""
     body = body or {}
     return json.loads(json.dumps({k: body[k] for k in keys if k in body}))
-
-
-def _check_number(name, value, kind, *, minimum, exclusive=False, finite=False) -> None:
-    """``finite``: infinity is refused too (JSON has no infinity; a timeout may be endless)."""
-    if value is None:
-        return
-    ok = isinstance(value, kind) and not isinstance(value, bool)
-    if ok:
-        ok = value > minimum if exclusive else value >= minimum
-    if ok and finite:
-        ok = math.isfinite(value)
-    if not ok:
-        bound = f"greater than {minimum}" if exclusive else f"at least {minimum}"
-        what = "a finite number" if finite else "a number"
-        raise ConfigError(f"{name} must be {what} {bound}, not {value!r}.")
-
-
-def _check_sendable(name: str, value: Any) -> None:
-    """Text that UTF-8 can carry: a lone surrogate (``"\\ud800"``, from a bad decode or a JSON
-    escape) cannot be encoded, and would fail the request as it is built."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise ConfigError(
-                f"{name} holds a lone surrogate ({value[exc.start]!r} at character "
-                f"{exc.start}), which cannot be sent: remove it, or decode the text with "
-                "errors='replace'."
-            ) from None
-    elif isinstance(value, dict):
-        for item in value.values():
-            _check_sendable(name, item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            _check_sendable(name, item)
