@@ -13,7 +13,6 @@ the widgets of its previous output.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import sqlite3
@@ -27,7 +26,7 @@ from IPython.display import display
 from traitlets import Bool, Enum, Float, Int, Unicode, validate
 
 from ..api import call_blocking
-from ..config import check_cache_max_mb, defaults
+from ..config import check_cache_max_mb, configured_model, defaults
 from ..core.history import CHOICES, Conversation
 from ..core.presets import PRESETS
 from ..core.trace import Trace
@@ -235,8 +234,8 @@ class ThinkMagics(Magics):
         if not prompt:
             raise CellError("%%think: the cell is empty; write the prompt below the %%think line.")
         options = {
-            # flag > %think default > REASONING_NB_MODEL > c.ThinkMagics.default_model > discovery
-            "model": os.environ.get("REASONING_NB_MODEL") or self.default_model,
+            # flag > %think default > configuration (config.configured_model) > discovery
+            "model": configured_model(self.default_model)[0],
             "preset": self.default_preset,
             "timeout": self.timeout,
             "max_tokens": self.max_tokens,
