@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import multiprocessing
 import os
 import statistics
 import sys
@@ -33,6 +32,7 @@ if importlib.util.find_spec("reasoning_nb") is None:  # run from a checkout, not
 
 from kernel_session import KernelSession  # noqa: E402
 from stream import serve  # noqa: E402
+from wire_server import in_child_process  # noqa: E402
 
 MODEL = "ollama:qwen3"
 
@@ -51,10 +51,6 @@ def _runs(times: list[float]) -> str:
     return ", ".join(f"{t:.2f}" for t in times)
 
 
-def _restrict(text: str) -> str:
-    return text if text.isdigit() else repr(text)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=25_000, help="content frames per stream")
@@ -65,49 +61,42 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    ready: multiprocessing.Queue = multiprocessing.Queue()
-    stop = multiprocessing.Event()
-    child = multiprocessing.Process(
-        target=serve, args=(args.chunks, "frames", ready, stop), daemon=True
-    )
-    child.start()
-    kernel = None
-    try:
-        base = ready.get(timeout=60)
+    with in_child_process(serve, args.chunks, "frames") as base:
         kernel = KernelSession(env=dict(os.environ))
-        kernel.run("%load_ext reasoning_nb")
-        kernel.run("%config ThinkMagics.widget = 'always'")
-        kernel.run("from reasoning_nb import think")
-        call = f"think('go', model={MODEL!r}, base_url={base!r})"
-        cell = f"%%think --model {MODEL} --base-url {base}\ngo"
-        cpu_of(kernel, call)  # warm-up: imports, the first connection
-        cpu_of(kernel, cell)
-        alone, widget = [], []
-        for _ in range(args.repeat):  # interleaved, so drift hits both alike
-            alone.append(cpu_of(kernel, call))
-            widget.append(cpu_of(kernel, cell))
-        t, c = statistics.median(alone), statistics.median(widget)
-        print(f"{args.chunks:,} chunks (Ollama NDJSON, 1-7 byte pieces), median of {args.repeat}")
-        print(f"think() alone       {t:7.3f} s CPU   (runs: {_runs(alone)})")
-        print(f"%%think cell        {c:7.3f} s CPU   (runs: {_runs(widget)})")
-        print(f"cell / think()      {c / t:7.2f}       (goal: at most 1.4)")
-        print(f"view per chunk      {(c - t) / args.chunks * 1e6:7.1f} µs    (goal: at most 25)")
-        if args.profile:
-            kernel.run("import cProfile as _bench_cp; _bench_p = _bench_cp.Profile()")
-            kernel.run("_bench_p.enable()")
-            kernel.run(cell, timeout=600)
-            msgs = kernel.run(
-                "_bench_p.disable(); import pstats as _bench_ps\n"
-                f"_bench_ps.Stats(_bench_p).sort_stats('tottime').print_stats({_restrict(args.restrict)})"
-            )
-            print("".join(m["content"]["text"] for m in msgs if m["msg_type"] == "stream"))
-    finally:
-        if kernel is not None:
+        try:
+            measure(kernel, base, args)
+        finally:
             kernel.close()
-        stop.set()
-        child.join(10)
-        if child.is_alive():
-            child.terminate()
+
+
+def measure(kernel: KernelSession, base: str, args: argparse.Namespace) -> None:
+    kernel.run("%load_ext reasoning_nb")
+    kernel.run("%config ThinkMagics.widget = 'always'")
+    kernel.run("from reasoning_nb import think")
+    call = f"think('go', model={MODEL!r}, base_url={base!r})"
+    cell = f"%%think --model {MODEL} --base-url {base}\ngo"
+    cpu_of(kernel, call)  # warm-up: imports, the first connection
+    cpu_of(kernel, cell)
+    alone, widget = [], []
+    for _ in range(args.repeat):  # interleaved, so drift hits both alike
+        alone.append(cpu_of(kernel, call))
+        widget.append(cpu_of(kernel, cell))
+    t, c = statistics.median(alone), statistics.median(widget)
+    print(f"{args.chunks:,} chunks (Ollama NDJSON, 1-7 byte pieces), median of {args.repeat}")
+    print(f"think() alone       {t:7.3f} s CPU   (runs: {_runs(alone)})")
+    print(f"%%think cell        {c:7.3f} s CPU   (runs: {_runs(widget)})")
+    print(f"cell / think()      {c / t:7.2f}       (goal: at most 1.4)")
+    print(f"view per chunk      {(c - t) / args.chunks * 1e6:7.1f} µs    (goal: at most 25)")
+    if args.profile:
+        kernel.run("import cProfile as _bench_cp; _bench_p = _bench_cp.Profile()")
+        kernel.run("_bench_p.enable()")
+        kernel.run(cell, timeout=600)
+        restrict = args.restrict if args.restrict.isdigit() else repr(args.restrict)
+        msgs = kernel.run(
+            "_bench_p.disable(); import pstats as _bench_ps\n"
+            f"_bench_ps.Stats(_bench_p).sort_stats('tottime').print_stats({restrict})"
+        )
+        print("".join(m["content"]["text"] for m in msgs if m["msg_type"] == "stream"))
 
 
 if __name__ == "__main__":

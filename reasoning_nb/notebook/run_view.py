@@ -303,23 +303,6 @@ class RunView:
 
     # -- numbers ---------------------------------------------------------------------------------
 
-    @property
-    def t_first(self) -> float | None:
-        """When the first text arrived (the trace's clock, as the three below)."""
-        return min((t for t in (self.t_think, self.t_answer) if t is not None), default=None)
-
-    @property
-    def t_think(self) -> float | None:
-        return self.trace.moments[0]
-
-    @property
-    def t_thought(self) -> float | None:
-        return self.trace.moments[1]
-
-    @property
-    def t_answer(self) -> float | None:
-        return self.trace.moments[2]
-
     def elapsed(self, now: float) -> float:
         total = self.trace.timing.get("total_ms") if self.finished else None
         if total is not None:
@@ -327,25 +310,28 @@ class RunView:
         return (self.t_end if self.finished else now) - self.t0
 
     def reasoning_ms(self, now: float) -> float | None:
+        """The reasoning's time so far, from the fold's timers (on the trace's clock)."""
         saved = self.trace.timing.get("reasoning_ms") if self.finished else None
-        if saved is not None or self.t_think is None:
+        began, last, answered = self.trace.moments
+        if saved is not None or began is None:
             return saved
-        if self.t_answer is not None:
-            end = self.t_answer
+        if answered is not None:
+            end = answered
         elif self.finished or self.phase != "thinking":
-            end = self.t_thought if self.t_thought is not None else self.t_think
+            end = last if last is not None else began
         else:
             end = now
-        return round(max(0.0, end - self.t_think) * 1000, 1)
+        return round(max(0.0, end - began) * 1000, 1)
 
     def tokens_per_s(self, now: float) -> str:
         out = self.usage.get("output_tokens")
         guessed = out is None
         if guessed:
             out = self.trace.chars / 4
-        if self.t_first is None or not out:
+        first = min((t for t in self.trace.moments[::2] if t is not None), default=None)
+        if first is None or not out:
             return ""
-        span = (self.t_end if self.finished else now) - self.t_first
+        span = (self.t_end if self.finished else now) - first
         if span < 0.2:
             return ""
         return f"{'≈' if guessed else ''}{out / span:,.0f} tok/s"

@@ -16,7 +16,6 @@ status line's clock counts on in the page; its other figures ride along with the
 
 from __future__ import annotations
 
-import functools
 import html
 import time
 from collections import deque
@@ -138,6 +137,7 @@ class ThinkWidget:
         html_style = _unset_style(HTMLStyle)  # (the HTML parts and the dropdown share it)
         self.model_label = W.HTML(_model_html(model), layout=self._layout, style=html_style)
         """The model that answers the run on screen, once the run knows it."""
+        self._labelled = model  # (the model it names: compared at every event)
         self.dropdown = W.Dropdown(
             options=options,
             value=preset,
@@ -246,7 +246,7 @@ class ThinkWidget:
             run = self._live
             assert run is not None
         now = self.clock()
-        if run.trace.model and self.model_label.value != _model_html(run.trace.model):
+        if run.trace.model and run.trace.model != self._labelled:
             mark = self._mark()
             self._follow_model(run)
             self._note(now, mark)
@@ -459,6 +459,7 @@ class ThinkWidget:
         model is resolved when the run starts)."""
         if run is not self._shown or not run.trace.model:
             return 0
+        self._labelled = run.trace.model
         return self._meter.set(self.model_label, value=_model_html(run.trace.model))
 
     def _follow_preset(self, run: RunView) -> int:
@@ -540,7 +541,6 @@ class ThinkWidget:
         self._note(now, mark)
 
 
-@functools.lru_cache(maxsize=16)  # (compared at every event)
 def _model_html(model: str) -> str:
     return f'<span class="reasoning-nb-model">{html.escape(model)}</span>'
 
