@@ -321,7 +321,7 @@ class Trace:
         return self._reasoning_parts.chars + self._answer_parts.chars
 
     @property
-    def live(self) -> tuple[int, int, str]:
+    def progress(self) -> tuple[int, int, str]:
         """``(reasoning chars, answer chars, "reasoning" | "answer" | "")``, the last being the
         part that grew last: what the live view compares at each event (it reads the texts
         themselves, with :meth:`text_from`, once per screen update)."""

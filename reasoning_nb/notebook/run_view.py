@@ -144,7 +144,7 @@ class RunView:
         """Follow the trace's phase (constant work: its sizes, compared); True if it changed."""
         if self.finished:
             return False
-        reasoning, answer, last = self.trace.live
+        reasoning, answer, last = self.trace.progress
         grew = (reasoning, answer) != self._sizes or self._moved
         self._sizes = (reasoning, answer)
         if not grew or not last:

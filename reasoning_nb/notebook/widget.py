@@ -1,6 +1,7 @@
 """The live view of one ``%%think`` cell: header, status line, run selector, the shown run.
 
-The magic drives it: ``start_run(trace)``, ``on_event(event)`` for every provider event,
+The magic drives it: ``start_run(trace)``, ``on_event(event)`` for every provider event (once
+the trace has folded it: the run's view reads its text from the trace per screen update),
 ``tick()`` about every ``1 / max_rate`` s while the run lasts, ``finish(trace, twin=True)`` at
 the end, then ``pair(trace)`` once the static output below shows that run: from then on the
 widget holds no text of it (a saved notebook keeps the text once, as that output's HTML). Each
