@@ -171,8 +171,8 @@ class RunView:
 
     def _pull(self) -> None:
         """Take the text the trace folded since the last screen update into the live texts."""
-        if self.finished:  # (``finalize`` shows all of it; the trace's ends are tidied now)
-            return
+        if self.finished or self.trace.done:  # (``finalize`` shows all of it: the trace's
+            return  # ends are tidied now, so its offsets moved)
         if self._moved:  # everything shown as answer so far was reasoning: the pane has it now
             self._moved, self._taken["answer"] = False, 0
             self.answer.clear()
