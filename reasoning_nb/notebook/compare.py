@@ -217,8 +217,8 @@ class CompareWidget:
         from ipywidgets.widgets.widget_string import HTMLStyle
 
         from .kit import Kit
+        from .pacing import Meter
         from .style import KIT_CLASS
-        from .throttle import Meter
 
         self.labels, self.hide, self.fold = labels, hide_reasoning, fold_on_answer
         self.max_rate, self.on_stop, self.clock = max(1.0, max_rate), on_stop, clock

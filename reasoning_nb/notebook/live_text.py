@@ -30,8 +30,8 @@ import ipywidgets as W
 
 from ..views.live_markdown import live_markdown, markdown_output
 from .blocks import TAIL_LIMIT, Cut, Scanner, closing, cut_at, find_cut, table_hold
+from .pacing import Meter
 from .pages import ID_BYTES, Pages
-from .throttle import Meter
 
 __all__ = ["CONT_CLASS", "OUTPUT_BYTES", "LiveText"]
 

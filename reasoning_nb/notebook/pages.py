@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from .throttle import Meter
+from .pacing import Meter
 
 ID_BYTES = 45
 """About the bytes one child takes in a ``children`` update (``"IPY_MODEL_<32 hex>", ``)."""

@@ -1,7 +1,7 @@
 """One run in the live view: its reasoning pane and answer, its phase, warnings and numbers.
 
 The text is folded as :meth:`Trace.fold` folds it, so the live view and the saved trace agree;
-every widget change goes through a :class:`~.throttle.Meter` and waits for the owner's
+every widget change goes through a :class:`~.pacing.Meter` and waits for the owner's
 ``flush``. Model text reaches the front end only as inert markdown (``live_markdown``, in
 ``Output`` widgets: see :mod:`.live_text`) or through ``html.escape``.
 """
@@ -25,7 +25,7 @@ from ..views.render import (
     tokens_label,
 )
 from .live_text import LiveText
-from .throttle import Meter
+from .pacing import Meter
 
 PANE_CLASS, ANSWER_CLASS = "reasoning-nb-pane", "reasoning-nb-answer"
 THOUGHTS_CLASS, TEXT_CLASS = "reasoning-nb-thoughts", "reasoning-nb-text"

@@ -16,10 +16,10 @@ import ipywidgets as W
 from ..core import rescue
 from ..core.loops import LOOP_NOTICE
 from ..core.trace import Trace
+from .pacing import Meter
 from .pin import PinButton
 from .run_view import RunView
 from .style import KIT_CLASS, STEER_CLASS
-from .throttle import Meter
 
 STEERABLE = ("cancelled", "truncated")
 """The statuses of a run that Continue can pick up; also an error after text arrived (a dropped

@@ -6,7 +6,7 @@ the end, then ``pair(trace)`` once the static output below shows that run: from 
 widget holds no text of it (a saved notebook keeps the text once, as that output's HTML). Each
 run's panes live in a :class:`~.run_view.RunView`, whose texts are ``Output`` widgets that the
 front end renders as markdown (:mod:`.live_text`); an earlier run picked is made again whole.
-All traffic goes through one :class:`~.throttle.Throttle`: at most ``max_rate`` update messages
+All traffic goes through one :class:`~.pacing.Throttle`: at most ``max_rate`` update messages
 a second in total, the first token at once, the live tails at most ``1 / TEXT_INTERVAL`` times a
 second, and at most ``BYTE_RATIO`` x the text received + ``BYTE_SLACK`` + ``BYTE_RATE`` a second
 of update state before the final render. A tail is re-sent whole at each update, so while text
@@ -30,10 +30,10 @@ from ..core.loops import LOOP_NOTICE
 from ..core.presets import PRESETS
 from ..core.trace import Trace
 from ..views.cell_runs import line_for
+from .pacing import Meter, Throttle
 from .run_view import RunView, close_tree
 from .steer_row import SteerRow
 from .style import HEADER_CLASS, ROOT_CLASSES, RUNS_CLASS, STATUS_CLASS
-from .throttle import Meter, Throttle
 
 TEXT_INTERVAL = 0.1
 """The live tails change at most this often: at 10 a second the front end spent ~40% less time

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from reasoning_nb.notebook.throttle import Throttle
+from reasoning_nb.notebook.pacing import Throttle
 
 
 class FakeClock:
