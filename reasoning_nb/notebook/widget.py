@@ -30,9 +30,9 @@ from ..core.loops import LOOP_NOTICE
 from ..core.presets import PRESETS
 from ..core.trace import Trace
 from ..views.cell_runs import line_for
+from .action_row import SteerRow
 from .pacing import Meter, Throttle
 from .run_view import RunView, close_tree
-from .steer_row import SteerRow
 from .style import HEADER_CLASS, ROOT_CLASSES, RUNS_CLASS, STATUS_CLASS
 
 TEXT_INTERVAL = 0.1
