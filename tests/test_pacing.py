@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from reasoning_nb.notebook.pacing import Throttle
+from reasoning_nb.notebook.pacing import Pacer
 
 
 class FakeClock:
@@ -29,7 +29,7 @@ def max_per_window(times: list[float], window: float = 1.0) -> int:
 
 def test_leading_edge_sends_at_once_then_paces():
     clock = FakeClock(100.0)
-    th = Throttle(25, clock)
+    th = Pacer(25, clock)
     assert th.ready()  # nothing sent yet: the first change goes out now
     th.sent(1)
     clock.t += 0.039
@@ -40,7 +40,7 @@ def test_leading_edge_sends_at_once_then_paces():
 
 def test_pacing_charges_every_message_of_a_flush():
     clock = FakeClock()
-    th = Throttle(25, clock)
+    th = Pacer(25, clock)
     th.sent(3)  # a flush that touched three widgets
     clock.t = 0.119
     assert not th.ready()
@@ -50,7 +50,7 @@ def test_pacing_charges_every_message_of_a_flush():
 
 def test_quiet_spell_makes_the_next_change_leading_again():
     clock = FakeClock()
-    th = Throttle(10, clock)
+    th = Pacer(10, clock)
     th.sent(1)
     assert not th.ready()
     clock.t = 5.0
@@ -59,7 +59,7 @@ def test_quiet_spell_makes_the_next_change_leading_again():
 
 def test_sending_nothing_does_not_delay():
     clock = FakeClock()
-    th = Throttle(25, clock)
+    th = Pacer(25, clock)
     th.sent(0)
     assert th.ready()
 
@@ -67,7 +67,7 @@ def test_sending_nothing_does_not_delay():
 @pytest.mark.parametrize("reserve", [0, 4])
 def test_greedy_sender_never_exceeds_the_window_cap(reserve):
     clock, rng = FakeClock(), random.Random(7)
-    th = Throttle(25, clock, reserve=reserve)
+    th = Pacer(25, clock, reserve=reserve)
     times: list[float] = []
     for step in range(20_000):  # 20 s, asking every millisecond with flushes of 1-4 messages
         clock.t = step * 0.001
@@ -81,7 +81,7 @@ def test_greedy_sender_never_exceeds_the_window_cap(reserve):
 
 def test_noted_messages_fill_the_window_without_pacing():
     clock = FakeClock()
-    th = Throttle(5, clock)
+    th = Pacer(5, clock)
     th.note(4)
     assert th.ready(1) and not th.ready(2)  # no pacing delay, but the window is nearly full
     th.sent(1)
@@ -93,7 +93,7 @@ def test_noted_messages_fill_the_window_without_pacing():
 
 def test_bad_rate():
     with pytest.raises(ValueError):
-        Throttle(0)
+        Pacer(0)
 
 
 # -- the byte budget ---------------------------------------------------------------------------
@@ -101,7 +101,7 @@ def test_bad_rate():
 
 def test_no_byte_ratio_means_no_byte_limit():
     clock = FakeClock()
-    th = Throttle(25, clock)
+    th = Pacer(25, clock)
     th.sent(1, nbytes=10**9)
     clock.t = 1.0
     assert th.affords(10**9) and th.ready(nbytes=10**9)
@@ -109,7 +109,7 @@ def test_no_byte_ratio_means_no_byte_limit():
 
 def test_byte_budget_is_slack_plus_ratio_times_text():
     clock = FakeClock()
-    th = Throttle(25, clock, byte_ratio=8, byte_slack=1_000)
+    th = Pacer(25, clock, byte_ratio=8, byte_slack=1_000)
     assert th.ready(nbytes=1_000) and not th.ready(nbytes=1_001)  # only the slack at first
     th.sent(1, nbytes=900)
     clock.t = 1.0  # time alone earns nothing...
@@ -124,7 +124,7 @@ def test_byte_budget_is_slack_plus_ratio_times_text():
 
 def test_pacing_and_bytes_both_hold_a_flush_back():
     clock = FakeClock()
-    th = Throttle(25, clock, byte_ratio=10, byte_slack=0)
+    th = Pacer(25, clock, byte_ratio=10, byte_slack=0)
     th.earn(100)
     th.sent(1, nbytes=500)
     clock.t = 0.01
@@ -134,18 +134,18 @@ def test_pacing_and_bytes_both_hold_a_flush_back():
 
 
 def test_left_and_earned():
-    th = Throttle(25, FakeClock(), byte_ratio=10, byte_slack=500)
+    th = Pacer(25, FakeClock(), byte_ratio=10, byte_slack=500)
     th.earn(40)
     th.sent(1, nbytes=300)
     assert th.earned == 40 and th.left() == 500 + 400 - 300
-    assert Throttle(25, FakeClock()).left() == float("inf")  # no byte budget
+    assert Pacer(25, FakeClock()).left() == float("inf")  # no byte budget
 
 
 def test_a_slow_stream_earns_bytes_by_the_second_too():
     """Each update wraps its text in ~100 bytes: a per-second allowance, from the first text on,
     lets a slow stream update every second or so."""
     clock = FakeClock(50.0)
-    th = Throttle(25, clock, byte_ratio=4, byte_slack=0, byte_rate=100)
+    th = Pacer(25, clock, byte_ratio=4, byte_slack=0, byte_rate=100)
     clock.t = 60.0  # no text yet: time earns nothing
     assert th.left() == 0
     th.earn(10)

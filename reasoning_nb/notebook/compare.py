@@ -217,12 +217,12 @@ class CompareWidget:
         from ipywidgets.widgets.widget_string import HTMLStyle
 
         from .kit import Kit
-        from .pacing import Meter
+        from .pacing import UpdateMeter
         from .style import KIT_CLASS
 
         self.labels, self.hide, self.fold = labels, hide_reasoning, fold_on_answer
         self.max_rate, self.on_stop, self.clock = max(1.0, max_rate), on_stop, clock
-        self.meter = Meter()
+        self.meter = UpdateMeter()
         self._layout = layout = W.Layout()  # every part's with no layout of its own
         self.views: list[Any] = [None] * len(labels)
         style = HTMLStyle()  # (the HTML parts share it)

@@ -1,7 +1,7 @@
 """One run in the live view: its reasoning pane and answer, its phase, warnings and numbers.
 
 The text is folded as :meth:`Trace.fold` folds it, so the live view and the saved trace agree;
-every widget change goes through a :class:`~.pacing.Meter` and waits for the owner's
+every widget change goes through a :class:`~.pacing.UpdateMeter` and waits for the owner's
 ``flush``. Model text reaches the front end only as inert markdown (``live_markdown``, in
 ``Output`` widgets: see :mod:`.live_text`) or through ``html.escape``.
 """
@@ -25,7 +25,7 @@ from ..views.render import (
     tokens_label,
 )
 from .live_text import LiveText
-from .pacing import Meter
+from .pacing import UpdateMeter
 
 PANE_CLASS, ANSWER_CLASS = "reasoning-nb-pane", "reasoning-nb-answer"
 THOUGHTS_CLASS, TEXT_CLASS = "reasoning-nb-thoughts", "reasoning-nb-text"
@@ -59,12 +59,12 @@ class RunView:
         now: float,
         *,
         hide_reasoning: bool,
-        meter: Meter | None = None,
+        meter: UpdateMeter | None = None,
         layout: W.Layout | None = None,
     ) -> None:
         self.trace, self.number, self.hide = trace, number, hide_reasoning
         self._held = ""  # whitespace before the answer's first visible text
-        self.meter = meter or Meter()
+        self.meter = meter or UpdateMeter()
         self._layout = layout or W.Layout()  # one for every part with no layout of its own
         self._title, self._open = (HIDDEN_TITLE, False) if hide_reasoning else (LIVE_TITLE, True)
         self._quiet = False  # True while we set the toggle ourselves

@@ -161,22 +161,19 @@ class WidgetRunner:
     async def run(
         self, prompt: str, options: dict[str, Any], chat: Conversation | None
     ) -> list[Trace]:
-        from .widget import ThinkWidget  # ipywidgets only when a widget is shown
+        from .widget import Actions, ThinkWidget  # ipywidgets only when a widget is shown
 
         self.prompt, self.options, self.chat = prompt, options, chat
         self.line = executing_cell_line()  # (read now: a re-run's request is a widget message)
+        actions = Actions(self._rerun, self.stop, self._continue, self._rescue, self._line_written)
         self.view = ThinkWidget(
             model=options.get("model") or "(default model)",
             preset=options.get("preset") or "auto",
             hide_reasoning=self.hide,
             fold_on_answer=self.magics.fold_reasoning,
             max_rate=self.magics.max_updates_per_second,
-            on_preset=self._rerun,
-            on_stop=self.stop,
-            on_continue=self._continue,
-            on_rescue=self._rescue,
+            actions=actions,
             line=self.line,
-            on_line=self._line_written,
         )
         # The live view is its own output, with no fallback text of its own: the static output
         # below it is the fallback (see PAIRING_STYLE).
@@ -297,11 +294,11 @@ class WidgetRunner:
                 trace.error = error_line(error, True)
             # the cell's last run: its error fails the cell, whose error line says it
             in_cell = self._in_cell and self._next is None and trace.status == "error"
-            view.finish(trace, error_in_cell=in_cell, twin=True)
+            view.finish(trace, error_in_cell=in_cell, render=False)
             self.runs.append(trace)
             self.magics.remember(trace, self.chat if len(self.runs) == 1 else None)
             self._save(trace, error_in_cell=in_cell)
-            view.pair(trace)  # (after the twin shows it: the widget's text was on screen)
+            view.hand_over(trace)  # (after the static output shows it: no frame without it)
         return trace
 
     async def _tick(self, interval: float) -> None:
