@@ -152,3 +152,24 @@ def test_a_slow_stream_earns_bytes_by_the_second_too():
     assert th.left() == 40
     clock.t = 62.5
     assert th.left() == 40 + 250 and th.ready(nbytes=290) and not th.ready(nbytes=291)
+
+
+def test_a_burst_lets_a_late_caller_catch_up_at_the_same_rate():
+    """With ``burst``, a caller that comes late may send that many ahead of their turn (a token
+    bucket of that size); a flush dearer than the burst waits until the whole burst is free."""
+    clock = FakeClock()
+    th = Pacer(20, clock, burst=5)
+    th.sent(10)  # (unpaced at once, say: the paced ones repay them)
+    clock.t = 0.29
+    assert not th.ready(1)
+    clock.t = 0.30  # 0.5 s of debt, less the burst's 0.2 s
+    assert th.ready(1) and not th.ready(2)
+    clock.t = 0.5
+    assert th.ready(5) and th.ready(9)  # (dearer than the burst: once it is all free)
+    times: list[float] = []
+    for step in range(250):  # 10 s, asking every 40 ms, flushes of 1-4 messages
+        clock.t = 1 + step * 0.04
+        if th.ready(cost := 1 + step % 4):
+            times += [clock.t] * cost
+            th.sent(cost)
+    assert max_per_window(times) <= 20

@@ -4,9 +4,10 @@ Every widget ``update`` message carries whole trait values, so the live views co
 wait in the widgets and go out together. The pacer holds two budgets over every flush:
 
 * **rate**: the first message after a quiet spell goes out at once (leading edge); after that,
-  messages are paced, and a sliding-window cap keeps every closed window of ``window`` seconds
-  at or below ``max_rate - reserve`` messages whatever the burst (``reserve`` is room for unpaced
-  messages; ``headroom`` paces a little under the cap).
+  messages are paced (``burst`` of them may go ahead of their turn when the caller comes late,
+  as from a token bucket of that size), and a sliding-window cap keeps every closed window of
+  ``window`` seconds at or below ``max_rate - reserve`` messages whatever the burst (``reserve``
+  is room for unpaced messages; ``headroom`` paces a little under the cap).
 * **bytes**: with ``byte_ratio`` set, the state bytes of all updates stay within ``byte_ratio``
   x the text bytes received so far (:meth:`earn`) + ``byte_slack`` + ``byte_rate`` per second
   since the first text. Each update resends the live tail, so without this a slow stream costs
@@ -99,6 +100,7 @@ class Pacer:
     window: float = 1.0
     reserve: int = 0
     headroom: int = 0
+    burst: int = 1
     byte_ratio: float | None = None
     byte_slack: int = 0
     byte_rate: float = 0.0
@@ -127,14 +129,15 @@ class Pacer:
         self.new_run()
 
     @classmethod
-    def for_view(cls, max_rate: float, clock: Callable[[], float], *, byte_budget=True) -> Pacer:
+    def for_view(cls, max_rate: float, clock: Callable[[], float]) -> Pacer:
         """A live view's pacer: a fifth of ``max_rate`` (1 to 5 messages) kept for the unpaced
-        burst of a run's end, an eighth (1 to 3) of headroom, and the byte budget if asked."""
+        burst of a run's end, an eighth (1 to 3) of headroom, and the byte budget."""
         reserve = min(5, max(1, round(max_rate * 0.2)))
         headroom = min(3, max(1, round(max_rate * 0.12)))
-        budget = {"byte_ratio": BYTE_RATIO, "byte_slack": BYTE_SLACK, "byte_rate": BYTE_RATE}
-        budget = budget if byte_budget else {}
-        return cls(max_rate, clock, reserve=reserve, headroom=headroom, **budget)
+        return cls(
+            max_rate, clock, reserve=reserve, headroom=headroom,
+            byte_ratio=BYTE_RATIO, byte_slack=BYTE_SLACK, byte_rate=BYTE_RATE,
+        )  # fmt: skip
 
     # -- bytes -----------------------------------------------------------------------------------
 
@@ -169,15 +172,16 @@ class Pacer:
         """May ``cost`` messages of about ``nbytes`` go out now (pacing interval passed, window
         has room, byte budget allows)?"""
         now = self.clock() if now is None else now
-        return now >= self._next and self.room(now) >= cost and self.affords(nbytes, now)
+        early = (self.burst - min(cost, self.burst)) * self.interval  # (a burst's credit)
+        return now >= self._next - early and self.room(now) >= cost and self.affords(nbytes, now)
 
     def sent(self, n: int = 1, now: float | None = None, *, nbytes: int = 0) -> None:
         """``n`` paced messages (``nbytes`` in all) went out now: the next may go ``n *
-        interval`` s later."""
+        interval`` s later (later still if sent before their turn: they repay it)."""
         now = self.clock() if now is None else now
         self.note(n, now, nbytes=nbytes)
         if n > 0:
-            self._next = now + n * self.interval
+            self._next = max(self._next, now) + n * self.interval
 
     def note(self, n: int = 1, now: float | None = None, *, nbytes: int = 0) -> None:
         """``n`` unpaced messages went out now (counted in the window and the byte total, no
