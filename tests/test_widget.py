@@ -1,5 +1,5 @@
 """The live ``%%think`` view, measured on the wire: a recording comm (testing.md §3.1) replays
-every message into a fake front end, and a fake clock drives the throttle. The texts are
+every message into a fake front end, and a fake clock drives the pacer. The texts are
 ``Output`` widgets holding markdown that the front end renders (test_browser.py shows it does)."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ SLACK = 8_000
 the status line, pane title and Stop button at the end)..."""
 PER_SECOND = 100
 """...and per second of a stream: each update wraps its text in ~100 bytes, so a slow model's
-text could not show every second or two within a ratio alone (widget.BYTE_RATE)."""
+text could not show every second or two within a ratio alone (pacing.BYTE_RATE)."""
 
 
 def budget(text: str, seconds: float) -> float:
