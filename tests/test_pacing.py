@@ -1,10 +1,11 @@
-"""The coalescer alone, on a fake clock: leading edge, pacing, window cap, byte budget."""
+"""The pacer alone, on a fake clock: leading edge, pacing, window cap, byte budget."""
 
 from __future__ import annotations
 
 import random
 
 import pytest
+from test_widget import max_per_window
 
 from reasoning_nb.notebook.pacing import Pacer
 
@@ -15,16 +16,6 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.t
-
-
-def max_per_window(times: list[float], window: float = 1.0) -> int:
-    """Most events in any closed window ``[t - window, t]``."""
-    times, best, j = sorted(times), 0, 0
-    for i, t in enumerate(times):
-        while times[j] < t - window:
-            j += 1
-        best = max(best, i - j + 1)
-    return best
 
 
 def test_leading_edge_sends_at_once_then_paces():
