@@ -22,6 +22,7 @@ import html
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -47,11 +48,12 @@ STATUS_EVERY = 2.0
 """A column's status line refreshes at most this often (its clock counts on in the page)."""
 
 
+@dataclass
 class Variant:
-    """One column: its label (``compare_view.label`` of its trace) and the run's options."""
+    """One column: its label (``views.compare.label`` of its trace) and the run's options."""
 
-    def __init__(self, label: str, options: dict[str, Any]):
-        self.label, self.options = label, options
+    label: str
+    options: dict[str, Any]
 
 
 def parse_variants(spec: str, options: dict[str, Any], prompt: str) -> list[Variant]:
@@ -303,15 +305,15 @@ class CompareWidget:
         self._finals[i] = trace
 
     def _final(self, i: int, trace: Trace) -> int:
+        from .widget import PHASE_OF_STATUS
+
         now, mark = self.clock(), self.meter.msgs
         if self.views[i] is None:  # cancelled before it started
             self._open(i, trace, now)
         view = self.views[i]
         if not view.finished:
             view.end(trace, now)
-        view.phase = {"complete": "done", "truncated": "done", "cancelled": "stopped"}.get(
-            trace.status, "error"
-        )
+        view.phase = PHASE_OF_STATUS.get(trace.status, "error")
         view.detail = trace.error or ""
         view.warnings += [w for w in trace.warnings if w not in view.warnings]
         view.finalize(fold=self.fold)

@@ -31,7 +31,8 @@ from .pacing import TIGHT, Pacer
 from .run_view import RunView, close_tree
 from .style import HEADER_CLASS, ROOT_CLASSES, RUNS_CLASS, STATUS_CLASS
 
-_PHASE_OF_STATUS = {"complete": "done", "truncated": "done", "cancelled": "stopped"}
+PHASE_OF_STATUS = {"complete": "done", "truncated": "done", "cancelled": "stopped"}
+"""The status line's phase of an ended run, by its trace's status (else "error")."""
 LOST_DETAIL = "no answer, every token went to thinking"
 """The status line of a run that lost its answer to thinking (its warning says what to do)."""
 
@@ -244,7 +245,7 @@ class ThinkWidget:
         if trace.status == "running":  # superseded by a re-run before it was finished
             run.phase, run.detail = "stopped", ""
         else:
-            run.phase = _PHASE_OF_STATUS.get(trace.status, "error")
+            run.phase = PHASE_OF_STATUS.get(trace.status, "error")
             run.detail = "truncated" if trace.status == "truncated" else ""  # (errors: own line)
             if rescue.lost_answer(trace):
                 run.detail = LOST_DETAIL
