@@ -139,7 +139,7 @@ class CompareRunner(Runner):
         save(traces)
 
 
-class ColumnsRunner(CompareRunner):
+class CompareWidgetRunner(CompareRunner):
     """The live columns (``CompareWidget``); then, in their place, the static output."""
 
     view: CompareWidget | None = None

@@ -38,7 +38,7 @@ from ..store import db as store
 from ..store.recording import PACES
 from ..views.stats import row, session_stats
 from . import interrupts, kernel_status
-from .compare import ColumnsRunner, CompareRunner, parse_variants
+from .compare import CompareRunner, CompareWidgetRunner, parse_variants
 from .listing import list_text
 from .runners import CellError, TextRunner, WidgetRunner
 
@@ -327,7 +327,7 @@ class ThinkMagics(Magics):
     async def _execute(self, prompt, options, hide, chat, debug) -> None:
         widget = self._use_widget()
         if isinstance(options, list):  # --compare: a list of variants
-            kind = ColumnsRunner if widget else CompareRunner
+            kind = CompareWidgetRunner if widget else CompareRunner
         else:
             kind = WidgetRunner if widget else TextRunner
         runner = kind(self, hide=hide, debug=debug)

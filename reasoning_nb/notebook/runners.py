@@ -102,7 +102,7 @@ class CellError(Exception):
         return cls(f"%%think failed: {error.splitlines()[0]}{more}")
 
 
-class Magics(Protocol):
+class CellMagic(Protocol):
     """What a runner asks of the ``%%think`` magic (``magic.ThinkMagics``)."""
 
     max_updates_per_second: float
@@ -126,7 +126,7 @@ class Runner:
     whatever ends the stream (Stop, an error, a kernel interrupt: the partial trace is kept);
     a live view ticks meanwhile. ``run(prompt, options, chat)`` returns the cell's traces."""
 
-    def __init__(self, magics: Magics, *, hide: bool, debug: bool):
+    def __init__(self, magics: CellMagic, *, hide: bool, debug: bool):
         self.magics, self.hide, self.debug = magics, hide, debug
         self.scope: anyio.CancelScope | None = None
 
@@ -250,7 +250,7 @@ class WidgetRunner(Runner):
     after the cell ended, it streams on the kernel's loop. Either way an interrupt stops it.
     """
 
-    def __init__(self, magics: Magics, *, hide: bool, debug: bool):
+    def __init__(self, magics: CellMagic, *, hide: bool, debug: bool):
         super().__init__(magics, hide=hide, debug=debug)
         self.view = None
         self.static = None
