@@ -154,7 +154,7 @@ def test_traffic_on_a_25000_chunk_stream(kernel, wire_server):
     assert peak <= 30
     assert total_bytes <= 5 * text_bytes
     # (how soon the first text shows is printed, not asserted: a loaded machine moves it; the
-    # throttle's "first token at once" is proven with a fake clock in test_widget.py)
+    # the pacer's "first token at once" is proven with a fake clock in test_widget.py)
     assert kernel.value("_think.status") == "'complete'"
     assert kernel.value("len(_think.answer)") == str(len(answer))  # " a0 a1…": nothing lost
 

@@ -30,8 +30,8 @@ import ipywidgets as W
 
 from ..views.live_markdown import live_markdown, markdown_output
 from .blocks import TAIL_LIMIT, Cut, Scanner, closing, cut_at, find_cut, table_hold
+from .pacing import UpdateMeter
 from .pages import ID_BYTES, Pages
-from .throttle import Meter
 
 __all__ = ["CONT_CLASS", "OUTPUT_BYTES", "LiveText"]
 
@@ -61,14 +61,14 @@ class LiveText:
         self,
         *,
         breaks: bool = False,
-        meter: Meter | None = None,
+        meter: UpdateMeter | None = None,
         classes: tuple[str, ...] = (),
         layout: W.Layout | None = None,
         tail_limit: int = TAIL_LIMIT,
         page_size: int = PAGE_SIZE,
     ) -> None:
         self.breaks, self.tail_limit = breaks, tail_limit
-        self.meter = meter = meter or Meter()
+        self.meter = meter = meter or UpdateMeter()
         self._layout = layout or W.Layout()  # one for every widget: a block opens one comm
         self.tail = W.Output(layout=self._layout)
         self._pages = Pages(self.tail, page_size, meter, self._layout)

@@ -37,7 +37,7 @@ from ..run import Run
 from ..store import db as store
 from ..views.stats import row, session_stats
 from . import interrupts, kernel_status
-from .compare import CompareTextRunner, CompareWidgetRunner, parse_variants
+from .compare import CompareRunner, CompareWidgetRunner, parse_variants
 from .listing import list_text
 from .runners import CellError, TextRunner, WidgetRunner
 
@@ -264,7 +264,7 @@ class ThinkMagics(Magics):
     async def _execute(self, prompt, options, hide, chat, debug) -> None:
         widget = self._use_widget()
         if isinstance(options, list):  # --compare: a list of variants
-            kind = CompareWidgetRunner if widget else CompareTextRunner
+            kind = CompareWidgetRunner if widget else CompareRunner
         else:
             kind = WidgetRunner if widget else TextRunner
         runner = kind(self, hide=hide, debug=debug)
@@ -299,13 +299,18 @@ class ThinkMagics(Magics):
         """One finished run, for ``--stats``."""
         self.stats_rows.append(row(trace))
 
-    def remember(self, trace: Trace, chat: Conversation | None) -> None:
-        self.last = trace
-        self.record(trace)
+    def remember(self, traces: list[Trace], chat: Conversation | None) -> None:
+        """A cell's runs ended (one, or the variants of a --compare): ``_think`` is the first,
+        ``_compare`` all of a --compare, and the first is the chat's next turn."""
+        for trace in traces:
+            self.record(trace)
+        self.last = traces[0]
         if self.shell is not None:
-            self.shell.user_ns["_think"] = trace
+            self.shell.user_ns["_think"] = traces[0]
+            if len(traces) > 1:
+                self.shell.user_ns["_compare"] = traces
         if chat is not None:
-            chat.add(trace)
+            chat.add(traces[0])
 
     def history_for(self, chat: Conversation | None, model: str | None) -> list[dict[str, Any]]:
         if chat is None:

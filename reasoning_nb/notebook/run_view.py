@@ -4,7 +4,7 @@ The trace is the one fold of the events (the runner folds each event once): the 
 what changed in it, its text and timers, so the live view and the saved trace agree. Per event
 it compares a phase, and a few sizes when the phase may change; the text it takes from the
 trace per screen update (``max_cost``, ``flush``, ``status_html``...). Every widget change goes
-through a :class:`~.throttle.Meter` and waits for the owner's ``flush``. Model text reaches
+through a :class:`~.pacing.UpdateMeter` and waits for the owner's ``flush``. Model text reaches
 the front end only as inert markdown (``live_markdown``, in ``Output`` widgets: see
 :mod:`.live_text`) or through ``html.escape``.
 """
@@ -29,7 +29,7 @@ from ..views.render import (
     tokens_label,
 )
 from .live_text import LiveText
-from .throttle import Meter
+from .pacing import UpdateMeter
 
 PANE_CLASS, ANSWER_CLASS = "reasoning-nb-pane", "reasoning-nb-answer"
 THOUGHTS_CLASS, TEXT_CLASS = "reasoning-nb-thoughts", "reasoning-nb-text"
@@ -66,11 +66,11 @@ class RunView:
         now: float,
         *,
         hide_reasoning: bool,
-        meter: Meter | None = None,
+        meter: UpdateMeter | None = None,
         layout: W.Layout | None = None,
     ) -> None:
         self.trace, self.number, self.hide = trace, number, hide_reasoning
-        self.meter = meter or Meter()
+        self.meter = meter or UpdateMeter()
         self._layout = layout or W.Layout()  # one for every part with no layout of its own
         self._title, self._open = (HIDDEN_TITLE, False) if hide_reasoning else (LIVE_TITLE, True)
         self._quiet = False  # True while we set the toggle ourselves
