@@ -36,7 +36,8 @@ from ..providers import catalog
 from ..run import Run
 from ..views import render
 from ..views.compare import bundle, cell_bundle, label
-from .runners import LIVE_CLASS, METADATA_KEY, WIDGET_VIEW, error_line
+from .host import widget_only
+from .runners import LIVE_CLASS, METADATA_KEY, error_line
 
 if TYPE_CHECKING:
     from .magic import ThinkMagics
@@ -395,8 +396,7 @@ class CompareWidgetRunner:
             on_stop=self.stop,
         )
         self.view = view
-        live = {WIDGET_VIEW: view.root._repr_mimebundle_()[WIDGET_VIEW], "text/plain": ""}
-        display_id = display(live, raw=True, display_id=True).display_id
+        display_id = display(widget_only(view.root), raw=True, display_id=True).display_id
         interval = 1.0 / view.max_rate
         runs = make_runs(variants, prompt, lambda model: self.magics.history_for(chat, model))
         try:

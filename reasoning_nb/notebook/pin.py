@@ -23,8 +23,8 @@ from traitlets import Bool, Unicode
 from ..core.trace import Trace
 from ..export.schema import PIN_KEY  # an export strips the reasoning of a cell marked so
 from ..views import render
-from ..views.cell_runs import first_line
 from ..views.selection import Selection, pinned, selected_source
+from .host import executing_cell_id
 from .kit import Kit
 from .run_view import RunView
 
@@ -35,30 +35,6 @@ def pin_markdown(trace: Trace, text: str = "", part: str = "reasoning") -> str:
     text = text.strip("\n") if text.strip() else trace.reasoning  # (indented code keeps its indent)
     body = render.quote(pinned(text, breaks=part == "reasoning"))
     return f"{render.pin_head(trace.model, trace.preset, part)}\n>\n{body}"
-
-
-def _request(part: str, key: str) -> str:
-    """A text field of the request the kernel runs now, or "" (no kernel: plain IPython)."""
-    try:
-        from IPython import get_ipython
-
-        parent = get_ipython().kernel.get_parent()
-    except Exception:
-        return ""
-    section = parent.get(part) if isinstance(parent, dict) else None
-    value = section.get(key) if isinstance(section, dict) else None
-    return value if isinstance(value, str) else ""
-
-
-def executing_cell_id() -> str:
-    """The id of the notebook cell being run (JupyterLab sends it with the request), or "":
-    the page then finds the cell on screen."""
-    return _request("metadata", "cellId")
-
-
-def executing_cell_line() -> str:
-    """The ``%%think`` line of the cell being run, as the front end sent it, or ""."""
-    return first_line(_request("content", "code"))
 
 
 class PinButton(Kit):

@@ -24,13 +24,12 @@ from ..views import code_look, render
 from ..views.cell_runs import CellRuns
 from ..views.terminal import TerminalView, inert
 from . import interrupts, kernel_status
-from .pin import executing_cell_line
+from .host import executing_cell_line, widget_only
 
 if TYPE_CHECKING:
     from .magic import ThinkMagics
 
 METADATA_KEY = "reasoning_nb"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 LIVE_CLASS, STATIC_CLASS = "reasoning-nb-live", "reasoning-nb-static"
 ERROR_IN_CELL_CLASS = "reasoning-nb-error-in-cell"
 """On the static twin of a run whose error ends the cell: the cell's error line says it."""
@@ -180,8 +179,7 @@ class WidgetRunner:
         )
         # The live view is its own output, with no fallback text of its own: the static output
         # below it is the fallback (see PAIRING_STYLE).
-        view_only = {WIDGET_VIEW: self.view.root._repr_mimebundle_()[WIDGET_VIEW], "text/plain": ""}
-        display(view_only, raw=True)
+        display(widget_only(self.view.root), raw=True)
         self._next = (options, None)
         self._in_cell = True
         try:

@@ -30,6 +30,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from .host import sent_keys
+
 
 class Throttle:
     """Leading-edge, paced, window-capped message budget, with an optional byte budget."""
@@ -146,7 +148,7 @@ class Meter:
                     setattr(widget, key, value)
                     changed = True
             # what goes out (a Dropdown's ``value`` travels as ``index``...)
-            keys = [k for k in getattr(widget, "_states_to_send", traits) if k in widget.keys]
+            keys = sent_keys(widget, traits)
         if not (changed and keys):
             return 0
         self.msgs += 1
