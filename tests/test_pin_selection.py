@@ -166,12 +166,12 @@ def test_the_kit_is_sent_compact_and_only_its_loader_is_saved():
     state holds only the loader, without comments or indentation."""
     from pathlib import Path
 
-    from reasoning_nb.notebook import kit, pin
+    from reasoning_nb.notebook import assets, pin
 
-    static = Path(kit.__file__).parent / "static"
+    static = Path(assets.__file__).parent / "static"
     source = (static / "pin.js").read_text(encoding="utf-8")
-    sent = kit.kit()
-    assert sent["js"] == kit.compact_js(source) and len(sent["js"]) < 0.75 * len(source)
+    sent = assets.kit()
+    assert sent["js"] == assets.compact_js(source) and len(sent["js"]) < 0.75 * len(source)
     assert "export function pin(" in sent["js"]
     from reasoning_nb.notebook.style import IDLE_CLASS
 
@@ -187,9 +187,9 @@ def test_the_kit_is_sent_compact_and_only_its_loader_is_saved():
     button._on_kit_msg(button, {"type": "kit"}, [])
     assert replies == [sent]
     button.close()
-    assert kit.compact_js("a(1); // why\n  // more\n  b('x');\n") == "a(1);b('x');"
+    assert assets.compact_js("a(1); // why\n  // more\n  b('x');\n") == "a(1);b('x');"
     # A line end that may end a statement stays; one after an opening or a comma goes.
-    assert kit.compact_js("f(a,\n  b) {\n  return x\n}\ng()") == "f(a,b) {return x\n}\ng()"
+    assert assets.compact_js("f(a,\n  b) {\n  return x\n}\ng()") == "f(a,b) {return x\n}\ng()"
 
 
 def test_in_the_static_twin_a_block_is_a_top_level_element_of_the_kernels_html():

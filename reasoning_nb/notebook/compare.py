@@ -217,7 +217,7 @@ class CompareWidget:
         import ipywidgets as W
         from ipywidgets.widgets.widget_string import HTMLStyle
 
-        from .kit import Kit
+        from .assets import Kit
         from .style import KIT_CLASS
         from .throttle import Meter
 

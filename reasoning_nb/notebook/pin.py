@@ -1,7 +1,7 @@
 """Pin: what the reader selected in a run, reasoning or answer, copied as its markdown source
 into a new markdown cell below the ``%%think`` cell (all of the reasoning, with nothing selected).
 
-The button is a small anywidget (the kit's ``pin`` part, ``static/pin.js``: see :mod:`.kit`):
+The button is a small anywidget (the kit's ``pin`` part, ``static/pin.js``: see :mod:`.assets`):
 only the browser knows what the reader selected, and only the notebook's document model can take
 a new cell (a kernel can add a code cell while a cell runs, never a markdown cell from a button
 click). The page says where the selection lies; the kernel maps that back to the model's
@@ -24,8 +24,8 @@ from ..core.trace import Trace
 from ..export.schema import PIN_KEY  # an export strips the reasoning of a cell marked so
 from ..views import render
 from ..views.selection import Selection, pinned, selected_source
+from .assets import Kit
 from .host import executing_cell_id
-from .kit import Kit
 from .run_view import RunView
 
 
