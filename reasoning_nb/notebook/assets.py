@@ -4,7 +4,7 @@ A widget's synced state is saved with the notebook, once per cell: the styleshee
 script held as state were half of a one-run cell's saved bytes. So a :class:`Kit` widget holds
 only a small loader (``static/loader.js``), which asks the kernel for the kit once per page and
 version; a message is never saved. A widget restored without a kernel behind it gets no kit,
-and is not shown: the static twin below it is (see ``runners.PAIRING_STYLE``).
+and is not shown: the static twin below it is (see ``style.PAIRING_STYLE``).
 """
 
 from __future__ import annotations

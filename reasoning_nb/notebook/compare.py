@@ -37,7 +37,8 @@ from ..run import Run
 from ..views import render
 from ..views.compare import bundle, cell_bundle, label
 from .host import widget_only
-from .runners import LIVE_CLASS, METADATA_KEY, error_line
+from .runners import METADATA_KEY, error_line
+from .style import LIVE_CLASS
 
 if TYPE_CHECKING:
     from .magic import ThinkMagics

@@ -5,18 +5,27 @@
 
 from __future__ import annotations
 
+from ..views import code_look, render
 from ..views.render import ERROR_CLASS, ERROR_LOOK
-from .live_text import CONT_CLASS
-from .run_view import (
-    CLOCK_CLASS,
-    PANE_CLASS,
-    SCROLL_CLASS,
-    TEXT_CLASS,
-    THOUGHTS_CLASS,
-    TOGGLE_CLASS,
-)
-from .runners import LIVE_CLASS, LIVE_PAIRING
 
+LIVE_CLASS, STATIC_CLASS = "reasoning-nb-live", "reasoning-nb-static"
+ERROR_IN_CELL_CLASS = "reasoning-nb-error-in-cell"
+"""On the static twin of a run whose error ends the cell: the cell's error line says it."""
+PANE_CLASS, ANSWER_CLASS = "reasoning-nb-pane", "reasoning-nb-answer"
+THOUGHTS_CLASS, TEXT_CLASS = "reasoning-nb-thoughts", "reasoning-nb-text"
+"""CSS classes of the reasoning pane, the answer, the reasoning text, and both texts."""
+SCROLL_CLASS = "reasoning-nb-scroll"
+"""The reasoning's scroll box: capped, following the newest text, while a run is live (its
+status line's clock counts: see ``STYLE``)."""
+TOGGLE_CLASS = "reasoning-nb-pane-toggle"
+"""The pane's title as a button (it opens and closes the pane, from the keyboard too; the
+Accordion's own header, a plain div, takes over where no kernel answers: see
+``STYLE``)."""
+CLOCK_CLASS = "reasoning-nb-clock"
+"""The elapsed time in the status line while a run is live: the page counts on by itself (see
+``CLOCK_STYLE``), so the clock never waits for a message."""
+CONT_CLASS = "reasoning-nb-cont"
+"""On a block's ``Output`` that goes on with the block before it (a cut by force)."""
 ROOT_CLASSES = ("reasoning-nb", LIVE_CLASS)
 HEADER_CLASS, STATUS_CLASS, RUNS_CLASS, STEER_CLASS, KIT_CLASS, IDLE_CLASS = (
     "reasoning-nb-header",
@@ -28,6 +37,37 @@ HEADER_CLASS, STATUS_CLASS, RUNS_CLASS, STEER_CLASS, KIT_CLASS, IDLE_CLASS = (
 )
 """...; a widget that brings the kit (see ``kit``), and Pin not offered now (hidden; set by
 its script: ipywidgets applies ``_dom_classes`` to a new view after the script ran)."""
+_GONE = "jupyter-widgets-disconnected"
+_WIDGET = f".jp-OutputArea-child:has(+ .jp-OutputArea-child .{STATIC_CLASS})"
+_TWIN = f".jp-OutputArea-child:has(.{LIVE_CLASS}:not(.{_GONE})) + .jp-OutputArea-child"
+# A %%think cell leaves two outputs: the live widget, then the static trace (the one output
+# with the metadata). While the widget shows a run's text (live, or an earlier run picked),
+# the static twin is hidden; once the twin's run is on screen and ended, the widget shows only
+# its header, selector and steering, and the twin its text (its own head, notes and earlier
+# runs hidden: the widget says them). Those rules hold only while the widget has a kernel
+# behind it, so they come with its stylesheet, which the page asks the kernel for and which is
+# never saved (LIVE_PAIRING, in ``STYLE``; see ``kit``). A widget with no kernel behind
+# it (reopened, restarted) or none at all ("model not found" in a Lab that did not save widget
+# state) is hidden and the twin shows whole: that rule, and the twin's own look, are saved with
+# the twin (PAIRING_STYLE). Untrusted notebooks drop the <style>: there the widget never
+# renders, and the static output shows.
+LIVE_PAIRING = (
+    f".jp-OutputArea-child:has(.{LIVE_CLASS}:not(.{_GONE}) .{TEXT_CLASS})"
+    f" + .jp-OutputArea-child:has(.{STATIC_CLASS}){{display:none}}"
+    f"{_TWIN} .{STATIC_CLASS}>.reasoning-nb-export>:is(.reasoning-nb-which,.reasoning-nb-meta,"
+    ".reasoning-nb-earlier){display:none}"
+)
+PAIRING_STYLE = (
+    "<style>"
+    f"{_WIDGET}:not(:has(.{LIVE_CLASS}:not(.{_GONE}))){{display:none}}"
+    # Code blocks in the static twin, where Lab shows it: the same calm box as the widget's.
+    + code_look.code_box_css(f".{STATIC_CLASS} .{render.CSS_CLASS}-export")
+    + "</style>"
+)
+ERROR_IN_CELL_STYLE = (  # (saved only where it applies)
+    f"<style>.{STATIC_CLASS}.{ERROR_IN_CELL_CLASS} .{render.ERROR_CLASS}{{display:none}}</style>"
+)
+"""The static twin's error line, where the cell's own error line (just below) says it."""
 _L = f".{LIVE_CLASS}"
 _BEFORE_CONT = (
     f".{TEXT_CLASS} :is(.widget-output:has(+.{CONT_CLASS}),"

@@ -297,7 +297,7 @@ class ThinkWidget:
     def pair(self, trace: Trace) -> None:
         """The static output below the widget shows ``trace``, ended, in full from now on:
         while that run is on screen the widget shows only its header, selector and steering
-        (see ``runners.LIVE_PAIRING``), so a saved notebook keeps the text once as HTML, not
+        (see ``style.LIVE_PAIRING``), so a saved notebook keeps the text once as HTML, not
         again as widget state."""
         self.twin = trace
         run = self._shown
