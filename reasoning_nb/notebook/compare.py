@@ -38,7 +38,7 @@ from ..views import render
 from ..views.compare import bundle, cell_bundle, label
 from .host import widget_only
 from .runners import METADATA_KEY, error_line
-from .style import LIVE_CLASS
+from .style import COMPARE_CLASS, LIVE_CLASS
 
 if TYPE_CHECKING:
     from .magic import ThinkMagics
@@ -218,8 +218,8 @@ class CompareWidget:
         import ipywidgets as W
         from ipywidgets.widgets.widget_string import HTMLStyle
 
-        from .assets import Kit
-        from .style import KIT_CLASS
+        from .assets import AssetsWidget
+        from .style import ASSETS_CLASS
         from .throttle import Meter
 
         self.labels, self.hide, self.fold = labels, hide_reasoning, fold_on_answer
@@ -231,8 +231,8 @@ class CompareWidget:
         self.statuses = [W.HTML(value="waiting…", layout=layout, style=style) for _ in labels]
         self.slots = [W.VBox(layout=layout) for _ in labels]
         heads = [f"<b>{html.escape(name)}</b>" for name in labels]
-        # The single view's stylesheet (scoped to LIVE_CLASS), which the page asks for (kit).
-        self.kit = Kit(layout=layout, _dom_classes=(KIT_CLASS,))
+        # The single view's stylesheet (scoped to LIVE_CLASS), which the page asks for.
+        self.assets = AssetsWidget(layout=layout, _dom_classes=(ASSETS_CLASS,))
         column = W.Layout(flex="1 1 0", min_width="0", padding="0 0.5em")
         self.columns = [
             W.VBox([W.HTML(head, layout=layout, style=style), status, slot], layout=column)
@@ -244,9 +244,9 @@ class CompareWidget:
         )  # fmt: skip
         self.stop_button.on_click(self._on_stop)
         self.root = W.VBox(
-            [self.kit, self.stop_button, W.HBox(self.columns, layout=W.Layout(width="100%"))],
+            [self.assets, self.stop_button, W.HBox(self.columns, layout=W.Layout(width="100%"))],
             layout=layout,
-            _dom_classes=("reasoning-nb-compare-live", LIVE_CLASS),
+            _dom_classes=(COMPARE_CLASS, LIVE_CLASS),
         )
         # 80% of the rate, a fifth of it as burst: a window of one second stays within the rate,
         # with room for the unpaced messages (a column's start, a click).

@@ -4,7 +4,7 @@ Under a run that ended: Continue and its hint (stopped, cut short, or failed wit
 now and More room (every token went to thinking: ``core.rescue``), Pin (it has text). Under a
 live run that loops: Answer now. Its buttons are made the first time they are offered, so a
 saved notebook holds no model of a button never shown. Pin is in the row from the start, idle
-and hidden until offered: it brings the page its kit (see ``kit``).
+and hidden until offered: it brings the page its assets (see ``assets``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ..core.loops import LOOP_NOTICE
 from ..core.trace import Trace
 from .pin import PinButton
 from .run_view import RunView
-from .style import KIT_CLASS, STEER_CLASS
+from .style import ASSETS_CLASS, STEER_CLASS
 from .throttle import Meter
 
 STEERABLE = ("cancelled", "truncated")
@@ -54,7 +54,7 @@ class SteerRow:
         self.continue_button: W.Button | None = None
         self.answer_button: W.Button | None = None
         self.room_button: W.Button | None = None
-        self.pin = PinButton(self._pinnable, pin_line, layout=layout, _dom_classes=(KIT_CLASS,))
+        self.pin = PinButton(self._pinnable, pin_line, layout=layout, _dom_classes=(ASSETS_CLASS,))
         self.box = W.HBox((self.pin,), layout=layout, _dom_classes=(STEER_CLASS,))
 
     def update(self, flags_line: Callable[[Trace], str]) -> int:
@@ -74,7 +74,7 @@ class SteerRow:
             if run.trace.reasoning or run.trace.answer:
                 sent += self._meter.set(self.pin, line=flags_line(run.trace))
                 parts.append(self.pin)
-        # Pin stays in the row, idle (hidden) when not offered: it brings the page its kit.
+        # Pin stays in the row, idle (hidden) when not offered: it brings the page its assets.
         sent += self._meter.set(self.pin, offered=self.pin in parts)
         kids = tuple(parts) if self.pin in parts else (*parts, self.pin)
         return sent + self._meter.set(self.box, children=kids)

@@ -1,6 +1,8 @@
-"""The live view's one stylesheet, scoped to it, and the CSS classes it targets.
+"""The live view's CSS class names and its stylesheet, in one place at the bottom of notebook/
+(it imports none of its modules): the widgets take their classes from here, and the page script
+its selectors (:data:`PAGE_CSS`, put before it when it is sent: see ``assets``).
 
-``ThinkWidget`` sends it once, in a hidden HTML widget; ``--compare`` columns share it.
+``ThinkWidget`` and ``--compare`` columns get the stylesheet by message (``assets``).
 """
 
 from __future__ import annotations
@@ -26,18 +28,27 @@ CLOCK_CLASS = "reasoning-nb-clock"
 ``CLOCK_STYLE``), so the clock never waits for a message."""
 CONT_CLASS = "reasoning-nb-cont"
 """On a block's ``Output`` that goes on with the block before it (a cut by force)."""
-ROOT_CLASSES = ("reasoning-nb", LIVE_CLASS)
-HEADER_CLASS, STATUS_CLASS, RUNS_CLASS, STEER_CLASS, KIT_CLASS, IDLE_CLASS = (
+ROOT_CLASSES = (render.CSS_CLASS, LIVE_CLASS)
+COMPARE_CLASS = "reasoning-nb-compare-live"
+"""The root of ``--compare``'s live view (with ``LIVE_CLASS``)."""
+HEADER_CLASS, STATUS_CLASS, MODEL_CLASS, RUNS_CLASS = (
     "reasoning-nb-header",
     "reasoning-nb-status",
+    "reasoning-nb-model",
     "reasoning-nb-runs",
-    "reasoning-nb-steer",
-    "reasoning-nb-kit",
-    "reasoning-nb-idle",
 )
-"""...; a widget that brings the kit (see ``kit``), and Pin not offered now (hidden; set by
-its script: ipywidgets applies ``_dom_classes`` to a new view after the script ran)."""
+STEER_CLASS, ASSETS_CLASS, IDLE_CLASS, PIN_NOTE_CLASS = (
+    "reasoning-nb-steer",
+    "reasoning-nb-assets",
+    "reasoning-nb-idle",
+    "reasoning-nb-pin-note",
+)
+"""...; a widget that brings the page its assets (see ``assets``), Pin not offered now (hidden;
+set by its script: ipywidgets applies ``_dom_classes`` to a new view after the script ran), and
+what became of a pin."""
 _GONE = "jupyter-widgets-disconnected"
+_PREFIX = render.CSS_CLASS  # (of the static view's classes: ``render``)
+_EXPORT = f"{_PREFIX}-export"  # (its root)
 _WIDGET = f".jp-OutputArea-child:has(+ .jp-OutputArea-child .{STATIC_CLASS})"
 _TWIN = f".jp-OutputArea-child:has(.{LIVE_CLASS}:not(.{_GONE})) + .jp-OutputArea-child"
 # A %%think cell leaves two outputs: the live widget, then the static trace (the one output
@@ -46,7 +57,7 @@ _TWIN = f".jp-OutputArea-child:has(.{LIVE_CLASS}:not(.{_GONE})) + .jp-OutputArea
 # its header, selector and steering, and the twin its text (its own head, notes and earlier
 # runs hidden: the widget says them). Those rules hold only while the widget has a kernel
 # behind it, so they come with its stylesheet, which the page asks the kernel for and which is
-# never saved (LIVE_PAIRING, in ``STYLE``; see ``kit``). A widget with no kernel behind
+# never saved (LIVE_PAIRING, in ``STYLE``; see ``assets``). A widget with no kernel behind
 # it (reopened, restarted) or none at all ("model not found" in a Lab that did not save widget
 # state) is hidden and the twin shows whole: that rule, and the twin's own look, are saved with
 # the twin (PAIRING_STYLE). Untrusted notebooks drop the <style>: there the widget never
@@ -54,18 +65,18 @@ _TWIN = f".jp-OutputArea-child:has(.{LIVE_CLASS}:not(.{_GONE})) + .jp-OutputArea
 LIVE_PAIRING = (
     f".jp-OutputArea-child:has(.{LIVE_CLASS}:not(.{_GONE}) .{TEXT_CLASS})"
     f" + .jp-OutputArea-child:has(.{STATIC_CLASS}){{display:none}}"
-    f"{_TWIN} .{STATIC_CLASS}>.reasoning-nb-export>:is(.reasoning-nb-which,.reasoning-nb-meta,"
-    ".reasoning-nb-earlier){display:none}"
+    f"{_TWIN} .{STATIC_CLASS}>.{_EXPORT}>:is(.{_PREFIX}-which,.{_PREFIX}-meta,"
+    f".{_PREFIX}-earlier){{display:none}}"
 )
 PAIRING_STYLE = (
     "<style>"
     f"{_WIDGET}:not(:has(.{LIVE_CLASS}:not(.{_GONE}))){{display:none}}"
     # Code blocks in the static twin, where Lab shows it: the same calm box as the widget's.
-    + code_look.code_box_css(f".{STATIC_CLASS} .{render.CSS_CLASS}-export")
+    + code_look.code_box_css(f".{STATIC_CLASS} .{_EXPORT}")
     + "</style>"
 )
 ERROR_IN_CELL_STYLE = (  # (saved only where it applies)
-    f"<style>.{STATIC_CLASS}.{ERROR_IN_CELL_CLASS} .{render.ERROR_CLASS}{{display:none}}</style>"
+    f"<style>.{STATIC_CLASS}.{ERROR_IN_CELL_CLASS} .{ERROR_CLASS}{{display:none}}</style>"
 )
 """The static twin's error line, where the cell's own error line (just below) says it."""
 _L = f".{LIVE_CLASS}"
@@ -87,11 +98,11 @@ STYLE = "".join(
         f".{HEADER_CLASS} .widget-dropdown{{width:8em}}",
         f".{HEADER_CLASS} .jupyter-button{{width:auto}}",
         f".{HEADER_CLASS} .jupyter-widgets{{margin:0}}",
-        f".{KIT_CLASS}.{IDLE_CLASS},.{KIT_CLASS}:empty{{display:none}}",  # (kit only)
+        f".{ASSETS_CLASS}.{IDLE_CLASS},.{ASSETS_CLASS}:empty{{display:none}}",  # (assets only)
         f".{HEADER_CLASS} .jupyter-button:disabled{{display:none}}",  # Stop, while nothing runs
         f".{HEADER_CLASS} :is(select,.jupyter-button){{height:24px;line-height:22px;"
         "font-size:.9em}",
-        ".reasoning-nb-model{font-weight:600}",
+        f".{MODEL_CLASS}{{font-weight:600}}",
         f".{STATUS_CLASS}{{flex:1 1 12em;min-width:0;font-size:.85em;"
         "color:var(--jp-ui-font-color2,#757575)}",
         # the run selector: small pills, the shown run filled
@@ -110,7 +121,7 @@ STYLE = "".join(
         f".{STEER_CLASS} .jupyter-widgets{{margin:0}}",
         f".{STEER_CLASS} :is(input,.jupyter-button){{height:24px;font-size:.9em}}",
         f".{STEER_CLASS} .jupyter-button{{width:auto;padding:0 1em}}",
-        ".reasoning-nb-pin-note{margin-left:.6em;font-size:.85em;"
+        f".{PIN_NOTE_CLASS}{{margin-left:.6em;font-size:.85em;"
         "color:var(--jp-ui-font-color2,#757575)}",
         # text: the front end's own markdown (math, code colours, tables), each block an Output
         # with no prompt and no padding of its own
@@ -200,3 +211,17 @@ STYLE += CLOCK_STYLE
 STYLE += f"body[data-jp-theme-light=false] {_L}{{--jp-mirror-editor-comment-color:#5c9d9d}}"
 """One stylesheet, scoped to the live view, sent once with the model label."""
 STYLE += LIVE_PAIRING  # (the live widget's side of its pairing with the static twin)
+PAGE_CSS = {
+    "root": f".{LIVE_CLASS}",
+    "panes": {"reasoning": f".{THOUGHTS_CLASS}", "answer": f".{ANSWER_CLASS}"},
+    "text": f".{TEXT_CLASS}",  # the widget shows a run's text (else the static twin does)
+    # The static twin's run (not its earlier ones): the kernel's HTML, a pane's blocks as children.
+    "twin": f".{STATIC_CLASS}>.{_EXPORT}",
+    "twinPanes": {
+        "reasoning": f":scope>.{_PREFIX}-reasoning>div",
+        "answer": f":scope>.{_PREFIX}-answer",
+    },
+    "idleClass": IDLE_CLASS,
+    "noteClass": PIN_NOTE_CLASS,
+}
+"""What the page script (``static/pin.js``) finds and marks, in its own words."""

@@ -32,7 +32,7 @@ from ..core.trace import Trace
 from ..views.cell_runs import line_for
 from .run_view import RunView, close_tree
 from .steer_row import SteerRow
-from .style import HEADER_CLASS, ROOT_CLASSES, RUNS_CLASS, STATUS_CLASS
+from .style import HEADER_CLASS, MODEL_CLASS, ROOT_CLASSES, RUNS_CLASS, STATUS_CLASS
 from .throttle import Meter, Throttle
 
 TEXT_INTERVAL = 0.1
@@ -542,5 +542,5 @@ class ThinkWidget:
 
 
 def _model_html(model: str) -> str:
-    return f'<span class="reasoning-nb-model">{html.escape(model)}</span>'
+    return f'<span class="{MODEL_CLASS}">{html.escape(model)}</span>'
 
