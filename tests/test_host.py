@@ -43,14 +43,14 @@ def test_widget_only_is_the_widget_view_and_no_text():
 
 
 @pytest.fixture(scope="module")
-def plain_kernel():
+def plain_kernel(request):
     """A real kernel without the extension: its hooks are the test's."""
     from kernel_session import KernelSession
 
     session = KernelSession()
+    request.addfinalizer(session.close)
     session.run("from reasoning_nb.notebook import host; shell = get_ipython(); seen = []")
-    yield session
-    session.close()
+    return session
 
 
 @pytest.mark.kernel

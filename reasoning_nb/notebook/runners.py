@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from .magic import ThinkMagics
 
 METADATA_KEY = "reasoning_nb"
+
+
 def error_line(exc: BaseException, debug: bool) -> str:
     if debug:
         return "".join(traceback.format_exception(exc))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..views import code_look, render
 from ..views.render import ERROR_CLASS, ERROR_LOOK
+from ..views.theme import lab
 
 LIVE_CLASS, STATIC_CLASS = "reasoning-nb-live", "reasoning-nb-static"
 ERROR_IN_CELL_CLASS = "reasoning-nb-error-in-cell"
@@ -104,16 +105,16 @@ STYLE = "".join(
         "font-size:.9em}",
         f".{MODEL_CLASS}{{font-weight:600}}",
         f".{STATUS_CLASS}{{flex:1 1 12em;min-width:0;font-size:.85em;"
-        "color:var(--jp-ui-font-color2,#757575)}",
+        f"color:{lab('ui-font-color2')}}}",
         # the run selector: small pills, the shown run filled
         f".{RUNS_CLASS}{{line-height:normal;margin:.35em 0 .15em}}",
         f".{RUNS_CLASS} .widget-toggle-button{{font-size:.8em;height:auto;line-height:1.8;"
         "padding:0 .9em;margin:0 .4em 0 0;background:none;box-shadow:none;border-radius:1em;"
-        "border:1px solid var(--jp-border-color2,#e0e0e0);color:var(--jp-ui-font-color2,#757575)}",
+        f"border:1px solid {lab('border-color2')};color:{lab('ui-font-color2')}}}",
         f".{RUNS_CLASS} .widget-toggle-button:hover{{box-shadow:none;"
-        "color:var(--jp-ui-font-color0,#000)}",
-        f".{RUNS_CLASS} .widget-toggle-button.mod-active{{background:var(--jp-layout-color2,#eee);"
-        "color:var(--jp-ui-font-color0,#000);border-color:var(--jp-border-color1,#bdbdbd)}",
+        f"color:{lab('ui-font-color0')}}}",
+        f".{RUNS_CLASS} .widget-toggle-button.mod-active{{background:{lab('layout-color2')};"
+        f"color:{lab('ui-font-color0')};border-color:{lab('border-color1')}}}",
         # steering, under a run that ended: Continue and its hint, Pin (an empty row is hidden)
         f".{STEER_CLASS}{{gap:.6em;margin:.3em 0;overflow:visible;align-items:center}}",
         f".{STEER_CLASS} .widget-text{{width:24em}}",
@@ -122,7 +123,7 @@ STYLE = "".join(
         f".{STEER_CLASS} :is(input,.jupyter-button){{height:24px;font-size:.9em}}",
         f".{STEER_CLASS} .jupyter-button{{width:auto;padding:0 1em}}",
         f".{PIN_NOTE_CLASS}{{margin-left:.6em;font-size:.85em;"
-        "color:var(--jp-ui-font-color2,#757575)}",
+        f"color:{lab('ui-font-color2')}}}",
         # text: the front end's own markdown (math, code colours, tables), each block an Output
         # with no prompt and no padding of its own
         f".{TEXT_CLASS} .jupyter-widgets{{margin:0}}",
@@ -150,12 +151,12 @@ STYLE = "".join(
         # opens with the table's head again: only the first one's shows)
         f".{TEXT_CLASS} .{CONT_CLASS} .jp-RenderedMarkdown>table:first-child>thead{{display:none}}",
         f"{_TABLE_PIECE},{_TABLE_PIECE}>tbody{{display:contents}}",
-        f"{_TABLE_PIECE}>thead th{{border-bottom:var(--jp-border-width,1px) solid "
-        "var(--jp-border-color1,#bdbdbd)}",  # (the head's rule, on its cells: no table box)
+        f"{_TABLE_PIECE}>thead th{{border-bottom:{lab('border-width')} solid "
+        f"{lab('border-color1')}}}",  # (the head's rule, on its cells: no table box)
         # the reasoning: quieter than the answer, a hairline on its left
-        f".{THOUGHTS_CLASS}{{border-left:2px solid var(--jp-border-color2,#e0e0e0);"
+        f".{THOUGHTS_CLASS}{{border-left:2px solid {lab('border-color2')};"
         "padding-left:.9em}",
-        f".{THOUGHTS_CLASS} .jp-RenderedMarkdown{{color:var(--jp-content-font-color2,#616161)}}",
+        f".{THOUGHTS_CLASS} .jp-RenderedMarkdown{{color:{lab('content-font-color2')}}}",
         f".{SCROLL_CLASS}{{flex-direction:column}}",  # (the text as wide as the pane)
         f".{SCROLL_CLASS}>.widget-box{{flex:none;overflow:visible}}",
         # its pane: a light one-line title, no grey bar, no box, no deep indent; the title is a
@@ -163,11 +164,11 @@ STYLE = "".join(
         f".{PANE_CLASS}{{margin:0 0 .35em}}",
         f":is(.{TOGGLE_CLASS},.{PANE_CLASS} .jupyter-widget-Collapse-header){{background:none;"
         "border:none;box-shadow:none;padding:2px 0;font-weight:normal;"
-        "color:var(--jp-ui-font-color2,#757575)}",
+        f"color:{lab('ui-font-color2')}}}",
         f":is(.{TOGGLE_CLASS},.{PANE_CLASS} .jupyter-widget-Collapse-header):is(:hover,"
-        ":focus-visible){color:var(--jp-ui-font-color0,#000)}",
+        f":focus-visible){{color:{lab('ui-font-color0')}}}",
         f".{TOGGLE_CLASS}{{width:fit-content;max-width:100%;height:auto;margin:.3em 0 0;"
-        "text-align:left;font-size:var(--jp-ui-font-size1,13px)}",
+        f"text-align:left;font-size:{lab('ui-font-size1')}}}",
         f".{TOGGLE_CLASS}:focus:not(:focus-visible){{outline:none}}",  # (a click: no ring)
         f".{TOGGLE_CLASS}.mod-active{{background:none;box-shadow:none}}",
         f".{PANE_CLASS} .jupyter-widget-Collapse-header{{display:none}}",
