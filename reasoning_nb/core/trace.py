@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, ClassVar
 
 from .events import (
     Event,
@@ -192,6 +192,10 @@ class Trace:
     _last_kind: str = field(default="", repr=False, compare=False)
     _held: str = field(default="", repr=False, compare=False)  # whitespace before the answer
 
+    markdown_view: ClassVar[Callable[[Trace], str]] = str
+    """How a trace shows in a notebook (``_repr_markdown_``). The views sit above the core, so
+    the package sets it (to ``views.render.to_markdown``); the answer alone until then."""
+
     # -- folding -------------------------------------------------------------------------------
 
     def start(self) -> Trace:
@@ -289,10 +293,6 @@ class Trace:
             self.timing["reasoning_ms"] = round(max(0.0, end - self._first_reasoning) * 1000, 1)
         self._reasoning_parts.strip("\n")  # (not joined here: a long text is joined once,
         self._answer_parts.strip("\n")  # when it is read, after the replay cache has saved)
-        if status == "truncated":
-            from .rescue import note  # (rescue reads traces: imported when needed)
-
-            note(self)  # an answer lost to thinking says so, in every view
         return self
 
     def _ms(self, now: float) -> float:
@@ -313,9 +313,7 @@ class Trace:
         return self.answer
 
     def _repr_markdown_(self) -> str:
-        from ..views.render import to_markdown  # render sits above core; imported lazily
-
-        return to_markdown(self)
+        return Trace.markdown_view(self)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         # The markdown view plus a marker in the output's metadata (IPython adds text/plain).
