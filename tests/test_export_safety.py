@@ -21,9 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
+from reasoning_nb.core.schema import KNOWN_FIELDS, read_trace
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.export import exporters
-from reasoning_nb.export.schema import KNOWN_FIELDS, read_trace
 from reasoning_nb.views import code_look, render
 from reasoning_nb.views import compare as compare_view
 

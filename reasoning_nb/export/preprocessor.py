@@ -6,7 +6,7 @@ displayed ``Trace``, e.g. ``_think``).
 These keys are the package's marker: its outputs are recognised by them, not by their text.
 For each traced output:
 
-* the trace is read through :func:`schema.read_trace` (validated; bad fields skipped with a
+* the trace is read through :func:`core.schema.read_trace` (validated; bad fields skipped with a
   warning) and the output's ``text/html``, ``text/markdown`` and ``text/plain`` are rebuilt
   from it in the chosen ``mode``. The saved HTML is never reused: it came with the notebook,
   and the notebook may come from anyone. A re-run cell's earlier runs (``reasoning_nb_history``,
@@ -48,13 +48,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import from_dict
 from traitlets import Enum, Int
 
-from ..core.trace import DISPLAY_KEY, Trace
-from ..views import compare as compare_view
-from ..views import render
-from ..views.cell_runs import CellRuns, first_line
-from . import widgets
-from .redaction import REMOVED, Redactor
-from .schema import (
+from ..core.schema import (
     COMPARE_KEY,
     HISTORY_KEY,
     METADATA_KEY,
@@ -65,6 +59,12 @@ from .schema import (
     stripped,
     variants_key,
 )
+from ..core.trace import DISPLAY_KEY, Trace
+from ..views import compare as compare_view
+from ..views import render
+from ..views.cell_runs import CellRuns, first_line
+from . import widgets
+from .redaction import REMOVED, Redactor
 
 TARGETS = ("auto", "html", "markdown", "notebook")
 TRACEBACK_REMOVED = "[traceback removed: it may hold reasoning]"

@@ -29,9 +29,9 @@ from IPython.display import display, update_display
 from ..core.events import Done, Event
 from ..core.history import Conversation
 from ..core.presets import PRESETS
+from ..core.schema import VARIANTS_KEY
 from ..core.trace import Trace
 from ..errors import ConfigError, ReasoningNBError
-from ..export.schema import VARIANTS_KEY
 from ..providers import catalog
 from ..run import Run
 from ..views import render

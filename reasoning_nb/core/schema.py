@@ -15,12 +15,12 @@ import math
 import re
 from typing import Any
 
-from ..core.continuation import ACTIONS
-from ..core.tokens import count
-from ..core.trace import CACHE_KEYS, SCHEMA, STATUSES, TIMING_KEYS, USAGE_KEYS, Trace
 from ..store.recording import PACES
 from ..views.cell_runs import recorded_at
 from ..views.markdown_safety import one_line
+from .continuation import ACTIONS
+from .tokens import count
+from .trace import CACHE_KEYS, SCHEMA, STATUSES, TIMING_KEYS, USAGE_KEYS, Trace
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 
