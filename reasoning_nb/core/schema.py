@@ -17,8 +17,8 @@ from typing import Any
 
 from ..store.recording import PACES
 from ..views.cell_runs import recorded_at
-from ..views.markdown_safety import one_line
 from .continuation import ACTIONS
+from .text import one_line
 from .tokens import count
 from .trace import CACHE_KEYS, SCHEMA, STATUSES, TIMING_KEYS, USAGE_KEYS, Trace
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.subject import LIMIT, shorten
+from ..core.text import one_line
 from ..core.trace import parse_time
-from .markdown_safety import one_line
 
 if TYPE_CHECKING:
     from ..core.trace import Trace

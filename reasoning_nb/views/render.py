@@ -30,10 +30,11 @@ from typing import TYPE_CHECKING
 from markdown_it import MarkdownIt
 
 from ..core.cost import note as cost_note
+from ..core.text import one_line
 from ..core.tokens import reasoning_tokens
 from .cell_runs import CellRuns, continue_note, replay_note, run_label
 from .code_look import CODE_PREFIX, CODE_STYLE, code_html
-from .markdown_safety import SAFE_LINK, html_block, html_label, is_inert, md_escape, one_line
+from .markdown_safety import SAFE_LINK, html_block, html_label, is_inert, md_escape
 from .math_text import IGNORE, PROCESS, holds_math, math_plugin, prose_html
 from .math_text import to_markdown as math_markdown
 

@@ -50,9 +50,10 @@ from typing import Any
 from ..core.cost import label as cost_label
 from ..core.presets import PRESETS
 from ..core.schema import HISTORY_KEY, METADATA_KEY, read_trace, saved_variants, variants_key
+from ..core.text import one_line
 from ..core.tokens import count, estimate, reasoning_tokens
 from ..core.trace import Trace
-from .markdown_safety import md_escape, one_line
+from .markdown_safety import md_escape
 
 BUFFERED_MS = 50.0
 """Reasoning that took less than this (ms) arrived in one piece."""

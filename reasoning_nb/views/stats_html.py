@@ -19,7 +19,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ..core.presets import PRESETS
-from .markdown_safety import one_line
+from ..core.text import one_line
 from .stats import plotted
 
 if TYPE_CHECKING:
