@@ -33,6 +33,7 @@ from .core.continuation import Continuation
 from .core.cost import estimate as estimate_cost
 from .core.events import Done, Event, Notice, ReasoningDelta, Waiting
 from .core.loops import LOOP_NOTICE, LoopWatch
+from .core.schema import PACES
 from .core.trace import Trace
 from .errors import ConfigError, ProviderError, ReasoningNBError
 from .providers import catalog
@@ -42,7 +43,7 @@ from .providers.protocols import protocol_module
 from .providers.transport import Transport
 from .store import db as store
 from .store.keys import address_of, ask_key, entry_key
-from .store.recording import PACES, Recorder, replay, restored
+from .store.recording import Recorder, replay, restored
 
 LOADING = "loading model…"
 FIRST_TOKEN = "waiting for the first token…"

@@ -21,8 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from reasoning_nb.core.schema import KNOWN_FIELDS, read_trace
-from reasoning_nb.core.trace import Trace
+from reasoning_nb.core.schema import KNOWN_FIELDS
+from reasoning_nb.core.trace import Trace, read_trace
 from reasoning_nb.export import exporters
 from reasoning_nb.views import code_look, render
 from reasoning_nb.views import compare as compare_view

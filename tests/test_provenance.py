@@ -12,8 +12,7 @@ import pytest
 from test_widget import make_widget, new_trace, wire  # noqa: F401 - the fixture is used by name
 
 from reasoning_nb.core.events import ReasoningDelta, TextDelta
-from reasoning_nb.core.schema import read_trace
-from reasoning_nb.core.trace import Trace
+from reasoning_nb.core.trace import Trace, read_trace
 from reasoning_nb.views import render
 from reasoning_nb.views.cell_runs import (
     CellRuns,

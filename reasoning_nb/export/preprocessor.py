@@ -6,7 +6,7 @@ displayed ``Trace``, e.g. ``_think``).
 These keys are the package's marker: its outputs are recognised by them, not by their text.
 For each traced output:
 
-* the trace is read through :func:`core.schema.read_trace` (validated; bad fields skipped with a
+* the trace is read through :func:`core.trace.read_trace` (validated; bad fields skipped with a
   warning) and the output's ``text/html``, ``text/markdown`` and ``text/plain`` are rebuilt
   from it in the chosen ``mode``. The saved HTML is never reused: it came with the notebook,
   and the notebook may come from anyone. A re-run cell's earlier runs (``reasoning_nb_history``,
@@ -50,16 +50,16 @@ from traitlets import Enum, Int
 
 from ..core.schema import (
     COMPARE_KEY,
+    DISPLAY_KEY,
     HISTORY_KEY,
     METADATA_KEY,
     PIN_KEY,
     VARIANTS_KEY,
-    read_trace,
     saved_variants,
     stripped,
     variants_key,
 )
-from ..core.trace import DISPLAY_KEY, Trace
+from ..core.trace import Trace, read_trace
 from ..views import compare as compare_view
 from ..views import render
 from ..views.cell_runs import CellRuns, first_line

@@ -30,12 +30,12 @@ from ..api import call_blocking
 from ..config import check_cache_max_mb, defaults
 from ..core.history import CHOICES, Conversation
 from ..core.presets import PRESETS
+from ..core.schema import PACES
 from ..core.trace import Trace
 from ..errors import ReasoningNBError
 from ..providers import catalog
 from ..run import MAX_CHARS, Run
 from ..store import db as store
-from ..store.recording import PACES
 from ..views.stats import row, session_stats
 from . import interrupts, kernel_status
 from .compare import CompareTextRunner, CompareWidgetRunner, parse_variants

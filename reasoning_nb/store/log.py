@@ -23,7 +23,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.trace import parse_time
+from ..core.text import parse_time
 from . import db as store
 
 if TYPE_CHECKING:

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.subject import LIMIT, shorten
-from ..core.text import one_line
-from ..core.trace import parse_time
+from ..core.text import one_line, parse_time
 
 if TYPE_CHECKING:
     from ..core.trace import Trace

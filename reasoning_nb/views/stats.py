@@ -6,7 +6,7 @@
     %think --stats                # this session's runs
 
 Only the saved metadata is read (``metadata["reasoning_nb"]`` and the earlier preset runs in
-``metadata["reasoning_nb_history"]``), through :func:`~reasoning_nb.core.schema.read_trace`:
+``metadata["reasoning_nb_history"]``), through :func:`~reasoning_nb.core.trace.read_trace`:
 a notebook is untrusted input. An entry that cannot be read is skipped with a note under the
 table; every string is escaped in every view.
 
@@ -49,10 +49,10 @@ from typing import Any
 
 from ..core.cost import label as cost_label
 from ..core.presets import PRESETS
-from ..core.schema import HISTORY_KEY, METADATA_KEY, read_trace, saved_variants, variants_key
+from ..core.schema import HISTORY_KEY, METADATA_KEY, saved_variants, variants_key
 from ..core.text import one_line
 from ..core.tokens import count, estimate, reasoning_tokens
-from ..core.trace import Trace
+from ..core.trace import Trace, read_trace
 from .markdown_safety import md_escape
 
 BUFFERED_MS = 50.0
