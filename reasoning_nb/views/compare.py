@@ -25,7 +25,8 @@ from ..core.text import one_line
 from . import code_look, render
 from .markdown_safety import md_escape
 from .math_text import IGNORE
-from .stats import cell_text, row
+from .stats import row
+from .stats_table import cell_text
 
 if TYPE_CHECKING:
     from ..core.trace import Trace

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.presets import PRESETS
 from ..core.text import one_line
-from .stats import plotted
+from .stats_table import plotted
 
 if TYPE_CHECKING:
     from .stats import TraceStats
@@ -43,7 +43,7 @@ _SMALL = "font-size:0.85em"
 
 def html_view(stats: TraceStats) -> str:
     """The table (every cell escaped), the plot when it helps, the legend and the notes."""
-    from .stats import COLUMNS, cell_text, seconds
+    from .stats_table import COLUMNS, cell_text, seconds
 
     e = html.escape
     out = ['<div class="reasoning-nb-stats">']
