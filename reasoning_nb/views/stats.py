@@ -2,7 +2,7 @@
 
     from reasoning_nb import stats
     stats("their.ipynb")          # or a notebook dict, a list of traces / trace dicts, or None
-    stats("log", since="2025-06-01")  # every logged run (see analytics_log)
+    stats("log", since="2025-06-01")  # every logged run (see ``store.log``)
     %think --stats                # this session's runs
 
 Only the saved metadata is read (``metadata["reasoning_nb"]`` and the earlier preset runs in
@@ -47,13 +47,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.cost import label as cost_label
 from ..core.schema import HISTORY_KEY, METADATA_KEY, saved_variants, variants_key
 from ..core.text import one_line
 from ..core.tokens import count, estimate, reasoning_tokens
 from ..core.trace import Trace, read_trace
+from ..store.log import is_log, read_log
 from .markdown_safety import md_escape
-from .stats_table import COLUMNS, LEGEND, PROMPT_CHARS, UNPLOTTED, _short, cell_text, plotted
+from .stats_html import html_view, svg
+from .stats_table import COLUMNS, PROMPT_CHARS, cell_text, cost_total, legend, short
 
 BUFFERED_MS = 50.0
 """Reasoning that took less than this (ms) arrived in one piece."""
@@ -72,8 +73,6 @@ def stats(source: Any = None, *, since: Any = None) -> TraceStats:
     ``.sqlite3``, ``.sqlite`` or ``.db``. ``since`` (an ISO date or datetime, UTC unless it says
     otherwise) keeps the log's runs started then or later. Logged replays are listed, marked
     ``replay``, and left out of the plot (see :mod:`~reasoning_nb.store.log`)."""
-    from ..store.log import is_log, read_log
-
     reader = _Reader()
     is_path = isinstance(source, (str, os.PathLike))
     if since is not None and not (is_path and is_log(source)):
@@ -224,7 +223,7 @@ def row(trace: Trace, source: str = "") -> dict[str, Any]:
         "status": trace.status,
         "continued": bool(trace.continued),  # re-asked after a stop (see core.steering)
         "replay": bool(trace.replay),  # served from the replay cache: the recorded run's numbers
-        "prompt": _short(trace.prompt, PROMPT_CHARS),
+        "prompt": short(trace.prompt, PROMPT_CHARS),
         "reasoning_tokens": reasoning,
         "reasoning_estimated": reasoning_est,
         "answer_tokens": answer,
@@ -262,24 +261,14 @@ class TraceStats:
 
     def legend(self) -> list[str]:
         """The legend lines: what the marks mean, and which rows the plot leaves out."""
-        lines = [LEGEND] + ([UNPLOTTED] if not all(map(plotted, self.rows)) else [])
-        return lines + ([total] if (total := self.cost_total()) else [])
+        return legend(self.rows)
 
     def cost_total(self) -> str:
-        """``cost ≈ $0.0400 over 3 runs (estimate; replays not counted)``: a replay repeats a
-        recorded run, so its cost was billed once already; empty when no run has a cost."""
-        billed = [r["cost_usd"] for r in self.rows if r["cost_usd"] is not None and not r["replay"]]
-        if not billed:
-            return ""
-        runs = f"{len(billed)} run{'s' if len(billed) != 1 else ''}"
-        return (
-            f"cost {cost_label({'usd': sum(billed)})} over {runs} (estimate; replays not counted)"
-        )
+        """The estimated cost of the runs, replays left out (see ``stats_table.cost_total``)."""
+        return cost_total(self.rows)
 
     def plot_svg(self) -> str | None:
         """Reasoning tokens by preset, a line per model; None when a plot would not help."""
-        from .stats_html import svg
-
         return svg(self.rows)
 
     def __str__(self) -> str:
@@ -310,9 +299,7 @@ class TraceStats:
         return "\n".join(lines) + "\n\n" + "  \n".join(notes)
 
     def _repr_html_(self) -> str:
-        from .stats_html import html_view
-
-        return html_view(self)
+        return html_view(self.rows, self.notes)
 
     def to_csv(self, path: str | os.PathLike | None = None) -> str:
         """Every row key as a column (warnings joined by `` | ``); written to ``path`` if given.
@@ -337,4 +324,4 @@ def _csv_cell(value: Any) -> Any:
     return "" if value is None else value
 
 
-__all__ = ["TraceStats", "is_buffered", "plotted", "row", "stats"]
+__all__ = ["TraceStats", "is_buffered", "row", "stats"]

@@ -37,11 +37,11 @@ UNPLOTTED = (
 
 
 def plotted(r: dict[str, Any]) -> bool:
-    """The rule in the module docstring: a complete run, not a replay, at a known preset."""
+    """A complete run, not a replay, at a known preset (why: ``views.stats``'s docstring)."""
     return r["status"] == "complete" and not r.get("replay") and r["preset"] in PRESETS
 
 
-def _short(text: str, limit: int) -> str:
+def short(text: str, limit: int) -> str:
     text = one_line(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -72,5 +72,21 @@ def cell_text(r: dict[str, Any], key: str, *, full: bool = False) -> str:
         if full:
             return " · ".join(one_line(w) for w in value)
         more = f" (+{len(value) - 1})" if len(value) > 1 else ""
-        return _short(value[0], 48) + more if value else ""
-    return _short(str(value), 200 if full else 40)
+        return short(value[0], 48) + more if value else ""
+    return short(str(value), 200 if full else 40)
+
+
+def legend(rows: list[dict[str, Any]]) -> list[str]:
+    """The legend lines: what the marks mean, and which rows the plot leaves out."""
+    lines = [LEGEND] + ([UNPLOTTED] if not all(map(plotted, rows)) else [])
+    return lines + ([total] if (total := cost_total(rows)) else [])
+
+
+def cost_total(rows: list[dict[str, Any]]) -> str:
+    """``cost ≈ $0.0400 over 3 runs (estimate; replays not counted)``: a replay repeats a
+    recorded run, so its cost was billed once already; empty when no run has a cost."""
+    billed = [r["cost_usd"] for r in rows if r["cost_usd"] is not None and not r["replay"]]
+    if not billed:
+        return ""
+    runs = f"{len(billed)} run{'s' if len(billed) != 1 else ''}"
+    return f"cost {cost_label({'usd': sum(billed)})} over {runs} (estimate; replays not counted)"
