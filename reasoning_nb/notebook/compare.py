@@ -29,14 +29,14 @@ from IPython.display import display, update_display
 from ..core.events import Done, Event
 from ..core.history import Conversation
 from ..core.presets import PRESETS
-from ..core.schema import VARIANTS_KEY
+from ..core.schema import METADATA_KEY, VARIANTS_KEY
 from ..core.trace import Trace
 from ..errors import ConfigError, ReasoningNBError
 from ..providers import catalog
 from ..run import Run
 from ..views import render
 from ..views.compare import bundle, cell_bundle, label
-from .runners import LIVE_CLASS, METADATA_KEY, WIDGET_VIEW, error_line
+from .runners import LIVE_CLASS, WIDGET_VIEW, error_line
 
 if TYPE_CHECKING:
     from .magic import ThinkMagics

@@ -17,6 +17,7 @@ from ..core import rescue
 from ..core.continuation import Continuation
 from ..core.events import Done
 from ..core.history import Conversation
+from ..core.schema import HISTORY_KEY, METADATA_KEY
 from ..core.trace import Trace
 from ..errors import ReasoningNBError
 from ..run import Run
@@ -29,7 +30,6 @@ from .pin import executing_cell_line
 if TYPE_CHECKING:
     from .magic import ThinkMagics
 
-METADATA_KEY = "reasoning_nb"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 LIVE_CLASS, STATIC_CLASS = "reasoning-nb-live", "reasoning-nb-static"
 ERROR_IN_CELL_CLASS = "reasoning-nb-error-in-cell"
@@ -320,7 +320,7 @@ class WidgetRunner:
         data["text/html"] = f'<div class="{classes}">{style}{data["text/html"]}</div>'
         metadata: dict[str, Any] = {METADATA_KEY: trace.to_dict()}
         if len(self.runs) > 1:
-            metadata[f"{METADATA_KEY}_history"] = [t.to_dict() for t in self.runs[:-1]]
+            metadata[HISTORY_KEY] = [t.to_dict() for t in self.runs[:-1]]
         if self.static is None:
             self.static = display(data, raw=True, metadata=metadata, display_id=True)
         else:
