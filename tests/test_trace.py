@@ -18,7 +18,7 @@ from reasoning_nb.core.events import (
 )
 from reasoning_nb.core.schema import SCHEMA
 from reasoning_nb.core.trace import Trace
-from reasoning_nb.views.render import reasoning_summary, tokens_label
+from reasoning_nb.views.trace_labels import reasoning_summary, tokens_label
 
 
 class FakeClock:

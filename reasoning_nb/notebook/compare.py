@@ -34,8 +34,8 @@ from ..core.trace import Trace
 from ..errors import ConfigError, ReasoningNBError
 from ..providers import catalog
 from ..run import Run
-from ..views import render
 from ..views.compare import bundle, cell_bundle, label
+from ..views.trace_labels import footer, summary
 from .runners import LIVE_CLASS, WIDGET_VIEW, error_line
 
 if TYPE_CHECKING:
@@ -180,10 +180,10 @@ class CompareTextRunner:
         def done(i: int, trace: Trace) -> None:
             print(f"\n== {labels[i]} ==")
             if trace.reasoning and not self.hide:
-                print(f"[{render.summary(trace)}]\n{trace.reasoning}\n[/reasoning]")
+                print(f"[{summary(trace)}]\n{trace.reasoning}\n[/reasoning]")
             if trace.answer:
                 print(trace.answer)
-            print(f"({render.footer(trace)})")
+            print(f"({footer(trace)})")
             if trace.error:
                 print(f"error ({labels[i]}): {trace.error}", file=sys.stderr)
 

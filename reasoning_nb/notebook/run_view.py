@@ -17,13 +17,8 @@ from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, 
 from ..core.subject import Subject
 from ..core.trace import USAGE_KEYS, Trace, answer_start
 from ..views.cell_runs import continue_note, replay_note
-from ..views.render import (
-    ERROR_CLASS,
-    reasoning_summary,
-    seconds_label,
-    thought_label,
-    tokens_label,
-)
+from ..views.render import ERROR_CLASS
+from ..views.trace_labels import reasoning_summary, seconds_label, thought_label, tokens_label
 from .live_text import LiveText
 from .throttle import Meter
 
@@ -153,7 +148,7 @@ class RunView:
             self.reasoning.settle()  # it paused: hold nothing of it back
             if self.reasoning.chars:  # the pane's title sums it up (folded, unless told not to)
                 # Tokens only if the server counted them: an estimate now would change at the
-                # end, when the server's output total is split (render.trace_tokens_label).
+                # end, when the server's output total is split (trace_labels.trace_tokens_label).
                 rt = self.usage.get("reasoning_tokens")
                 tokens = tokens_label(rt, self.reasoning.chars) if rt is not None else ""
                 summary = thought_label(self.reasoning_ms(now), tokens)
