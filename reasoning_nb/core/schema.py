@@ -37,7 +37,7 @@ PACES = ("instant", "recorded")
 MAX_USD = 1e6
 
 METADATA_KEY = "reasoning_nb"
-"""Output metadata of a ``%%think`` run: its trace (the one analytics counts)."""
+"""Output metadata of a ``%%think`` run: its trace (the one ``stats()`` counts)."""
 HISTORY_KEY = "reasoning_nb_history"
 """The earlier runs of a cell run more than once (a preset re-run, Continue), oldest first."""
 VARIANTS_KEY = "reasoning_nb_variants"

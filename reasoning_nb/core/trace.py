@@ -139,7 +139,7 @@ class Trace:
     """Wall-clock start, ISO 8601 UTC."""
     continued: dict[str, Any] | None = None
     """Set on a run that continues a stopped one: ``{"run", "hint", "reasoning_chars"}``, plus
-    ``"action"`` (and ``"max_tokens"``) for Answer now and More room (see ``core.steering``,
+    ``"action"`` (and ``"max_tokens"``) for Answer now and More room (see ``core.continuation``,
     ``core.rescue``); saved only when set."""
     replay: dict[str, Any] | None = None
     """Set on a run served from the replay cache instead of the model: ``{"recorded_at": the

@@ -12,7 +12,7 @@ For each traced output:
   and the notebook may come from anyone. A re-run cell's earlier runs (``reasoning_nb_history``,
   validated too) fold under the run it shows, which says which run it is and the cell line that
   asks for it (``provenance``, from the cell's own ``%%think`` line); ``strip`` strips them too.
-* a ``--compare`` output is rebuilt as the comparison (``compare_view``: table, every readable
+* a ``--compare`` output is rebuilt as the comparison (``views.compare``: table, every readable
   variant's section, answer diff); when its list is not a list or no variant is readable, as
   its single trace, with a warning.
 * when the trace cannot be read at all, only the saved ``text/plain`` is kept (exporters
@@ -60,8 +60,7 @@ from ..core.schema import (
     variants_key,
 )
 from ..core.trace import Trace, read_trace
-from ..views import compare as compare_view
-from ..views import render
+from ..views import compare, render
 from ..views.cell_runs import CellRuns, first_line
 from . import widgets
 from .redaction import REMOVED, Redactor
@@ -212,7 +211,7 @@ class ReasoningPreprocessor(Preprocessor):
                     if shown is not None:
                         shown.reasoning = ""
             if variants is not None:
-                new_data = compare_view.bundle(variants, self.mode)
+                new_data = compare.bundle(variants, self.mode)
             else:
                 runs = CellRuns(line, tuple(history))
                 new_data = render.bundle(trace, self.mode, runs=runs)

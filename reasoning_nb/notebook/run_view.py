@@ -16,7 +16,7 @@ from ..core.cost import label as cost_label
 from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Usage, Waiting
 from ..core.subject import Subject
 from ..core.trace import USAGE_KEYS, Trace, answer_start
-from ..views.cell_runs import continue_note, replay_note
+from ..views.cell_runs import continued_line, replay_line
 from ..views.render import ERROR_CLASS
 from ..views.trace_labels import reasoning_summary, seconds_label, thought_label, tokens_label
 from .live_text import LiveText
@@ -359,8 +359,8 @@ class RunView:
         lines = [" · ".join(parts)]
         if subject := self.live_subject(now):
             lines.append(f"<i>{html.escape(subject)}</i>")
-        replay = replay_note(self.trace)
-        notes = (f"↻ {replay}" if replay else "", continue_note(self.trace.continued, short=True))
+        replay = replay_line(self.trace)
+        notes = (f"↻ {replay}" if replay else "", continued_line(self.trace.continued, short=True))
         lines += [html.escape(n) for n in (*notes, history_note(self.trace.request)) if n]
         return "<br>".join([*lines, *(html.escape(f"⚠ {w}") for w in self.warnings)])
 

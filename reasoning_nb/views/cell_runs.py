@@ -97,7 +97,7 @@ def run_label(number: int, trace: Trace, total: int | None = None) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def replay_note(trace: Trace) -> str:
+def replay_line(trace: Trace) -> str:
     """``replay of a run recorded 2026-11-25 05:10 UTC, at its recorded pace``, or ""."""
     if not trace.replay:
         return ""
@@ -111,9 +111,9 @@ ACTION_NOTES = {"answer_now": "answer now", "more_room": "more room"}
 """How a run made by Answer now or More room says so (see ``core.rescue``)."""
 
 
-def continue_note(continued: dict | None, *, short: bool = False) -> str:
+def continued_line(continued: dict | None, *, short: bool = False) -> str:
     """``continues run 1 · hint: think about the ocean`` for a run that continues a stopped one
-    (see ``core.steering``); ``short``: the hint cut to a status line's length."""
+    (see ``core.continuation``); ``short``: the hint cut to a status line's length."""
     if not continued:
         return ""
     run = continued.get("run")

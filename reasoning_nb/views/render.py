@@ -32,9 +32,8 @@ from markdown_it import MarkdownIt
 from .cell_runs import CellRuns, run_label
 from .code_look import CODE_PREFIX, CODE_STYLE, code_html
 from .markdown_safety import SAFE_LINK, html_block, html_label, is_inert, md_escape
-from .math_text import IGNORE, PROCESS, holds_math, math_plugin, prose_html
-from .math_text import to_markdown as math_markdown
-from .trace_labels import error_note, notes, summary
+from .math_text import IGNORE, PROCESS, dollar_math, holds_math, math_plugin, prose_html
+from .trace_labels import error_label, notes, summary
 
 if TYPE_CHECKING:
     from ..core.trace import Trace
@@ -148,7 +147,7 @@ def to_html(
     runs: CellRuns | None = None,
 ) -> str:
     """``trace`` as HTML; with ``runs``, which of the cell's runs it is (and the cell line
-    for it), and the earlier runs, folded (see ``provenance``)."""
+    for it), and the earlier runs, folded (see ``cell_runs``)."""
     out = [f'<div class="{CSS_CLASS} {CSS_CLASS}-export {CSS_CLASS}-{mode} {IGNORE}">']
     out += _which_run_html(trace, runs) if runs else []
     out += _run_html(trace, mode, highlight)
@@ -225,7 +224,7 @@ def _math_class(fragment: str) -> str:
 
 def safe_markdown(text: str, *, breaks: bool = False, allow_fences: bool = True) -> str:
     """Model text for a markdown file: itself when inert (its math delimited as markdown
-    renderers expect, see ``math_text.to_markdown``), else its safe HTML rendering.
+    renderers expect, see ``math_text.dollar_math``), else its safe HTML rendering.
 
     In that HTML every ``$`` and backslash is a character reference: JupyterLab's markdown
     lifts ``$…$`` and ``\\begin{…}`` out of the source before parsing it and escapes them
@@ -233,7 +232,7 @@ def safe_markdown(text: str, *, breaks: bool = False, allow_fences: bool = True)
     Code is highlighted with classes and no stylesheet (markdown renderers drop ``<style>``):
     plain, in the text colour, unless the page holds :data:`CODE_STYLE`.
     """
-    written = math_markdown(_md(False, False), text)
+    written = dollar_math(_md(False, False), text)
     if written is not None and is_inert(written, allow_fences=allow_fences):
         return written
     return safe_html(text, breaks=breaks)
@@ -272,7 +271,7 @@ def to_markdown(trace: Trace, mode: str = "collapsible", *, runs: CellRuns | Non
     answer = safe_markdown(trace.answer)
     if answer:
         parts.append(answer)
-    lines = [*notes(trace), error_note(trace)]
+    lines = [*notes(trace), error_label(trace)]
     parts.append("  \n".join(f"*{md_escape(n)}*" for n in lines if n))
     if runs and runs.earlier:
         opened = " open" if mode == "inline" else ""
@@ -298,7 +297,7 @@ def to_plain(trace: Trace, mode: str = "collapsible", *, runs: CellRuns | None =
     if trace.reasoning and mode != "strip":
         parts.append(f"[{summary(trace)}]\n{trace.reasoning}\n[/reasoning]")
     parts.append(trace.answer)
-    lines = [*notes(trace), error_note(trace)]
+    lines = [*notes(trace), error_label(trace)]
     parts.extend(f"({n})" if i == 0 else n for i, n in enumerate(lines) if n)
     for number, earlier in enumerate(runs.earlier if runs else (), 1):
         parts.append(f"[Earlier: {run_label(number, earlier)}]\n\n{to_plain(earlier, mode)}")
@@ -314,7 +313,7 @@ def bundle(
     trace: Trace, mode: str = "collapsible", *, runs: CellRuns | None = None
 ) -> dict[str, str]:
     """The static MIME bundle: what every ``%%think`` output saves, and what exports show;
-    ``runs``: the cell's line and earlier runs (see ``provenance``)."""
+    ``runs``: the cell's line and earlier runs (see ``cell_runs``)."""
     return {
         "text/html": to_html(trace, mode, runs=runs),
         "text/markdown": to_markdown(trace, mode, runs=runs),

@@ -81,7 +81,7 @@ def stats(source: Any = None, *, since: Any = None) -> TraceStats:
         rows = _session_rows()
         if rows is not None:
             return session_stats(rows)
-        reader.note("no %think session here: %load_ext reasoning_nb, or pass a notebook")
+        reader.add_note("no %think session here: %load_ext reasoning_nb, or pass a notebook")
     elif is_path and is_log(source):
         read_log(source, since, reader)
     elif is_path:
@@ -129,7 +129,7 @@ class _Reader:
         self.notes: list[str] = []
         self.dropped = 0
 
-    def note(self, text: str) -> None:
+    def add_note(self, text: str) -> None:
         if len(self.notes) < MAX_NOTES:
             self.notes.append(one_line(text))
         else:
@@ -143,7 +143,7 @@ class _Reader:
         """``replay``: the run was served from the replay cache (the log's own column says so)."""
         trace, problems = read_trace(data)
         for problem in problems:
-            self.note(f"{source}: {problem}" + ("" if trace else "; skipped"))
+            self.add_note(f"{source}: {problem}" + ("" if trace else "; skipped"))
         if trace is not None:
             found = row(trace, source)
             found["replay"] = found["replay"] or replay
@@ -152,7 +152,7 @@ class _Reader:
     def notebook(self, nb: Any) -> None:
         cells = nb.get("cells") if isinstance(nb, dict) else None
         if not isinstance(cells, list):
-            self.note("not an nbformat 4 notebook (no list of cells); nothing read")
+            self.add_note("not an nbformat 4 notebook (no list of cells); nothing read")
             return
         for n, cell in enumerate(cells, 1):
             outputs = cell.get("outputs") if isinstance(cell, dict) else None
@@ -178,7 +178,7 @@ class _Reader:
     def listed(self, found: Any, key: str, cell: str) -> list[Any]:
         """``found`` (saved under ``key``) if it is a list; else noted, and none."""
         if not isinstance(found, list):
-            self.note(f"{cell}: {key} is {type(found).__name__}, not a list; skipped")
+            self.add_note(f"{cell}: {key} is {type(found).__name__}, not a list; skipped")
             return []
         return found
 
@@ -221,7 +221,7 @@ def row(trace: Trace, source: str = "") -> dict[str, Any]:
         "preset": trace.preset,
         "budget_tokens": trace.budget_tokens,
         "status": trace.status,
-        "continued": bool(trace.continued),  # re-asked after a stop (see core.steering)
+        "continued": bool(trace.continued),  # re-asked after a stop (see core.continuation)
         "replay": bool(trace.replay),  # served from the replay cache: the recorded run's numbers
         "prompt": short(trace.prompt, PROMPT_CHARS),
         "reasoning_tokens": reasoning,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.cost import label as cost_label
+from ..core import cost
 from ..core.presets import PRESETS
 from ..core.text import one_line
 
@@ -64,7 +64,7 @@ def cell_text(r: dict[str, Any], key: str, *, full: bool = False) -> str:
             return "—"
         return ("≈" if r["tokens_per_s_estimated"] else "") + f"{value:,.1f}"
     if key == "cost_usd":
-        return cost_label({"usd": value}) if value is not None else ""
+        return cost.label({"usd": value}) if value is not None else ""
     if key == "status":
         marks = [m for m in ("continued", "replay") if r.get(m)]
         return ", ".join([value, *marks])
@@ -89,4 +89,4 @@ def cost_total(rows: list[dict[str, Any]]) -> str:
     if not billed:
         return ""
     runs = f"{len(billed)} run{'s' if len(billed) != 1 else ''}"
-    return f"cost {cost_label({'usd': sum(billed)})} over {runs} (estimate; replays not counted)"
+    return f"cost {cost.label({'usd': sum(billed)})} over {runs} (estimate; replays not counted)"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.cost import note as cost_note
+from ..core import cost
 from ..core.text import one_line
 from ..core.tokens import reasoning_tokens
-from .cell_runs import continue_note, replay_note
+from .cell_runs import continued_line, replay_line
 
 if TYPE_CHECKING:
     from ..core.trace import Trace
@@ -90,17 +90,17 @@ def summary(trace: Trace) -> str:
 
 def notes(trace: Trace) -> list[str]:
     """The lines under the answer: who/how (unless the summary said it), warnings; the error
-    is ``error_note``."""
+    is ``error_label``."""
     if trace.reasoning:  # model and preset are in the summary already
         total = seconds_label(trace.timing.get("total_ms"))
         first = " · ".join(p for p in (trace.status, total) if p)
     else:
         first = footer(trace)
-    lines = [first, cost_note(trace.cost), *(f"⚠ {w}" for w in trace.warnings)]
-    lines += [continue_note(trace.continued), replay_note(trace)]
+    lines = [first, cost.note(trace.cost), *(f"⚠ {w}" for w in trace.warnings)]
+    lines += [continued_line(trace.continued), replay_line(trace)]
     return [one_line(n) for n in lines if one_line(n)]
 
 
-def error_note(trace: Trace) -> str:
+def error_label(trace: Trace) -> str:
     """``✖ the error`` of a failed run on one line, or nothing."""
     return f"✖ {one_line(trace.error)}" if trace.error else ""
