@@ -57,7 +57,7 @@ export rebuilds that output and ``strip`` takes its reasoning out without matchi
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 
 
-def kind_of(value: Any) -> str:
+def _kind(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
@@ -67,13 +67,13 @@ def _name(key: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def is_count(value: Any) -> bool:
+def _count(value: Any) -> bool:
     """A token count as we save it: an int that ``tokens.count`` believes (not a bool, not
     negative, not ``10**400``, which is valid JSON and past any float)."""
     return isinstance(value, int) and count(value) is not None
 
 
-def is_duration(value: Any) -> bool:
+def _duration(value: Any) -> bool:
     """Milliseconds (or dollars): a non-negative int or float that is a finite float."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
@@ -83,12 +83,12 @@ def is_duration(value: Any) -> bool:
         return False
 
 
-def json_copy(value: Any) -> Any:
+def _json_copy(value: Any) -> Any:
     """A deep copy limited to JSON types, so a saved trace never holds live objects."""
     if isinstance(value, dict):
-        return {str(k): json_copy(v) for k, v in value.items()}
+        return {str(k): _json_copy(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [json_copy(v) for v in value]
+        return [_json_copy(v) for v in value]
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)
@@ -131,7 +131,7 @@ class Text:
     def check(self, value: Any, name: str, warn: list[str]) -> Any:
         if isinstance(value, str) or (value is None and self.fallback is None):
             return value
-        warn.append(f"field {name!r} is {kind_of(value)}, not text; skipped")
+        warn.append(f"field {name!r} is {_kind(value)}, not text; skipped")
         return self.fallback
 
 
@@ -139,14 +139,22 @@ MAYBE_TEXT = Text(None)
 """Text or None."""
 
 
-@dataclass(frozen=True)
-class Budget(Text):
-    fallback: str | None = None
+class Budget:
+    """A positive token count, or None."""
+
+    def default(self) -> None:
+        return None
+
+    def save(self, value: Any) -> Any:
+        return value
+
+    def load(self, value: Any) -> Any:
+        return value
 
     def check(self, value: Any, name: str, warn: list[str]) -> Any:
-        if value is None or (is_count(value) and value > 0):
+        if value is None or (_count(value) and value > 0):
             return value
-        warn.append(f"field {name!r} is not a positive integer ({kind_of(value)}); skipped")
+        warn.append(f"field {name!r} is not a positive integer ({_kind(value)}); skipped")
         return None
 
 
@@ -180,14 +188,14 @@ class Numbers:
     def check(self, value: Any, name: str, warn: list[str]) -> Any:
         if not isinstance(value, dict):
             if value is not None:
-                warn.append(f"field {name!r} is {kind_of(value)}, not an object; skipped")
+                warn.append(f"field {name!r} is {_kind(value)}, not an object; skipped")
             return self.default()
         out = dict.fromkeys(self.keys + self.extra)
         for key, number in value.items():
             if key not in out:
                 warn.append(f"unknown field {name}.{_name(key)} skipped")
             elif number is not None and not self.ok(number):
-                problem = f"is out of range or not a number ({kind_of(number)})"
+                problem = f"is out of range or not a number ({_kind(number)})"
                 warn.append(f"field {name}.{key} {problem}; skipped")
             else:
                 out[key] = number
@@ -207,7 +215,7 @@ class TextList:
     def check(self, value: Any, name: str, warn: list[str]) -> Any:
         if not isinstance(value, list):
             if value is not None:
-                warn.append(f"field {name!r} is {kind_of(value)}, not a list; skipped")
+                warn.append(f"field {name!r} is {_kind(value)}, not a list; skipped")
             return []
         if not all(isinstance(w, str) for w in value):
             warn.append(f"field {name!r} holds items that are not text; those are skipped")
@@ -221,14 +229,14 @@ class Blob:
         return {}
 
     def save(self, value: Any) -> Any:
-        return json_copy(value)
+        return _json_copy(value)
 
     def load(self, value: Any) -> Any:
         return dict(value or {})
 
     def check(self, value: Any, name: str, warn: list[str]) -> Any:
         if not isinstance(value or {}, dict):
-            warn.append(f"field {name!r} is {kind_of(value)}, not an object; skipped")
+            warn.append(f"field {name!r} is {_kind(value)}, not an object; skipped")
             return {}
         return _json_only(value or {})
 
@@ -245,7 +253,7 @@ class Record:
         return None
 
     def save(self, value: Any) -> Any:
-        return json_copy(value)
+        return _json_copy(value)
 
     def load(self, value: Any) -> Any:
         return dict(value) if value else None
@@ -256,7 +264,7 @@ class Record:
         get = value.get if isinstance(value, dict) else lambda _key: ...  # (... fails every check)
         kept = self.valid(get)
         if kept is None:
-            warn.append(f"field {name!r} is not {self.what} ({kind_of(value)}); skipped")
+            warn.append(f"field {name!r} is not {self.what} ({_kind(value)}); skipped")
         return kept
 
 
@@ -264,15 +272,13 @@ def _continued(get: Callable[[str], Any]) -> dict[str, Any] | None:
     """``continued`` (see ``core.continuation``): a run number, a one-line hint, a count, and
     Answer now or More room's action and tokens (``core.rescue``)."""
     run, hint, chars = get("run"), get("hint"), get("reasoning_chars")
-    if not ((run is None or (is_count(run) and run > 0)) and isinstance(hint, str)):
-        return None
-    if not is_count(chars):
+    if not ((run is None or (_count(run) and run > 0)) and isinstance(hint, str) and _count(chars)):
         return None
     kept = {"run": run, "hint": one_line(hint), "reasoning_chars": chars}
     action, room = get("action"), get("max_tokens")
     if action in ACTIONS[1:]:
         kept["action"] = action
-    if is_count(room) and room > 0:
+    if _count(room) and room > 0:
         kept["max_tokens"] = room
     return kept
 
@@ -294,11 +300,11 @@ def _cost(get: Callable[[str], Any]) -> dict[str, Any] | None:
     amounts = [get(k) for k in _COST_USD if k != "usd" and get(k) is not None]
     counts = [get(k) for k in _COST_COUNTS if get(k) is not None]
     if not (
-        all(is_duration(v) and v <= MAX_USD for v in (usd, *amounts))
+        all(_duration(v) and v <= MAX_USD for v in (usd, *amounts))
         and get("estimate") is True
         and (as_of is None or (isinstance(as_of, str) and _DATE.fullmatch(as_of)))
         and isinstance(source, str)
-        and all(is_count(c) for c in counts)
+        and all(_count(c) for c in counts)
     ):
         return None
     kept = {k: get(k) for k in (*_COST_USD, *_COST_COUNTS) if get(k) is not None}
@@ -316,8 +322,8 @@ class Field:
     """Saved only when set (a later field: older traces have none)."""
 
 
-USAGE = Numbers(USAGE_KEYS, is_count, extra=CACHE_KEYS)
-TIMING = Numbers(TIMING_KEYS, is_duration)
+USAGE = Numbers(USAGE_KEYS, _count, extra=CACHE_KEYS)
+TIMING = Numbers(TIMING_KEYS, _duration)
 FIELDS = (
     Field("model", Text()),
     Field("provider", Text()),
@@ -369,11 +375,11 @@ def checked(data: Any) -> tuple[dict[str, Any] | None, list[str]]:
     """The fields of a saved trace from anyone, and warnings: ``(fields, warnings)``; ``fields``
     is None when it cannot be read at all (see ``core.trace.read_trace``)."""
     if not isinstance(data, dict):
-        return None, [f"saved trace is {kind_of(data)}, not an object; it cannot be read"]
+        return None, [f"saved trace is {_kind(data)}, not an object; it cannot be read"]
     warn: list[str] = []
     schema = data.get("schema", SCHEMA)
     if schema != SCHEMA or isinstance(schema, bool):
-        shown = schema if is_count(schema) else kind_of(schema)
+        shown = schema if _count(schema) else _kind(schema)
         warn.append(
             f"saved trace has schema {shown}; this version reads schema {SCHEMA} "
             "and keeps only the fields it knows"
