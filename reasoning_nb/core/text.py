@@ -16,6 +16,13 @@ def one_line(text: str) -> str:
     return " ".join(_CONTROLS.sub(" ", text).split())
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis (a label part of sane
+    length: a model id, a prompt, a warning)."""
+    text = one_line(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def parse_time(text: str) -> datetime:
     """An ISO 8601 date or time (``started_at``, a recorded time, a user's ``since``) as an
     aware UTC datetime; an unmarked one is read as UTC. ValueError if it is none.

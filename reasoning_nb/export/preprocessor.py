@@ -11,7 +11,7 @@ For each traced output:
   from it in the chosen ``mode``. The saved HTML is never reused: it came with the notebook,
   and the notebook may come from anyone. A re-run cell's earlier runs (``reasoning_nb_history``,
   validated too) fold under the run it shows, which says which run it is and the cell line that
-  asks for it (``provenance``, from the cell's own ``%%think`` line); ``strip`` strips them too.
+  asks for it (``cell_runs``, from the cell's own ``%%think`` line); ``strip`` strips them too.
 * a ``--compare`` output is rebuilt as the comparison (``views.compare``: table, every readable
   variant's section, answer diff); when its list is not a list or no variant is readable, as
   its single trace, with a warning.

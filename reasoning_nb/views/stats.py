@@ -48,13 +48,13 @@ from pathlib import Path
 from typing import Any
 
 from ..core.schema import HISTORY_KEY, METADATA_KEY, saved_variants, variants_key
-from ..core.text import one_line
+from ..core.text import clip, one_line
 from ..core.tokens import count, estimate, reasoning_tokens
 from ..core.trace import Trace, read_trace
 from ..store.log import is_log, read_log
 from .markdown_safety import md_escape
 from .stats_html import html_view, svg
-from .stats_table import COLUMNS, PROMPT_CHARS, cell_text, cost_total, legend, short
+from .stats_table import COLUMNS, PROMPT_CHARS, cell_text, cost_total, legend
 
 BUFFERED_MS = 50.0
 """Reasoning that took less than this (ms) arrived in one piece."""
@@ -63,7 +63,6 @@ BUFFERED_RATE = 2000.0
 UNTIMED_CHARS = 200
 """Reasoning this long with no timing at all did not stream."""
 MAX_NOTES = 50
-
 
 
 def stats(source: Any = None, *, since: Any = None) -> TraceStats:
@@ -223,7 +222,7 @@ def row(trace: Trace, source: str = "") -> dict[str, Any]:
         "status": trace.status,
         "continued": bool(trace.continued),  # re-asked after a stop (see core.continuation)
         "replay": bool(trace.replay),  # served from the replay cache: the recorded run's numbers
-        "prompt": short(trace.prompt, PROMPT_CHARS),
+        "prompt": clip(trace.prompt, PROMPT_CHARS),
         "reasoning_tokens": reasoning,
         "reasoning_estimated": reasoning_est,
         "answer_tokens": answer,

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..core import cost
 from ..core.presets import PRESETS
-from ..core.text import one_line
+from ..core.text import clip, one_line
 
 PROMPT_CHARS = 40
 
@@ -41,11 +41,6 @@ def plotted(r: dict[str, Any]) -> bool:
     return r["status"] == "complete" and not r.get("replay") and r["preset"] in PRESETS
 
 
-def short(text: str, limit: int) -> str:
-    text = one_line(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def seconds(ms: float | None) -> str:
     return "—" if ms is None else f"{ms / 1000:.2f} s"
 
@@ -72,8 +67,8 @@ def cell_text(r: dict[str, Any], key: str, *, full: bool = False) -> str:
         if full:
             return " · ".join(one_line(w) for w in value)
         more = f" (+{len(value) - 1})" if len(value) > 1 else ""
-        return short(value[0], 48) + more if value else ""
-    return short(str(value), 200 if full else 40)
+        return clip(value[0], 48) + more if value else ""
+    return clip(str(value), 200 if full else 40)
 
 
 def legend(rows: list[dict[str, Any]]) -> list[str]:

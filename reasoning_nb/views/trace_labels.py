@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core import cost
-from ..core.text import one_line
+from ..core.text import clip, one_line
 from ..core.tokens import reasoning_tokens
 from .cell_runs import continued_line, replay_line
 
@@ -71,20 +71,14 @@ def footer(trace: Trace) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def _short(text: str, limit: int = 80) -> str:
-    """A label part (model id, preset) of sane length."""
-    text = one_line(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def summary(trace: Trace) -> str:
     """``Reasoning · 12.4 s · 2,310 tokens · preset high · ollama:deepseek-r1``."""
     parts = ["Reasoning", seconds_label(trace.timing.get("reasoning_ms"))]
     parts.append(trace_tokens_label(trace))
-    parts.append(f"preset {_short(trace.preset, 24)}" if trace.preset else "")
+    parts.append(f"preset {clip(trace.preset, 24)}" if trace.preset else "")
     if trace.budget_tokens:
         parts.append(f"budget {trace.budget_tokens:,}")
-    parts.append(_short(trace.model or trace.provider))
+    parts.append(clip(trace.model or trace.provider, 80))
     return one_line(" · ".join(p for p in parts if p))
 
 
