@@ -11,6 +11,7 @@ import pytest
 import wire_fixtures as wf
 from kernel_session import KernelSession, max_per_window, saved_trace, updates
 from nbclient import NotebookClient
+from provider_harness import serve_chat
 from wire_server import Reply
 
 CHAT = "/v1/chat/completions"
@@ -336,12 +337,7 @@ def steer_parts(kernel, steer: str) -> list[str]:
 
 
 def test_preset_dropdown_reruns_in_the_same_widget(kernel, wire_server):
-    wire_server.route(
-        "POST",
-        CHAT,
-        Reply.sse(wf.chat_sse("quick", "first")),
-        Reply.sse(wf.chat_sse("deeper thought", "second")),
-    )
+    serve_chat(wire_server, ("quick", "first"), ("deeper thought", "second"))
     kernel.run(f"%%think --model llamacpp:m --base-url {wire_server.url} --preset low\nQ")
     dropdown = kernel.find("DropdownModel")
     options = kernel.comms[dropdown]["_options_labels"]

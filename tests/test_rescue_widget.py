@@ -11,7 +11,7 @@ from reasoning_nb.core import capabilities, rescue
 from reasoning_nb.core.continuation import Continuation
 from reasoning_nb.core.events import Finish, Notice, ReasoningDelta, TextDelta, Usage
 from reasoning_nb.core.loops import LOOP_NOTICE
-from reasoning_nb.notebook.widget import LOST_DETAIL
+from reasoning_nb.notebook.run_view import LOST_DETAIL
 
 
 @pytest.fixture(autouse=True)

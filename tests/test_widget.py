@@ -1194,3 +1194,41 @@ def test_live_view_work_in_the_reasoning_pane(wire):
     make = SHAPES["loose list"]
     small, large = (live_view_work(wire, make(n), ReasoningDelta) for n in (200, 400))
     assert large <= 2.3 * small
+
+
+def test_a_chunk_between_screen_updates_costs_a_few_calls(wire):
+    """One fold: the runner folds each event into the trace once, and the live view reads the
+    trace's changes per screen update. A chunk costs the same few Python calls however long the
+    text grew (tiny chunks, 25,000 a second, a tick every 40 ms): it was ~2,000 calls a chunk
+    for 5,000 chunks and ~5,800 for 20,000, as the tail was planned again at each one."""
+    import sys
+
+    def calls_per_chunk(n: int) -> float:
+        w = make_widget(wire)
+        trace = new_trace(wire)
+        w.start_run(trace)
+        half = n // 2
+        events = [ReasoningDelta(f" r{i}") for i in range(half)]
+        events += [TextDelta(f" a{i}") for i in range(n - half)]
+        calls = 0
+
+        def profile(frame, event, arg):
+            nonlocal calls
+            calls += event in ("call", "c_call")
+
+        for i, event in enumerate(events):
+            trace.fold(event)  # (the runner's fold: not the view's work)
+            sys.setprofile(profile)
+            w.on_event(event)
+            if i % 1_000 == 999:
+                w.tick()
+            sys.setprofile(None)
+            wire.clock.t += 0.00004
+        trace.finish()
+        w.finish(trace)
+        assert wire.shown(w.view.answer.box) == live_markdown(trace.answer)
+        return calls / n
+
+    small, large = calls_per_chunk(5_000), calls_per_chunk(20_000)
+    print(f"\n[widget] calls a chunk: {small:.1f} for 5,000 chunks, {large:.1f} for 20,000")
+    assert large <= 40 and large <= 1.1 * small

@@ -346,11 +346,7 @@ class CompareWidget:
         view = self.views[i]
         if not view.finished:
             view.end(trace, now)
-        view.phase = {"complete": "done", "truncated": "done", "cancelled": "stopped"}.get(
-            trace.status, "error"
-        )
-        view.detail = trace.error or ""
-        view.warnings += [w for w in trace.warnings if w not in view.warnings]
+        view.detail = trace.error or ""  # (a column has no error line of its own)
         view.finalize(fold=self.fold)
         self.meter.set(self.statuses[i], value=view.status_html(now))
         return self.meter.msgs - mark

@@ -1,6 +1,7 @@
 """The live view of one ``%%think`` cell: header, status line, run selector, the shown run.
 
-The magic drives it: ``start_run(trace)``, ``on_event(event)`` for every provider event,
+The magic drives it: ``start_run(trace)``, ``on_event(event)`` for every provider event (once
+the trace has folded it: the run's view reads its text from the trace per screen update),
 ``tick()`` about every ``1 / max_rate`` s while the run lasts, ``finish(trace, twin=True)`` at
 the end, then ``pair(trace)`` once the static output below shows that run: from then on the
 widget holds no text of it (a saved notebook keeps the text once, as that output's HTML). Each
@@ -24,7 +25,6 @@ from collections.abc import Callable
 import ipywidgets as W
 from ipywidgets.widgets.widget_string import HTMLStyle
 
-from ..core import rescue
 from ..core.events import Notice, ReasoningDelta, TextDelta
 from ..core.loops import LOOP_NOTICE
 from ..core.presets import PRESETS
@@ -67,9 +67,6 @@ RATE_WINDOW = 4.0
 """The text rate is measured over this many seconds."""
 PAUSE = 0.3
 """No text for this long: the tails show what they hold back (the end of a word...)."""
-_PHASE_OF_STATUS = {"complete": "done", "truncated": "done", "cancelled": "stopped"}
-LOST_DETAIL = "no answer, every token went to thinking"
-"""The status line of a run that lost its answer to thinking (its warning says what to do)."""
 
 _UNSET = "font_family", "font_size", "font_style", "font_variant", "font_weight", "text_decoration"
 """Style values that ipywidgets leaves None in Python and the page's models default to "". Set
@@ -127,6 +124,7 @@ class ThinkWidget:
         self._text_at = float("-inf")  # when text last went out
         self._status_bytes = 100  # and how many bytes it took
         self._status_dirty = False
+        self._waits = False  # text waits to be sent (known at the last full look)
         self._arrivals: deque[tuple[float, int]] = deque()  # (time, chars) of recent deltas
         self._recent = 0  # their chars
         self._text_since: float | None = None  # when the live run's first text arrived
@@ -140,6 +138,7 @@ class ThinkWidget:
         html_style = _unset_style(HTMLStyle)  # (the HTML parts and the dropdown share it)
         self.model_label = W.HTML(_model_html(model), layout=self._layout, style=html_style)
         """The model that answers the run on screen, once the run knows it."""
+        self._labelled = model  # (the model it names: compared at every event)
         self.dropdown = W.Dropdown(
             options=options,
             value=preset,
@@ -220,6 +219,7 @@ class ThinkWidget:
             self._close(self._live, self._live.trace, now)
         self._arrivals.clear()
         self._recent, self._text_since, self._text_at_last = 0, None, None
+        self._waits = False
         run = RunView(
             trace,
             len(self._all) + 1,
@@ -247,7 +247,7 @@ class ThinkWidget:
             run = self._live
             assert run is not None
         now = self.clock()
-        if run.trace.model and self.model_label.value != _model_html(run.trace.model):
+        if run.trace.model and run.trace.model != self._labelled:
             mark = self._mark()
             self._follow_model(run)
             self._note(now, mark)
@@ -318,15 +318,7 @@ class ThinkWidget:
         *,
         final: bool = True,
     ) -> None:
-        run.end(trace, now)
-        if trace.status == "running":  # superseded by a re-run before it was finished
-            run.phase, run.detail = "stopped", ""
-        else:
-            run.phase = _PHASE_OF_STATUS.get(trace.status, "error")
-            run.detail = "truncated" if trace.status == "truncated" else ""  # (errors: own line)
-            if rescue.lost_answer(trace):
-                run.detail = LOST_DETAIL
-        run.warnings += [w for w in trace.warnings if w not in run.warnings]
+        run.end(trace, now)  # (its phase says how it ended)
         if final:
             run.finalize(fold=self.fold_on_answer, error_in_cell=error_in_cell)
         if run is not self._shown:  # it ended while an earlier run was picked
@@ -345,15 +337,23 @@ class ThinkWidget:
         run = self._live
         if run is None:
             return
-        free = not (run.reasoning.chars or run.answer.chars)  # (the status is all there is)
+        shown = self._shown is run
+        self._status_dirty |= shown and run.subject_due(now)  # (at most once a second)
+        # Nothing may go (no text yet, nor a status line alone while text waits), or the
+        # throttle takes no message now: a chunk costs no more than this.
+        early = now < self._text_at + TEXT_INTERVAL
+        if (early and not (self._status_dirty and not self._waits)) or not self._throttle.ready(
+            1, now
+        ):
+            return
         run.set_tail_limit(self._tail_limit(now))
         if self._text_at_last is not None and now - self._text_at_last >= PAUSE:
             run.settle()  # the text paused: show the word (or line) it holds back
-        shown = self._shown is run
-        self._status_dirty |= shown and run.subject_due(now)  # (at most once a second)
         status = shown and (self._status_dirty or now >= self._status_at + self._status_every(now))
-        sbytes = 0 if free else self._status_bytes
         waiting = run.max_cost()
+        self._waits = bool(waiting)  # (until a flush: more text leaves it waiting)
+        free = not (run.reasoning.chars or run.answer.chars)  # (the status is all there is)
+        sbytes = 0 if free else self._status_bytes
         cost = waiting if now >= self._text_at + TEXT_INTERVAL else 0
         nbytes = run.byte_cost() if cost else 0
         tight = self._throttle.left(now) - nbytes < BYTE_SLACK * TIGHT
@@ -376,7 +376,7 @@ class ThinkWidget:
         mark = self._mark()
         sent = run.flush(join=bool(join)) if cost else 0
         if cost:
-            self._text_at = now
+            self._text_at, self._waits = now, False
         if status:
             sent += self._render_status(now)
         charged = 0 if free and not cost else self._meter_bytes() - mark[1]
@@ -460,6 +460,7 @@ class ThinkWidget:
         model is resolved when the run starts)."""
         if run is not self._shown or not run.trace.model:
             return 0
+        self._labelled = run.trace.model
         return self._meter.set(self.model_label, value=_model_html(run.trace.model))
 
     def _follow_preset(self, run: RunView) -> int:
