@@ -19,10 +19,10 @@ from typing import Any, get_args, get_type_hints
 
 from .core import presets
 from .core.presets import PRESETS
+from .core.schema import PACES
 from .errors import ConfigError
 from .providers import catalog
 from .providers.transport import HOSTED_WAIT, LOCAL_WAIT
-from .store.recording import PACES
 
 MAX_CHARS = 10_000_000
 """The default ``max_chars``: far beyond any model's output limit (about 2.5M tokens)."""

@@ -27,12 +27,11 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from .core import capabilities, history, presets
+from .core import capabilities, history, presets, rescue
 from .core.continuation import Continuation
 from .core.cost import estimate as estimate_cost
 from .core.events import Done, Event, Notice, ReasoningDelta, Waiting
 from .core.loops import LOOP_NOTICE, LoopWatch
-from .core.rescue import STREAM_ENDED
 from .core.trace import Trace
 from .errors import ConfigError, ProviderError, ReasoningNBError
 from .options import RunOptions, check_sendable
@@ -141,6 +140,7 @@ class Run:
             raise
         looped = watch.detected and self.stop_on_loop
         trace.finish("cancelled" if looped else "truncated" if cut else None)
+        rescue.note(trace)  # an answer lost to thinking says so, in every view
         # a replay bills nothing new: it shows the recorded cost (restored below) or none
         trace.cost = estimate_cost(trace) if self._replayed is None else None
         stopped = looped or cut
@@ -322,7 +322,7 @@ class Run:
                     for event in _read(parser.close):
                         yield event
                     if not parser.finished:
-                        yield Notice(STREAM_ENDED)
+                        yield Notice(rescue.STREAM_ENDED)
                         trace.finish_reason = trace.finish_reason or "length"
                     return
             except ProviderError as exc:

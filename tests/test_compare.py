@@ -18,8 +18,8 @@ from wire_server import Reply
 
 from reasoning_nb import Trace
 from reasoning_nb.core.events import ReasoningDelta, TextDelta
+from reasoning_nb.core.schema import METADATA_KEY, VARIANTS_KEY, saved_variants
 from reasoning_nb.errors import ConfigError
-from reasoning_nb.export.schema import METADATA_KEY, VARIANTS_KEY, saved_variants
 from reasoning_nb.notebook.compare import CompareWidget, parse_variants
 from reasoning_nb.notebook.host import WIDGET_VIEW
 from reasoning_nb.views import compare as compare_view

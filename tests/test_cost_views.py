@@ -11,8 +11,7 @@ import wire_fixtures as wf
 from wire_server import Reply
 
 from reasoning_nb import stats
-from reasoning_nb.core.trace import Trace
-from reasoning_nb.export.schema import read_trace
+from reasoning_nb.core.trace import Trace, read_trace
 from reasoning_nb.notebook.run_view import RunView
 from reasoning_nb.views.render import to_html, to_markdown, to_plain
 

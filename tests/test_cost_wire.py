@@ -20,7 +20,7 @@ from wire_server import Reply
 
 from reasoning_nb import think
 from reasoning_nb.core import cost
-from reasoning_nb.core.trace import parse_time
+from reasoning_nb.core.text import parse_time
 
 PROMPT = "What is 17 × 23?"
 REASONING = "Let me see: 17 × 23 = 17 × 20 + 17 × 3 = 340 + 51 = 391. Café ☕, “done”."

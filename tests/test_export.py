@@ -27,7 +27,7 @@ from needs import requires
 from test_export_safety import PAYLOAD, hostile_notebook, live_document, live_markdown
 from wire_server import Reply, WireServer
 
-from reasoning_nb.export.schema import saved_variants
+from reasoning_nb.core.schema import saved_variants
 
 pytestmark = pytest.mark.kernel
 

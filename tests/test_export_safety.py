@@ -21,10 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from reasoning_nb.core.trace import Trace
+from reasoning_nb.core.schema import KNOWN_FIELDS
+from reasoning_nb.core.trace import Trace, read_trace
 from reasoning_nb.export import exporters
-from reasoning_nb.export.schema import KNOWN_FIELDS, read_trace
-from reasoning_nb.views import code_look, render
+from reasoning_nb.views import code_look, render, trace_labels
 from reasoning_nb.views import compare as compare_view
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -388,7 +388,7 @@ def test_labels_stay_on_one_line():
     trace, _ = read_trace(
         {"model": "m\n\n<b>x</b>\u202e", "preset": "p" * 500, "reasoning": "r", "answer": "a"}
     )
-    label = render.summary(trace)
+    label = trace_labels.summary(trace)
     assert "\n" not in label and "\u202e" not in label and len(label) < 200
     markdown = render.to_markdown(trace, "collapsible")
     assert re.search(r"<summary>Reasoning · [^<>]* · preset p{23}… · m ", markdown)

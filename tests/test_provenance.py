@@ -12,13 +12,12 @@ import pytest
 from test_widget import make_widget, new_trace, wire  # noqa: F401 - the fixture is used by name
 
 from reasoning_nb.core.events import ReasoningDelta, TextDelta
-from reasoning_nb.core.trace import Trace
-from reasoning_nb.export.schema import read_trace
+from reasoning_nb.core.trace import Trace, read_trace
 from reasoning_nb.notebook.widget import Actions
 from reasoning_nb.views import render
 from reasoning_nb.views.cell_runs import (
     CellRuns,
-    continue_note,
+    continued_line,
     first_line,
     line_for,
     line_preset,
@@ -73,9 +72,9 @@ def test_no_line_is_offered_for_a_run_that_continued_another():
 
 
 def test_an_empty_hint_is_not_shown():
-    note = continue_note({"run": 1, "hint": "", "action": "answer_now"}, short=True)
+    note = continued_line({"run": 1, "hint": "", "action": "answer_now"}, short=True)
     assert note == "continues run 1 · answer now"
-    assert continue_note({"run": 1, "hint": "  "}, short=True) == "continues run 1"
+    assert continued_line({"run": 1, "hint": "  "}, short=True) == "continues run 1"
 
 
 def test_only_a_think_line_on_its_own_is_taken_from_a_cell():

@@ -10,9 +10,8 @@ from wire_server import Reply
 import reasoning_nb
 from reasoning_nb.core import capabilities, rescue
 from reasoning_nb.core.continuation import ANSWER_NOW, CLOSE, OPEN
-from reasoning_nb.core.trace import Trace
+from reasoning_nb.core.trace import Trace, read_trace
 from reasoning_nb.errors import ConfigError
-from reasoning_nb.export.schema import read_trace
 from reasoning_nb.views import render
 
 CHAT = "/v1/chat/completions"

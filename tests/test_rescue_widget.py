@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from test_widget import feed, make_widget, new_trace, wire  # noqa: F401
 
-from reasoning_nb.core import capabilities
+from reasoning_nb.core import capabilities, rescue
 from reasoning_nb.core.continuation import Continuation
 from reasoning_nb.core.events import Finish, Notice, ReasoningDelta, TextDelta, Usage
 from reasoning_nb.core.loops import LOOP_NOTICE
@@ -40,6 +40,7 @@ def lost_run(wire, w, answer: str = ""):
     events = [ReasoningDelta("Canberra, surely."), TextDelta(answer), Usage(output_tokens=256)]
     feed(w, trace, [*events, Finish("length")], wire.clock, 0.25)
     trace.finish()
+    rescue.note(trace)  # (as a run does when its stream ends)
     w.finish(trace)
     return trace
 

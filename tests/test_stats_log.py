@@ -13,7 +13,7 @@ import platformdirs
 import pytest
 
 from reasoning_nb import Trace, stats
-from reasoning_nb.views.stats import plotted
+from reasoning_nb.views.stats_table import plotted
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

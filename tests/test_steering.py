@@ -7,8 +7,7 @@ from wire_server import Reply
 
 import reasoning_nb
 from reasoning_nb.core.continuation import CLOSE, OPEN, Continuation
-from reasoning_nb.core.trace import Trace
-from reasoning_nb.export.schema import read_trace
+from reasoning_nb.core.trace import Trace, read_trace
 from reasoning_nb.run import Run
 from reasoning_nb.views import render
 

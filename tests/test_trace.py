@@ -16,8 +16,9 @@ from reasoning_nb.core.events import (
     TextDelta,
     Usage,
 )
-from reasoning_nb.core.trace import SCHEMA, Trace
-from reasoning_nb.views.render import reasoning_summary, tokens_label
+from reasoning_nb.core.schema import SCHEMA
+from reasoning_nb.core.trace import Trace
+from reasoning_nb.views.trace_labels import reasoning_summary, tokens_label
 
 
 class FakeClock:

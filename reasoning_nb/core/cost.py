@@ -22,7 +22,8 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from ..providers import catalog
-from .trace import CACHE_KEYS, Trace, parse_time
+from .text import parse_time
+from .trace import CACHE_KEYS, Trace
 
 REASONING_IN_OUTPUT: dict[str, bool] = {
     # Responses: output_tokens includes output_tokens_details.reasoning_tokens.
