@@ -121,7 +121,7 @@ def test_exported_html_in_a_browser_offline_and_online(exported):
     if _local_mathjax() is None:
         pytest.fail("jupyter-server-mathjax is missing (pip install -e '.[test]')")
     static = _local_mathjax().parent
-    shots = Path(__file__).resolve().parents[1] / "test-artifacts" / "browser"
+    shots = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
     shots.mkdir(parents=True, exist_ok=True)
 
     def serve_cdn(route):

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.kernel
 
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "golden"
-ARTIFACTS = HERE.parent / "test-artifacts"
+ARTIFACTS = HERE.parents[1] / "test-artifacts"
 UPDATE = os.environ.get("REASONING_NB_UPDATE_GOLDEN") == "1"
 CHAT = "/v1/chat/completions"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

@@ -46,7 +46,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 CHAT = "/v1/chat/completions"
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "browser"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 LONG = 60_000  # ms: generous, for a loaded 2-core CI machine
 

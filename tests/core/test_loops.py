@@ -20,7 +20,7 @@ from reasoning_nb import Done, Notice, ReasoningDelta, astream, think
 from reasoning_nb.core.loops import HISTORY, LOOP_NOTICE, MIN_CHARS, STEP, LoopWatch
 from reasoning_nb.store import db as store
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parents[1]
 PATH = "/v1/chat/completions"
 MODEL = "llamacpp:m"
 
@@ -95,7 +95,7 @@ def reasoning_texts() -> dict[str, str]:
     golden notebooks' saved texts, and the generated texts
     the widget tests stream (100 KB of paragraphs, with and without code; 50 KB mixed texts)."""
     texts: dict[str, str] = {}
-    for path in sorted(TESTS.glob("*.py")):
+    for path in sorted(TESTS.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 texts[f"{path.name}:{node.lineno}"] = node.value
@@ -111,7 +111,7 @@ def reasoning_texts() -> dict[str, str]:
         elif isinstance(value, str):
             texts[where] = value
 
-    for path in sorted((TESTS / "golden").glob("*.json")):
+    for path in sorted((TESTS / "export" / "golden").glob("*.json")):
         strings(json.loads(path.read_text()), path.name)
     for seed in range(3):
         for lines in (False, True):

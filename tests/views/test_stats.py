@@ -22,7 +22,7 @@ import reasoning_nb
 from reasoning_nb import Trace, stats
 from reasoning_nb.views.stats import TraceStats, is_buffered
 
-QUICKSTART = Path(__file__).resolve().parent.parent / "notebooks" / "quickstart.ipynb"
+QUICKSTART = Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb"
 HOSTILE = "<script>alert(1)</script>"
 LIVE_TAG = re.compile(r"<\s*(script|img|iframe|object|embed|b|a)\b", re.I)
 
