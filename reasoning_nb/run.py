@@ -37,6 +37,7 @@ from .core.rescue import STREAM_ENDED
 from .core.trace import Trace
 from .errors import ConfigError, ProviderError, ReasoningNBError
 from .providers import catalog
+from .providers.address import api_key_for, base_url_for, normalise
 from .providers.base import RequestContext
 from .providers.discovery import default_model, discovered_caps, model_loaded
 from .providers.protocols import protocol_module
@@ -101,7 +102,7 @@ class Run:
         # bad ids and addresses fail here, before any I/O
         info = catalog.parse_model(model).provider if model is not None else None
         if base_url is not None:
-            catalog.normalise(base_url, info)
+            normalise(base_url, info)
         if api_key_env is not None and not (isinstance(api_key_env, str) and api_key_env.strip()):
             raise ConfigError(
                 f"api_key_env must name an environment variable, not {api_key_env!r}."
@@ -231,12 +232,12 @@ class Run:
         """The normalised base URL as known before any I/O; None where discovery or the embedded
         server decides it."""
         if self.model is None:
-            return self.base_url and catalog.normalise(self.base_url)
+            return self.base_url and normalise(self.base_url)
         info = catalog.parse_model(self.model).provider
         if self.base_url is None and hasattr(protocol_module(info.protocol), "ensure_server"):
             return None
         try:
-            return catalog.base_url_for(info, self.base_url)  # the env var may point elsewhere
+            return base_url_for(info, self.base_url)  # the env var may point elsewhere
         except ConfigError:  # no default address: the run itself says so
             return None
 
@@ -287,8 +288,8 @@ class Run:
                 yield Waiting(LOADING)  # the embedded demo server starts with its model loaded
             base_url = await proto.ensure_server()
         else:
-            base_url = catalog.base_url_for(info, self.base_url)
-        api_key = catalog.api_key_for(info, base_url, self._api_key, self.api_key_env)
+            base_url = base_url_for(info, self.base_url)
+        api_key = api_key_for(info, base_url, self._api_key, self.api_key_env)
         notice = getattr(proto, "NOTICE", None)
         if notice:
             yield Notice(notice)

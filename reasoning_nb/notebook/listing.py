@@ -9,8 +9,10 @@ import anyio
 from ..errors import ReasoningNBError
 from ..llama_server.process import INSTALL_HINT
 from ..providers import local
-from ..providers.catalog import PROVIDERS, ProviderInfo, base_url_for
+from ..providers.address import base_url_for
+from ..providers.catalog import PROVIDERS
 from ..providers.discovery import embedded_installed, local_servers, resolve_default
+from ..providers.profile import ProviderInfo
 
 
 async def list_text() -> str:

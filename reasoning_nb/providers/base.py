@@ -14,7 +14,7 @@ from ..core.presets import ReasoningPlan
 from ..core.tags import InlineSplitter
 from ..core.tokens import count, shown
 from ..errors import ProviderError
-from .catalog import ModelRef
+from .profile import ModelRef
 
 
 @dataclass

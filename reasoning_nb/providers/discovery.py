@@ -17,7 +17,9 @@ from ..config import defaults
 from ..core.capabilities import lookup
 from ..errors import ConfigError
 from ..llama_server.process import find_model
-from .catalog import PROVIDERS, ProviderInfo, base_url_for
+from .address import base_url_for
+from .catalog import PROVIDERS
+from .profile import ProviderInfo
 from .transport import ssl_context
 
 PROBE_TIMEOUT = 0.5

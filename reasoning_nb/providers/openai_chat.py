@@ -23,8 +23,8 @@ from ..core.events import Event, Finish, Notice, ProviderState
 from ..core.presets import merge
 from ..errors import ProviderError
 from . import openai_responses as openai
+from .address import refused_key
 from .base import ReasoningSource, RequestContext, UsageCounts, decode_json
-from .catalog import refused_key
 from .transport import HttpRequest, server_message
 
 FRAMING = "sse"

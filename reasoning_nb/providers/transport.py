@@ -28,7 +28,7 @@ import anyio
 import httpx
 
 from ..errors import ConfigError, ProviderError
-from .catalog import on_this_machine
+from .address import on_this_machine
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504, 529})  # 529: Anthropic "overloaded_error"
 MAX_RETRY_WAIT = 30.0  # seconds; a longer Retry-After is reported instead of slept through
