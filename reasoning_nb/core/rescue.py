@@ -12,6 +12,7 @@ on the trace at finish (every view shows ``trace.warnings``), and two runs rescu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from . import tokens
@@ -28,6 +29,11 @@ AT_LIMIT = "The run already had the most output tokens this model allows; use An
 STREAM_ENDED = "The stream ended before the server said it was done; the answer may be incomplete."
 """The notice of a stream that stopped without the server's end: a dropped stream, not a model
 out of tokens (``Run`` yields it)."""
+
+OUTPUT_LIMITS: dict[str, Callable[[str], int | None]] = {}
+"""Provider id -> the most output tokens a model of it gives per request (None: unknown). The
+capability data that knows it sits with the providers, above core: the provider registry
+(``providers/catalog.py``) fills this as it registers each profile."""
 
 
 def lost_answer(trace: Trace) -> bool:
@@ -50,13 +56,12 @@ def spent(trace: Trace) -> tuple[int, bool]:
 
 
 def output_limit(trace: Trace) -> int | None:
-    """The model's most output tokens per request, from the capability data (None: unknown)."""
-    from ..providers.catalog import parse_model  # (providers sit above core)
-    from .capabilities import lookup
-
+    """The model's most output tokens per request, from the capability data (None: unknown, or
+    an odd saved model id)."""
+    provider, _, name = trace.model.partition(":") if isinstance(trace.model, str) else ("",) * 3
+    limit = OUTPUT_LIMITS.get(provider.strip().lower())
     try:
-        ref = parse_model(trace.model)
-        return lookup(ref.provider.id, ref.name).max_output
+        return limit(name.strip()) if limit is not None and name.strip() else None
     except Exception:  # an odd saved model id: the limit is simply unknown
         return None
 

@@ -21,10 +21,10 @@ import re
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ConfigError
-from .profile import ProviderInfo
+from .profile import Profile
 
 
-def base_url_for(info: ProviderInfo, base_url: str | None = None) -> str:
+def base_url_for(info: Profile, base_url: str | None = None) -> str:
     """The base URL to call: explicit > provider env var > default; normalised."""
     url = base_url or (os.environ.get(info.base_url_env) if info.base_url_env else None)
     url = url or info.base_url
@@ -41,7 +41,7 @@ _HOST_NAME = re.compile(r"[\w-]+(\.[\w-]+)*\.?")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def normalise(url: str, info: ProviderInfo | None = None) -> str:
+def normalise(url: str, info: Profile | None = None) -> str:
     """The one reading of a base URL: the request URL, the cache key, discovery and ``--list``
     all start from it. ``http://`` when it names no scheme; a bind address (``0.0.0.0``,
     ``[::]``) is this machine; the host in lower case, the scheme's own port left out, no
@@ -110,7 +110,7 @@ def _refused(url: str, problem: str) -> ConfigError:
 
 
 def api_key_for(
-    info: ProviderInfo,
+    info: Profile,
     base_url: str,
     api_key: str | None = None,
     api_key_env: str | None = None,
@@ -146,7 +146,7 @@ def api_key_for(
     )
 
 
-def refused_key(info: ProviderInfo, base_url: str, sent: bool, message: str) -> str:
+def refused_key(info: Profile, base_url: str, sent: bool, message: str) -> str:
     """What to do when ``base_url`` refused a request (401/403) for want of the right key."""
     if sent:
         envs = " or ".join(info.key_envs) or "api_key= or api_key_env="
@@ -165,7 +165,7 @@ def refused_key(info: ProviderInfo, base_url: str, sent: bool, message: str) -> 
     )
 
 
-def key_belongs(info: ProviderInfo, base_url: str) -> bool:
+def key_belongs(info: Profile, base_url: str) -> bool:
     """Whether the provider's env key may go to ``base_url`` without the user naming it."""
     if info.own_server_key or on_this_machine(base_url):
         return True
@@ -184,7 +184,7 @@ def on_this_machine(url: str) -> bool:
         return False
 
 
-def _homes(info: ProviderInfo) -> list[str]:
+def _homes(info: Profile) -> list[str]:
     """Where the provider's env key belongs, normalised; a malformed variable adds nothing."""
     env = os.environ.get(info.base_url_env) if info.base_url_env else None
     homes = []

@@ -1,132 +1,37 @@
-"""The one provider table: id -> protocol, flavour, default base URL, key env vars, start hint.
+"""The provider registry: every provider's profile, by id, in the order lists show them.
 
-A new provider is one row here (plus a protocol module if it speaks a new wire format).
+A new provider is one ``Profile`` in ``providers/profiles/`` and one ``register`` line here.
 """
 
 from __future__ import annotations
 
+from ..core import rescue
 from ..errors import ConfigError
-from .profile import ModelRef, ProviderInfo
+from .profile import ModelRef, Profile
+from .profiles import anthropic, chat, gemini, local, ollama, openai
 
-PROVIDERS: dict[str, ProviderInfo] = {
-    p.id: p
-    for p in (
-        ProviderInfo(
-            "ollama",
-            "ollama",
-            "ollama",
-            "http://127.0.0.1:11434",
-            "OLLAMA_HOST",
-            key_envs=("OLLAMA_API_KEY",),
-            local=True,
-            loads_models=True,
-            start_hint="start it with `ollama serve`",
-            # Ollama's own reading of OLLAMA_HOST (its envconfig.Host): no scheme means http, no
-            # port 11434, no host 127.0.0.1. OLLAMA_API_KEY is an ollama.com key.
-            bare_host_port=11434,
-            key_homes=("https://ollama.com",),
-        ),
-        ProviderInfo(
-            "llamacpp",
-            "chat",
-            "llamacpp",
-            "http://127.0.0.1:8080/v1",
-            key_envs=("LLAMACPP_API_KEY",),
-            own_server_key=True,
-            local=True,
-            loads_models=True,  # in router mode (--models-dir)
-            start_hint="start it with `llama-server -m MODEL.gguf --jinja --port 8080`",
-        ),
-        ProviderInfo(
-            "lmstudio",
-            "chat",
-            "lmstudio",
-            "http://127.0.0.1:1234/v1",
-            local=True,
-            loads_models=True,  # just in time, by default
-            start_hint="start LM Studio's server (Developer tab, or `lms server start`)",
-        ),
-        ProviderInfo(
-            "vllm",
-            "chat",
-            "vllm",
-            "http://127.0.0.1:8000/v1",
-            key_envs=("VLLM_API_KEY",),
-            own_server_key=True,
-            local=True,
-            start_hint="start it with `vllm serve MODEL --reasoning-parser PARSER`",
-        ),
-        ProviderInfo(
-            "openai",
-            "responses",
-            "openai",
-            "https://api.openai.com/v1",
-            "OPENAI_BASE_URL",
-            key_envs=("OPENAI_API_KEY",),
-            key_required=True,
-        ),
-        # The same API through Chat Completions, for users who ask for it: reasoning text is
-        # not returned there, only its token count.
-        ProviderInfo(
-            "openai-chat",
-            "chat",
-            "openai-chat",
-            "https://api.openai.com/v1",
-            "OPENAI_BASE_URL",
-            key_envs=("OPENAI_API_KEY",),
-            key_required=True,
-        ),
-        ProviderInfo(
-            "anthropic",
-            "anthropic",
-            "anthropic",
-            "https://api.anthropic.com",
-            key_envs=("ANTHROPIC_API_KEY",),
-            key_required=True,
-        ),
-        ProviderInfo(
-            "gemini",
-            "gemini",
-            "gemini",
-            "https://generativelanguage.googleapis.com",
-            key_envs=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-            key_required=True,
-        ),
-        ProviderInfo(
-            "openrouter",
-            "chat",
-            "openrouter",
-            "https://openrouter.ai/api/v1",
-            key_envs=("OPENROUTER_API_KEY",),
-            key_required=True,
-        ),
-        ProviderInfo(
-            "deepseek",
-            "chat",
-            "deepseek",
-            "https://api.deepseek.com",
-            key_envs=("DEEPSEEK_API_KEY",),
-            key_required=True,
-        ),
-        ProviderInfo(
-            "local",
-            "local",
-            "local",
-            None,
-            local=True,
-            start_hint="install it with `pip install 'reasoning_nb[local]'`",
-        ),
-        ProviderInfo(
-            "openai-compatible",
-            "chat",
-            "openai-compatible",
-            None,
-            key_envs=("OPENAI_API_KEY",),
-            local=True,
-            start_hint="start your OpenAI-compatible server or fix `base_url`",
-        ),
-    )
-}
+PROVIDERS: dict[str, Profile] = {}
+
+
+def register(profile: Profile) -> None:
+    """Make ``profile`` a provider: its model ids parse, and core's rescue knows its models'
+    output limits (core cannot import the providers)."""
+    PROVIDERS[profile.id] = profile
+    rescue.OUTPUT_LIMITS[profile.id] = lambda model: profile.capabilities(model).max_output
+
+
+register(ollama.OLLAMA)
+register(chat.LLAMACPP)
+register(chat.LMSTUDIO)
+register(chat.VLLM)
+register(openai.OPENAI)
+register(chat.OPENAI_CHAT)
+register(anthropic.ANTHROPIC)
+register(gemini.GEMINI)
+register(chat.OPENROUTER)
+register(chat.DEEPSEEK)
+register(local.LOCAL)
+register(chat.OPENAI_COMPATIBLE)
 
 
 def parse_model(model: str) -> ModelRef:
@@ -146,4 +51,3 @@ def parse_model(model: str) -> ModelRef:
     if not name.strip():
         raise ConfigError(f"Model id {model!r} names no model after '{provider_id}:'.")
     return ModelRef(full=model, provider=info, name=name.strip())
-

@@ -17,6 +17,8 @@ from .base import ReasoningSource, RequestContext, UsageCounts, decode_json
 from .transport import HttpRequest
 
 FRAMING = "ndjson"
+REASONING_KEYS: tuple[str, ...] = ()
+SERVER = None
 
 
 def build_request(ctx: RequestContext) -> HttpRequest:
