@@ -89,7 +89,7 @@ def test_local_rows_match_the_table(flavor, preset, caps):
 def test_every_local_flavor_in_the_catalog_has_a_row():
     for info in PROVIDERS.values():
         assert isinstance(info.row(UNKNOWN), Row)
-        plan(info.flavor, "high", None, UNKNOWN)  # never raises for a catalog flavor
+        plan(info.id, "high", None, UNKNOWN)  # never raises for a catalog flavor
 
 
 def test_plan_reports_effort_and_returns_fresh_dicts():

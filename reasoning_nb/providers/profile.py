@@ -90,11 +90,6 @@ class Profile:
     thinking_ignores_temperature: bool = False
     """A temperature is sent but ignored while the model thinks, with a warning (DeepSeek)."""
 
-    @property
-    def flavor(self) -> str:
-        """The provider's dialect name in warnings and the history (its id)."""
-        return self.id
-
     def row(self, caps: Capabilities) -> Row:
         """The preset row for this model."""
         return self.presets if isinstance(self.presets, Row) else self.presets(caps)
