@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from anyio.from_thread import start_blocking_portal
@@ -15,43 +15,42 @@ from .core.continuation import Continuation
 from .core.events import Event
 from .core.trace import Trace
 from .errors import ConfigError
-from .run import MAX_CHARS, Run
+from .options import keywords
+from .run import Run
 
 
-async def astream(prompt: str, **options: Any) -> AsyncIterator[Event]:
-    """Stream one call: ``ReasoningDelta`` / ``TextDelta`` / ``Usage`` / ... then ``Done(trace)``.
-
-    Options are those of :func:`think`. A ``ProviderError`` raised mid-stream carries the partial
-    trace in ``.trace``.
-    """
-    async with contextlib.aclosing(Run(prompt, **options).events()) as events:
-        async for event in events:
-            yield event
-
-
-def think(
+@keywords
+async def astream(
     prompt: str,
     *,
-    model: str | None = None,
-    preset: str = "auto",
-    budget_tokens: int | None = None,
-    system: str | None = None,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    api_key_env: str | None = None,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
-    timeout: float | None = None,
     continue_from: Trace | None = None,
     hint: str = "",
     answer_now: bool = False,
     more_room: bool = False,
-    cache: bool = False,
-    refresh: bool = False,
-    pace: str = "instant",
-    log: bool | None = None,
-    stop_on_loop: bool = False,
-    max_chars: int | None = MAX_CHARS,
+    history: Sequence[dict[str, Any]] = (),
+    **options: Any,
+) -> AsyncIterator[Event]:
+    """Stream one call: ``ReasoningDelta`` / ``TextDelta`` / ``Usage`` / ... then ``Done(trace)``.
+
+    Options are those of :func:`think`, and ``history``: earlier turns (chat messages) sent
+    before the prompt. A ``ProviderError`` raised mid-stream carries the partial trace in
+    ``.trace``.
+    """
+    run = _prepare(prompt, options, continue_from, hint, answer_now, more_room, history)
+    async with contextlib.aclosing(run.events()) as events:
+        async for event in events:
+            yield event
+
+
+@keywords
+def think(
+    prompt: str,
+    *,
+    continue_from: Trace | None = None,
+    hint: str = "",
+    answer_now: bool = False,
+    more_room: bool = False,
+    **options: Any,
 ) -> Trace:
     """Ask a reasoning model and wait for the whole answer; returns the ``Trace``.
 
@@ -84,6 +83,19 @@ def think(
     ``max_chars`` characters is ended there (status ``truncated``, with a warning, keeping what
     arrived); ``None`` sets no limit.
     """
+    return run_blocking(_prepare(prompt, options, continue_from, hint, answer_now, more_room))
+
+
+def _prepare(
+    prompt: str,
+    options: dict[str, Any],
+    continue_from: Trace | None,
+    hint: str,
+    answer_now: bool,
+    more_room: bool,
+    history: Sequence[dict[str, Any]] = (),
+) -> Run:
+    """The run a call asks for: its options, and how it continues ``continue_from``."""
     continuation = None
     if answer_now or more_room:
         if continue_from is None or (answer_now and more_room):
@@ -91,38 +103,20 @@ def think(
                 "Pass answer_now=True or more_room=True (one of them) with continue_from=, the "
                 "trace of the run that lost its answer."
             )
-        model = model or continue_from.model or None
+        options["model"] = options.get("model") or continue_from.model or None
         if answer_now:
             continuation = rescue.answer_now(continue_from)
-            preset = rescue.ANSWER_NOW_PRESET if preset == "auto" else preset
+            if options.get("preset", "auto") == "auto":
+                options["preset"] = rescue.ANSWER_NOW_PRESET
         else:
-            max_tokens = max_tokens or rescue.room(continue_from)
+            max_tokens = options.get("max_tokens") or rescue.room(continue_from)
             if max_tokens is None:
                 raise ConfigError(rescue.AT_LIMIT)
+            options["max_tokens"] = max_tokens
             continuation = rescue.more_room(continue_from, max_tokens)
     elif continue_from is not None:
         continuation = Continuation.of(continue_from, hint)
-    run = Run(
-        prompt,
-        model=model,
-        preset=preset,
-        budget_tokens=budget_tokens,
-        system=system,
-        base_url=base_url,
-        api_key=api_key,
-        api_key_env=api_key_env,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        timeout=timeout,
-        continuation=continuation,
-        cache=cache,
-        refresh=refresh,
-        pace=pace,
-        log=log,
-        stop_on_loop=stop_on_loop,
-        max_chars=max_chars,
-    )
-    return run_blocking(run)
+    return Run(prompt, history=history, continuation=continuation, **options)
 
 
 def run_blocking(run: Run) -> Trace:

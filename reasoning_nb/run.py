@@ -17,18 +17,17 @@ must not take all the memory (a run holds at most about three times its text, ca
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 
-from .core import history, presets
+from .core import history
 from .core.continuation import Continuation
 from .core.cost import estimate as estimate_cost
 from .core.events import Done, Event, Notice, ReasoningDelta, Waiting
@@ -36,26 +35,26 @@ from .core.loops import LOOP_NOTICE, LoopWatch
 from .core.rescue import STREAM_ENDED
 from .core.trace import Trace
 from .errors import ConfigError, ProviderError, ReasoningNBError
+from .options import RunOptions, check_sendable
 from .providers import catalog
 from .providers.address import api_key_for, base_url_for, normalise
 from .providers.base import RequestContext
 from .providers.discovery import default_model, discovered_caps, model_loaded
 from .providers.protocols import protocol_module
-from .providers.transport import Transport
+from .providers.transport import Clock, Transport
 from .store import db as store
 from .store.keys import address_of, ask_key, entry_key
-from .store.recording import PACES, Recorder, replay, restored
+from .store.recording import Recorder, replay, restored
 
 LOADING = "loading model…"
 FIRST_TOKEN = "waiting for the first token…"
 """What a run waits for before its first token (``Waiting``): a model to load, then the server
 to begin its answer."""
-MAX_CHARS = 10_000_000
-"""The default ``max_chars``: far beyond any model's output limit (about 2.5M tokens)."""
 CUT_NOTICE = (
     "The run was stopped at max_chars={:,} characters of reasoning and answer, keeping what "
     "arrived: pass a larger max_chars (or None) to let such a run go on."
 )
+_ATTRIBUTES = tuple(f.name for f in fields(RunOptions) if f.name != "api_key")
 
 
 class Run:
@@ -64,66 +63,32 @@ class Run:
     def __init__(
         self,
         prompt: str,
+        options: RunOptions | None = None,
         *,
-        model: str | None = None,
-        preset: str = "auto",
-        budget_tokens: int | None = None,
-        system: str | None = None,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        api_key_env: str | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        timeout: float | None = None,
         history: Sequence[dict[str, Any]] = (),
         continuation: Continuation | None = None,
         clock: Callable[[], float] = time.monotonic,
-        cache: bool = False,
-        refresh: bool = False,
-        pace: str = "instant",
-        log: bool | None = None,
-        stop_on_loop: bool = False,
-        max_chars: int | None = MAX_CHARS,
         sleep: Callable[[float], Awaitable[Any]] = anyio.sleep,
+        **keywords: Any,
     ):
+        """``options``, or their fields as ``keywords`` (``Run(prompt, model=..., preset=...)``);
+        each is also an attribute (``run.model``, ``run.preset``, ...), the key excepted."""
         if not isinstance(prompt, str):
             raise ConfigError("The prompt must be a string.")
-        if system is not None and not isinstance(system, str):
-            raise ConfigError("The system prompt must be a string.")
-        sent = ("prompt", prompt), ("system", system), ("history", history), ("model", model)
-        for name, text in sent:
-            _check_sendable(name, text)
-        self.preset, self.budget_tokens = presets.check(preset, budget_tokens)
-        _check_number("max_tokens", max_tokens, int, minimum=1)
-        _check_number("temperature", temperature, (int, float), minimum=0, finite=True)
-        _check_number("timeout", timeout, (int, float), minimum=0, exclusive=True)
-        _check_number("max_chars", max_chars, int, minimum=1)
-        self.model = model
-        # bad ids and addresses fail here, before any I/O
-        info = catalog.parse_model(model).provider if model is not None else None
-        if base_url is not None:
-            normalise(base_url, info)
-        if api_key_env is not None and not (isinstance(api_key_env, str) and api_key_env.strip()):
-            raise ConfigError(
-                f"api_key_env must name an environment variable, not {api_key_env!r}."
-            )
-        if api_key and api_key_env:
-            raise ConfigError("Pass api_key= or api_key_env=, not both: one key is sent.")
-        self.prompt, self.system, self.history = prompt, system, list(history)
-        self.base_url, self.max_tokens, self.temperature = base_url, max_tokens, temperature
-        self.timeout, self.continuation = timeout, continuation
-        self._api_key, self.api_key_env = api_key, api_key_env
-        if pace not in PACES:
-            raise ConfigError(f"pace must be 'instant' or 'recorded', not {pace!r}.")
-        self.cache, self.refresh, self.pace, self.log = bool(cache), bool(refresh), pace, log
-        self.stop_on_loop = bool(stop_on_loop)
-        self.max_chars = max_chars
+        check_sendable("prompt", prompt)
+        check_sendable("history", history)
+        options = RunOptions(**keywords) if options is None else replace(options, **keywords)
+        self.options = options
+        for name in _ATTRIBUTES:
+            setattr(self, name, getattr(options, name))
+        self._api_key = options.api_key
+        self.prompt, self.history, self.continuation = prompt, list(history), continuation
         self._sleep = sleep
         self._ask: str | None = None
         self._entry: str | None = None
         self._replayed: dict[str, Any] | None = None  # the recorded trace being replayed
         self.trace = Trace(
-            model=model or "",
+            model=options.model or "",
             preset=self.preset,
             budget_tokens=self.budget_tokens,
             prompt=prompt,
@@ -327,6 +292,7 @@ class Run:
             # a password in the base URL (https://user:pass@host) is a secret too
             secrets=tuple(filter(None, (api_key, urlsplit(base_url).password))),
             start_hint=info.start_hint,
+            clock=Clock(sleep=self._sleep),  # the run waits its retries as it paces a replay
         )
         loaded = info.loads_models and await model_loaded(info, base_url, ref.name)
         waiting = LOADING if info.loads_models and not loaded else FIRST_TOKEN
@@ -405,38 +371,3 @@ def _sent_fields(body: dict[str, Any] | None, keys: Sequence[str]) -> dict[str, 
     """The reasoning-related fields as actually sent (after any fallback), for the trace."""
     body = body or {}
     return json.loads(json.dumps({k: body[k] for k in keys if k in body}))
-
-
-def _check_number(name, value, kind, *, minimum, exclusive=False, finite=False) -> None:
-    """``finite``: infinity is refused too (JSON has no infinity; a timeout may be endless)."""
-    if value is None:
-        return
-    ok = isinstance(value, kind) and not isinstance(value, bool)
-    if ok:
-        ok = value > minimum if exclusive else value >= minimum
-    if ok and finite:
-        ok = math.isfinite(value)
-    if not ok:
-        bound = f"greater than {minimum}" if exclusive else f"at least {minimum}"
-        what = "a finite number" if finite else "a number"
-        raise ConfigError(f"{name} must be {what} {bound}, not {value!r}.")
-
-
-def _check_sendable(name: str, value: Any) -> None:
-    """Text that UTF-8 can carry: a lone surrogate (``"\\ud800"``, from a bad decode or a JSON
-    escape) cannot be encoded, and would fail the request as it is built."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise ConfigError(
-                f"{name} holds a lone surrogate ({value[exc.start]!r} at character "
-                f"{exc.start}), which cannot be sent: remove it, or decode the text with "
-                "errors='replace'."
-            ) from None
-    elif isinstance(value, dict):
-        for item in value.values():
-            _check_sendable(name, item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            _check_sendable(name, item)

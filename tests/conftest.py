@@ -3,10 +3,93 @@ import by bare name: pytest puts this directory on ``sys.path`` (no ``__init__.p
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 
+import anyio
 import pytest
 from wire_server import WireServer
+
+from reasoning_nb.config import defaults
+from reasoning_nb.providers.transport import Clock, Transport
+
+PROVIDER_ENV = (
+    "REASONING_NB_MODEL",
+    "OLLAMA_HOST",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "OPENROUTER_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "LLAMACPP_API_KEY",
+    "VLLM_API_KEY",
+)
+"""What the user's environment may say about models, keys and addresses."""
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def no_provider_env(monkeypatch) -> None:
+    """No model, key or server address from the environment (nor a default model set by an
+    earlier test): a test sets the ones it reads."""
+    for name in PROVIDER_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(defaults, "model", None)
+
+
+@pytest.fixture
+def fresh_discovery(monkeypatch) -> None:
+    """Ollama's ``/api/show`` answers are cached per (base URL, model): a port the wire server
+    reuses must not answer with an earlier test's."""
+    from reasoning_nb.providers import discovery
+
+    monkeypatch.setattr(discovery, "_show_cache", {})
+
+
+class FakeClock:
+    """Time that passes only when slept: ``slept`` lists every wait asked for, and ``now()`` is
+    the wall clock it began at plus those waits."""
+
+    def __init__(self, start: float = 1_767_225_600.0) -> None:  # 2026-01-01 00:00 UTC
+        self.start, self.slept = start, []
+
+    def now(self) -> float:
+        return self.start + sum(self.slept)
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        await anyio.sleep(0)  # still a checkpoint, as a real sleep is
+
+    @property
+    def clock(self) -> Clock:
+        """The transport's clock made of this one."""
+        return Clock(now=self.now, sleep=self.sleep)
+
+
+@pytest.fixture
+def fake_clock() -> FakeClock:
+    """A clock for ``sleep=`` (a run waits its retries on it) or ``Transport(clock=...)``."""
+    return FakeClock()
+
+
+@pytest.fixture
+def fast_backoff(monkeypatch):
+    """Connect retries back off 0.5 + 1 + 2 s; the behaviour under test is the same without."""
+    monkeypatch.setattr(Transport, "_backoff", lambda self, attempt: 0.001)
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 @pytest.fixture

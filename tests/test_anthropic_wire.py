@@ -10,14 +10,19 @@ the shipped snapshot); faults and the history replay rule (signatures only to th
 from __future__ import annotations
 
 import json
-import time
 
-import anyio
 import pytest
 import wire_fixtures as wf
+from provider_harness import (
+    PROMPT,
+    Provider,
+    check_reasoning_first,
+    n_tokens,
+    usage,
+)
 from wire_server import Reply
 
-from reasoning_nb import ConfigError, Done, ProviderError, ReasoningDelta, TextDelta, astream, think
+from reasoning_nb import ConfigError, ProviderError, think
 from reasoning_nb.core.history import Conversation, assistant_turn
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.providers import anthropic
@@ -25,44 +30,14 @@ from reasoning_nb.providers.catalog import PROVIDERS
 
 PATH = "/v1/messages"
 KEY = "sk-ant-api03-SECRET-key-0123456789"
-PROMPT = "What is 17 × 23?"
+CLAUDE = Provider("anthropic:claude-sonnet-4-5", PATH, KEY)
+run, stream = CLAUDE.run, CLAUDE.events
 REASONING = "Let me see: 17 × 23 = 17 × 20 + 17 × 3 = 340 + 51 = 391. Café ☕, “done”."
 ANSWER = "The answer is **391** 😀."
 SIGNATURE = "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"
 CHUNKINGS = [(1, 48), (2, 23), (3, 7)]
 
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(autouse=True)
-def _no_key_env(monkeypatch):
-    for name in ("ANTHROPIC_API_KEY", "REASONING_NB_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def n_tokens(*texts: str) -> int:
-    return sum(len(wf.tokens(t)) for t in texts)
-
-
-def stream(server, model: str = "anthropic:claude-sonnet-4-5", **kw) -> list:
-    kw.setdefault("api_key", KEY)
-
-    async def main() -> list:
-        return [e async for e in astream(PROMPT, model=model, base_url=server.url, **kw)]
-
-    return anyio.run(main)
-
-
-def run(server, model: str = "anthropic:claude-sonnet-4-5", **kw) -> Trace:
-    kw.setdefault("api_key", KEY)
-    return think(PROMPT, model=model, base_url=server.url, **kw)
-
-
-def usage(i=None, o=None, r=None) -> dict:
-    return {"input_tokens": i, "output_tokens": o, "reasoning_tokens": r}
+pytestmark = pytest.mark.usefixtures("no_provider_env")
 
 
 def message_start(input_tokens: int = 25) -> str:
@@ -200,26 +175,13 @@ SHAPES = {
 @pytest.mark.parametrize("seed,max_piece", CHUNKINGS)
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_shapes_give_the_exact_trace(wire_server, shape, seed, max_piece):
-    frames, reasoning, answer, expected_usage, blocks = SHAPES[shape]
-    reply = Reply.sse(frames, chunking="random", seed=seed, max_piece=max_piece)
-    wire_server.route("POST", PATH, reply)
-    events = stream(wire_server, preset="high")
-    assert isinstance(events[-1], Done) and not any(isinstance(e, Done) for e in events[:-1])
-    trace = events[-1].trace
-    assert (trace.reasoning, trace.answer) == (reasoning, answer)
-    assert trace.usage == expected_usage
-    assert (trace.status, trace.finish_reason, trace.warnings) == ("complete", "stop", [])
-    if blocks is None:
-        assert trace.provider_state == {}
-        assert not any(isinstance(e, ReasoningDelta) for e in events)
-    else:
-        state = trace.provider_state["anthropic"]
-        assert state == {"model": "claude-sonnet-4-5", "content": blocks}
+    frames, *expected, blocks = SHAPES[shape]
+    state = None if blocks is None else {"model": "claude-sonnet-4-5", "content": blocks}
+    events = CLAUDE.check_shape(
+        wire_server, frames, seed, max_piece, expected, state, preset="high"
+    )
     if shape == "thinking-then-text":  # reasoning streamed before the answer, piece by piece
-        kinds = [type(e) for e in events]
-        assert max(i for i, k in enumerate(kinds) if k is ReasoningDelta) < kinds.index(TextDelta)
-    assert len(wire_server.requests_to(PATH)) == 1
-    assert KEY not in json.dumps(trace.to_dict())
+        check_reasoning_first(events)
 
 
 @pytest.mark.parametrize(
@@ -528,16 +490,7 @@ def test_in_band_error_keeps_the_partial_trace(wire_server, seed):
     assert err.trace.provider_state == {}
 
 
-def _timed(times: list[float], reply: Reply):
-    def hook(_rec):
-        times.append(time.monotonic())
-        return reply
-
-    return hook
-
-
-def test_429_honours_retry_after_then_succeeds(wire_server):
-    times: list[float] = []
+def test_429_honours_retry_after_then_succeeds(wire_server, fake_clock):
     limited = Reply.json(
         wf.anthropic_error_body(
             "Number of request tokens has exceeded your rate limit", type="rate_limit_error"
@@ -546,21 +499,20 @@ def test_429_honours_retry_after_then_succeeds(wire_server):
         retry_after=0.8,
     )
     ok = Reply.sse(wf.anthropic_sse(REASONING, ANSWER), chunking="random", seed=8)
-    wire_server.route("POST", PATH, _timed(times, limited), _timed(times, ok))
-    trace = run(wire_server, preset="high")
-    assert len(times) == 2 and times[1] - times[0] >= 0.8
+    wire_server.route("POST", PATH, limited, ok)
+    trace = stream(wire_server, preset="high", sleep=fake_clock.sleep)[-1].trace
+    assert len(wire_server.requests_to(PATH)) == 2 and fake_clock.slept == [0.8]
     assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
     assert trace.warnings == []
 
 
-def test_529_overloaded_is_retried(wire_server, monkeypatch):
-    from reasoning_nb.providers.transport import Transport
-
-    monkeypatch.setattr(Transport, "_backoff", lambda self, attempt: 0.01)
+def test_529_overloaded_is_retried(wire_server, fake_clock):
     overloaded = Reply.json(wf.anthropic_error_body("Overloaded", type="overloaded_error"), 529)
     wire_server.route("POST", PATH, overloaded, Reply.sse(wf.anthropic_sse(REASONING, ANSWER)))
-    trace = run(wire_server)
+    trace = stream(wire_server, sleep=fake_clock.sleep)[-1].trace
     assert len(wire_server.requests_to(PATH)) == 2 and trace.answer == ANSWER
+    [backoff] = fake_clock.slept  # no Retry-After: the first backoff, 0.5 s ± 25 %
+    assert 0.375 <= backoff <= 0.625
 
 
 # -- history (--chat) ------------------------------------------------------------------------------
@@ -573,22 +525,9 @@ def _first_turn(wire_server, model: str = "claude-sonnet-4-5") -> Trace:
 
 
 def _second_request(wire_server, model: str, history, **kw) -> dict:
-    from reasoning_nb.run import Run
-
     wire_server.route("POST", PATH, Reply.sse(wf.anthropic_sse("more", "Sure.")))
-
-    async def main():
-        r = Run(
-            "And 18 × 23?",
-            model=f"anthropic:{model}",
-            base_url=wire_server.url,
-            api_key=KEY,
-            history=history,
-            **kw,
-        )
-        return [e async for e in r.events()]
-
-    anyio.run(main)
+    turn = Provider(f"anthropic:{model}", PATH, KEY, "And 18 × 23?")
+    turn.run_with(wire_server, history=history, **kw)
     return wire_server.last.json
 
 

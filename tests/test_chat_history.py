@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 import wire_fixtures as wf
-from IPython.utils.capture import capture_output
+from shell_cell import think_cell as cell
 from wire_server import Reply
 
 from reasoning_nb.core.history import size
@@ -30,14 +30,6 @@ def keys(monkeypatch):
     hosts)."""
     monkeypatch.setenv("WIRE_TEST_KEY", "sk-test")
     monkeypatch.delenv("REASONING_NB_MODEL", raising=False)
-
-
-def cell(ip, line: str, body: str):
-    with capture_output() as cap:
-        result = ip.run_cell(f"%%think {line}\n{body}")
-    failed = result.error_before_exec or result.error_in_exec
-    cap.error = "\n".join(failed._render_traceback_()) if failed else ""
-    return cap
 
 
 def two_turns(ip, server, model: str, path: str, frames: list[str], history: str) -> dict:

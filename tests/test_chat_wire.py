@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 
-import anyio
 import pytest
 import wire_fixtures as wf
+from provider_harness import Provider, check_length_limit, n_tokens, usage
+from provider_harness import check_events as check_tagless
 from wire_server import Reply
 
 from reasoning_nb import (
-    Done,
     ProviderError,
     ReasoningDelta,
     Reclassify,
@@ -35,55 +35,13 @@ TAGS = ("<think>", "</think>", "<|", "|>", "</", "[THINK]")
 CHUNKINGS = [(1, 48), (2, 29), (3, 7)]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(autouse=True)
-def _no_key_env(monkeypatch):
-    for name in ("LLAMACPP_API_KEY", "VLLM_API_KEY", "OPENAI_API_KEY", "REASONING_NB_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def n_tokens(*texts: str) -> int:
-    return sum(len(wf.tokens(t)) for t in texts)
-
-
-def stream(server, model: str, **kw) -> list:
-    """All events of one ``astream`` call against the wire server."""
-
-    async def main() -> list:
-        return [e async for e in astream(PROMPT, model=model, base_url=server.url, **kw)]
-
-    return anyio.run(main)
+pytestmark = pytest.mark.usefixtures("no_provider_env")
+LLAMACPP = Provider("llamacpp:x", PATH, prompt=PROMPT)
+run, stream = LLAMACPP.run, LLAMACPP.events
 
 
 def check_events(events: list, reasoning: str, answer: str, *, single_block: bool = True):
-    """The stream ends with Done, its trace is exact and tag-free; returns the trace."""
-    assert isinstance(events[-1], Done)
-    assert not any(isinstance(e, Done) for e in events[:-1])
-    trace = events[-1].trace
-    assert trace.reasoning == reasoning
-    assert trace.answer == answer
-    for tag in TAGS:
-        assert tag not in trace.answer
-        assert tag not in trace.reasoning
-    kinds = [type(e) for e in events]
-    if single_block:
-        assert Reclassify not in kinds
-        last_reasoning = max(i for i, k in enumerate(kinds) if k is ReasoningDelta)
-        first_answer = kinds.index(TextDelta)
-        assert last_reasoning < first_answer, "reasoning must come before the answer"
-    return trace
-
-
-def usage(input_tokens=None, output_tokens=None, reasoning_tokens=None) -> dict:
-    return {
-        "input_tokens": input_tokens,
-        "output_tokens": output_tokens,
-        "reasoning_tokens": reasoning_tokens,
-    }
+    return check_tagless(events, reasoning, answer, tags=TAGS, single_block=single_block)
 
 
 # -- shapes ----------------------------------------------------------------------------------------
@@ -204,21 +162,14 @@ def test_openrouter_and_deepseek_hosted_shapes(wire_server):
     wire_server.route(
         "POST", PATH, Reply.sse(wf.openrouter_sse(REASONING, ANSWER), chunking="random", seed=5)
     )
-    trace = think(
-        PROMPT,
-        model="openrouter:anthropic/claude-sonnet-4.5",
-        base_url=wire_server.url,
-        api_key="sk-or-test",
-    )
+    trace = run(wire_server, "openrouter:anthropic/claude-sonnet-4.5", api_key="sk-or-test")
     assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
     assert trace.usage["reasoning_tokens"] == n_tokens(REASONING)
 
     wire_server.route(
         "POST", PATH, Reply.sse(wf.deepseek_sse(REASONING, ANSWER), chunking="random", seed=6)
     )
-    trace = think(
-        PROMPT, model="deepseek:deepseek-reasoner", base_url=wire_server.url, api_key="sk-ds"
-    )
+    trace = run(wire_server, "deepseek:deepseek-reasoner", api_key="sk-ds")
     assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
     assert trace.usage == usage(20, N, n_tokens(REASONING))
 
@@ -226,10 +177,7 @@ def test_openrouter_and_deepseek_hosted_shapes(wire_server):
 @pytest.mark.parametrize("seed", [1, 2])
 def test_length_limit_is_truncated(wire_server, seed):
     frames = wf.llamacpp_sse(REASONING, ANSWER, finish_reason="length")
-    wire_server.route("POST", PATH, Reply.sse(frames, chunking="random", seed=seed))
-    trace = think(PROMPT, model="llamacpp:x", base_url=wire_server.url)
-    assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
-    assert trace.status == "truncated" and trace.finish_reason == "length"
+    check_length_limit(LLAMACPP, wire_server, frames, seed, (REASONING, ANSWER))
 
 
 def test_reasoning_only_stream_left_open(wire_server):
@@ -237,7 +185,7 @@ def test_reasoning_only_stream_left_open(wire_server):
     frames = wf.llamacpp_sse(REASONING, "", reasoning_format="none")
     frames = [f for f in frames if '"</"' not in f and '"think"' not in f and '">"' not in f]
     wire_server.route("POST", PATH, Reply.sse(frames, chunking="random", seed=3))
-    trace = think(PROMPT, model="llamacpp:x", base_url=wire_server.url)
+    trace = run(wire_server)
     assert trace.reasoning.startswith("Let me see") and "<think>" not in trace.reasoning
     assert trace.answer == ""
     assert any("never closed" in w for w in trace.warnings)
@@ -294,14 +242,7 @@ def test_request_body_matches_the_preset_table(wire_server, provider, preset, bu
     fields, warned = BODIES[(provider, preset, budget)]
     wire_server.route("POST", PATH, Reply.sse(wf.chat_sse(REASONING, ANSWER), chunking="random"))
     key = {"api_key": "sk-test"} if provider in ("openrouter", "deepseek") else {}
-    trace = think(
-        PROMPT,
-        model=f"{provider}:some-model",
-        preset=preset,
-        budget_tokens=budget,
-        base_url=wire_server.url,
-        **key,
-    )
+    trace = run(wire_server, f"{provider}:some-model", preset=preset, budget_tokens=budget, **key)
     body = wire_server.last.json
     sent = {k: body[k] for k in body if k not in ("model", "messages", "stream", "stream_options")}
     assert sent == fields
@@ -316,7 +257,7 @@ def test_request_body_matches_the_preset_table(wire_server, provider, preset, bu
 
 def test_gpt_oss_cannot_be_switched_off_on_vllm(wire_server):
     wire_server.route("POST", PATH, Reply.sse(wf.vllm_sse(REASONING, ANSWER)))
-    trace = think(PROMPT, model="vllm:openai/gpt-oss-20b", preset="off", base_url=wire_server.url)
+    trace = run(wire_server, "vllm:openai/gpt-oss-20b", preset="off")
     assert wire_server.last.json["reasoning_effort"] == "low"
     assert "chat_template_kwargs" not in wire_server.last.json
     assert trace.request == {"reasoning_effort": "low"}
@@ -325,14 +266,8 @@ def test_gpt_oss_cannot_be_switched_off_on_vllm(wire_server):
 
 def test_system_max_tokens_temperature_are_sent(wire_server):
     wire_server.route("POST", PATH, Reply.sse(wf.llamacpp_sse(REASONING, ANSWER)))
-    think(
-        PROMPT,
-        model="llamacpp:x",
-        system="Be brief.",
-        max_tokens=64,
-        temperature=0.2,
-        base_url=wire_server.url + "/v1/",  # trailing slash and explicit /v1 both work
-    )
+    url = wire_server.url + "/v1/"  # trailing slash and explicit /v1 both work
+    run(wire_server, system="Be brief.", max_tokens=64, temperature=0.2, base_url=url)
     body = wire_server.last.json
     assert wire_server.last.path == PATH
     assert body["messages"] == [
@@ -346,7 +281,7 @@ def test_server_rejecting_the_reasoning_field_is_retried_once_without_it(wire_se
     rejected = Reply.json(wf.openai_error_body("Unknown field reasoning_effort"), 400)
     ok = Reply.sse(wf.lmstudio_sse(REASONING, ANSWER), chunking="random", seed=2)
     wire_server.route("POST", PATH, rejected, ok)
-    trace = think(PROMPT, model="lmstudio:x", preset="high", base_url=wire_server.url)
+    trace = run(wire_server, "lmstudio:x", preset="high")
     first, second = wire_server.bodies(PATH)
     assert first["reasoning_effort"] == "high" and "reasoning_effort" not in second
     assert trace.request == {}
@@ -361,13 +296,13 @@ SECRET = "sk-very-secret-0123456789"
 
 def test_no_authorization_header_without_a_key(wire_server):
     wire_server.route("POST", PATH, Reply.sse(wf.llamacpp_sse(REASONING, ANSWER)))
-    think(PROMPT, model="llamacpp:x", base_url=wire_server.url)
+    run(wire_server)
     assert "authorization" not in wire_server.last.headers
 
 
 def test_key_is_sent_as_bearer_and_never_saved(wire_server):
     wire_server.route("POST", PATH, Reply.sse(wf.llamacpp_sse(REASONING, ANSWER)))
-    trace = think(PROMPT, model="llamacpp:x", base_url=wire_server.url, api_key=SECRET)
+    trace = run(wire_server, api_key=SECRET)
     assert wire_server.last.headers["Authorization"] == f"Bearer {SECRET}"
     assert SECRET not in json.dumps(trace.to_dict())
     assert SECRET not in repr(trace)
@@ -376,7 +311,7 @@ def test_key_is_sent_as_bearer_and_never_saved(wire_server):
 def test_key_from_the_provider_env_var(wire_server, monkeypatch):
     monkeypatch.setenv("LLAMACPP_API_KEY", SECRET)
     wire_server.route("POST", PATH, Reply.sse(wf.llamacpp_sse(REASONING, ANSWER)))
-    trace = think(PROMPT, model="llamacpp:x", base_url=wire_server.url)
+    trace = run(wire_server)
     assert wire_server.last.headers["authorization"] == f"Bearer {SECRET}"
     assert SECRET not in json.dumps(trace.to_dict())
 
@@ -385,7 +320,7 @@ def test_refused_key_names_the_env_var_and_hides_the_key(wire_server):
     body = wf.openai_error_body(f"Invalid API key {SECRET}", type="authentication_error")
     wire_server.route("POST", PATH, Reply.json(body, 401))
     with pytest.raises(ProviderError) as info:
-        think(PROMPT, model="llamacpp:x", base_url=wire_server.url, api_key=SECRET)
+        run(wire_server, api_key=SECRET)
     err = info.value
     assert err.status == 401
     assert "LLAMACPP_API_KEY" in err.message
@@ -397,7 +332,7 @@ def test_key_echoed_in_an_in_band_error_is_hidden(wire_server):
     frames = [*wf.llamacpp_sse(REASONING, ANSWER)[:4], wf.sse_error(f"bad token {SECRET}")]
     wire_server.route("POST", PATH, Reply.sse(frames, chunking="random", seed=9))
     with pytest.raises(ProviderError) as info:
-        think(PROMPT, model="llamacpp:x", base_url=wire_server.url, api_key=SECRET)
+        run(wire_server, api_key=SECRET)
     err = info.value
     assert "bad token" in err.message
     assert SECRET not in str(err) and SECRET not in err.message

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import itertools
 import json
-import subprocess
-import sys
 import threading
 
 import comm
 import pytest
 import wire_fixtures as wf
 from comm.base_comm import BaseComm
-from IPython.utils.capture import capture_output
+from fresh_python import network_stack_after
+from shell_cell import think_cell
 from test_export_safety import live_html, live_markdown
 from test_widget import FakeClock, Wire, markdown_of, max_per_window
 from wire_server import Reply
@@ -28,15 +27,6 @@ from reasoning_nb.views.compare import answer_diff, bundle, label
 from reasoning_nb.views.live_markdown import live_markdown as inert_markdown
 
 CHAT = "/v1/chat/completions"
-
-
-def think_cell(ip, line: str, body: str):
-    """Run a %%think cell as the shell runs any cell; ``cap.error`` is what it failed with."""
-    with capture_output() as cap:
-        result = ip.run_cell(f"%%think {line}\n{body}")
-    failed = result.error_before_exec or result.error_in_exec
-    cap.error = "\n".join(failed._render_traceback_()) if failed else ""
-    return cap
 
 
 def by_effort(pause: float = 0.0):
@@ -289,12 +279,8 @@ def test_labels_come_from_the_traces():
 
 
 def test_exports_render_compare_outputs_without_the_network_stack():
-    code = (
-        "import sys, reasoning_nb.export.preprocessor, reasoning_nb.views.compare; "
-        "print(sorted(m for m in ('httpx', 'anyio', 'ipywidgets') if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    modules = ("reasoning_nb.export.preprocessor", "reasoning_nb.views.compare")
+    assert network_stack_after(*modules) == "[]"
 
 
 @pytest.mark.kernel

@@ -28,17 +28,21 @@ def test_readme_provider_table_matches_the_catalog():
     assert local <= listed <= set(PROVIDERS)
 
 
-def test_readme_preset_table_is_generated_from_the_code():
+def generated(name: str) -> str:
+    """The README's block between the ``name`` markers."""
+    block = re.search(rf"<!-- {name}:start -->\n(.*?)\n<!-- {name}:end -->", README, re.S)
+    assert block, f"README lost its {name} markers"
+    return block.group(1)
+
+
+def test_readme_tables_are_generated_from_the_code():
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-    from readme_tables import preset_table
+    from readme_tables import flag_table, preset_table
 
-    block = re.search(
-        r"<!-- preset-table:start -->\n(.*?)\n<!-- preset-table:end -->", README, re.S
-    )
-    assert block, "README lost its preset-table markers"
-    assert block.group(1) == preset_table(), "run: python tools/readme_tables.py"
+    assert generated("preset-table") == preset_table(), "run: python tools/readme_tables.py"
+    assert generated("flag-table") == flag_table(), "run: python tools/readme_tables.py"
 
 
 def test_readme_commands_are_what_ci_runs():

@@ -10,27 +10,23 @@ random chunk boundaries; request bodies are held to spec/presets.md for gemini-2
 from __future__ import annotations
 
 import json
-import time
 
-import anyio
 import pytest
 import wire_fixtures as wf
+from provider_harness import (
+    Provider,
+    check_reasoning_first,
+    n_tokens,
+    usage,
+)
 from wire_server import Reply
 
-from reasoning_nb import ConfigError, Done, ProviderError, ReasoningDelta, TextDelta, astream, think
+from reasoning_nb import ConfigError, ProviderError, think
 from reasoning_nb.core.history import Conversation, assistant_turn
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.errors import ProviderError as PE
 from reasoning_nb.providers import gemini
 from reasoning_nb.providers.catalog import PROVIDERS
-from reasoning_nb.run import Run
-
-KEY = "AIzaSyD-SECRET-gemini-key-0123456789"
-PROMPT = "Where does Alice live?"
-REASONING = "**Analyzing**\nThe note says Paris; café ☕ “near the river”."
-ANSWER = "Alice lives in Paris 😀."
-SIG = "CiQBVKhc7test"
-CHUNKINGS = [(1, 48), (2, 23), (3, 7)]
 
 
 def path(model: str) -> str:
@@ -38,39 +34,17 @@ def path(model: str) -> str:
 
 
 FLASH = path("gemini-2.5-flash")
+KEY = "AIzaSyD-SECRET-gemini-key-0123456789"
+PROMPT = "Where does Alice live?"
+GEMINI = Provider("gemini:gemini-2.5-flash", FLASH, KEY, PROMPT)
+run, stream = GEMINI.run, GEMINI.events
+REASONING = "**Analyzing**\nThe note says Paris; café ☕ “near the river”."
+ANSWER = "Alice lives in Paris 😀."
+SIG = "CiQBVKhc7test"
+CHUNKINGS = [(1, 48), (2, 23), (3, 7)]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(autouse=True)
-def _no_key_env(monkeypatch):
-    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "REASONING_NB_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def n_tokens(*texts: str) -> int:
-    return sum(len(wf.tokens(t)) for t in texts)
-
-
-def stream(server, model: str = "gemini:gemini-2.5-flash", **kw) -> list:
-    kw.setdefault("api_key", KEY)
-
-    async def main() -> list:
-        return [e async for e in astream(PROMPT, model=model, base_url=server.url, **kw)]
-
-    return anyio.run(main)
-
-
-def run(server, model: str = "gemini:gemini-2.5-flash", **kw) -> Trace:
-    kw.setdefault("api_key", KEY)
-    return think(PROMPT, model=model, base_url=server.url, **kw)
-
-
-def usage(i=None, o=None, r=None) -> dict:
-    return {"input_tokens": i, "output_tokens": o, "reasoning_tokens": r}
+pytestmark = pytest.mark.usefixtures("no_provider_env")
 
 
 # -- stream shapes ---------------------------------------------------------------------------------
@@ -127,24 +101,15 @@ SHAPES = {
 @pytest.mark.parametrize("seed,max_piece", CHUNKINGS)
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_shapes_give_the_exact_trace(wire_server, shape, seed, max_piece):
-    frames, reasoning, answer, expected_usage, parts = SHAPES[shape]
-    reply = Reply.sse(frames, chunking="random", seed=seed, max_piece=max_piece)
-    wire_server.route("POST", FLASH, reply)
-    events = stream(wire_server, preset="high")
-    assert isinstance(events[-1], Done) and not any(isinstance(e, Done) for e in events[:-1])
-    trace = events[-1].trace
-    assert (trace.reasoning, trace.answer) == (reasoning, answer)
-    assert trace.usage == expected_usage
-    assert (trace.status, trace.finish_reason, trace.warnings) == ("complete", "stop", [])
+    frames, *expected, parts = SHAPES[shape]
     if parts is None:
-        assert trace.provider_state == {}
-        assert not any(isinstance(e, ReasoningDelta) for e in events)
-    else:
-        assert trace.provider_state["gemini"] == {"model": "gemini-2.5-flash", "parts": parts}
-        kinds = [type(e) for e in events]
-        assert max(i for i, k in enumerate(kinds) if k is ReasoningDelta) < kinds.index(TextDelta)
-    assert len(wire_server.requests_to(FLASH)) == 1
-    assert KEY not in json.dumps(trace.to_dict())
+        GEMINI.check_shape(wire_server, frames, seed, max_piece, expected, None, preset="high")
+    else:  # signed parts kept to replay, and reasoning streamed before the answer
+        state = {"model": "gemini-2.5-flash", "parts": parts}
+        events = GEMINI.check_shape(
+            wire_server, frames, seed, max_piece, expected, state, preset="high"
+        )
+        check_reasoning_first(events)
 
 
 @pytest.mark.parametrize(
@@ -449,25 +414,16 @@ def test_in_band_error_keeps_the_partial_trace(wire_server, seed):
     assert err.trace.answer == "".join(wf.tokens(ANSWER)[:2])
 
 
-def test_429_honours_retry_after_then_succeeds(wire_server):
-    times: list[float] = []
-
-    def timed(reply):
-        def hook(_rec):
-            times.append(time.monotonic())
-            return reply
-
-        return hook
-
+def test_429_honours_retry_after_then_succeeds(wire_server, fake_clock):
     limited = Reply.json(
         wf.gemini_error_body("Resource has been exhausted", code=429, status="RESOURCE_EXHAUSTED"),
         429,
         retry_after=0.8,
     )
     ok = Reply.sse(wf.gemini_sse(REASONING, ANSWER), chunking="random", seed=8)
-    wire_server.route("POST", FLASH, timed(limited), timed(ok))
-    trace = run(wire_server, preset="high")
-    assert len(times) == 2 and times[1] - times[0] >= 0.8
+    wire_server.route("POST", FLASH, limited, ok)
+    trace = stream(wire_server, preset="high", sleep=fake_clock.sleep)[-1].trace
+    assert len(wire_server.requests_to(FLASH)) == 2 and fake_clock.slept == [0.8]
     assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
     assert trace.warnings == []
 
@@ -477,18 +433,7 @@ def test_429_honours_retry_after_then_succeeds(wire_server):
 
 def _second_request(wire_server, model: str, history) -> dict:
     wire_server.route("POST", path(model), Reply.sse(wf.gemini_sse("more", "Yes.")))
-
-    async def main():
-        r = Run(
-            "And Bob?",
-            model=f"gemini:{model}",
-            base_url=wire_server.url,
-            api_key=KEY,
-            history=history,
-        )
-        return [e async for e in r.events()]
-
-    anyio.run(main)
+    Provider(f"gemini:{model}", path(model), KEY, "And Bob?").run_with(wire_server, history=history)
     return wire_server.last.json
 
 

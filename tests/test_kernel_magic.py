@@ -11,6 +11,7 @@ import pytest
 import wire_fixtures as wf
 from kernel_session import KernelSession, max_per_window, saved_trace, updates
 from nbclient import NotebookClient
+from provider_harness import serve_chat
 from wire_server import Reply
 
 CHAT = "/v1/chat/completions"
@@ -153,7 +154,7 @@ def test_traffic_on_a_25000_chunk_stream(kernel, wire_server):
     assert peak <= 30
     assert total_bytes <= 5 * text_bytes
     # (how soon the first text shows is printed, not asserted: a loaded machine moves it; the
-    # throttle's "first token at once" is proven with a fake clock in test_widget.py)
+    # the pacer's "first token at once" is proven with a fake clock in test_widget.py)
     assert kernel.value("_think.status") == "'complete'"
     assert kernel.value("len(_think.answer)") == str(len(answer))  # " a0 a1…": nothing lost
 
@@ -336,12 +337,7 @@ def steer_parts(kernel, steer: str) -> list[str]:
 
 
 def test_preset_dropdown_reruns_in_the_same_widget(kernel, wire_server):
-    wire_server.route(
-        "POST",
-        CHAT,
-        Reply.sse(wf.chat_sse("quick", "first")),
-        Reply.sse(wf.chat_sse("deeper thought", "second")),
-    )
+    serve_chat(wire_server, ("quick", "first"), ("deeper thought", "second"))
     kernel.run(f"%%think --model llamacpp:m --base-url {wire_server.url} --preset low\nQ")
     dropdown = kernel.find("DropdownModel")
     options = kernel.comms[dropdown]["_options_labels"]

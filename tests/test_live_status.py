@@ -22,6 +22,12 @@ def view(hide: bool = False, **trace_fields) -> RunView:
     return RunView(trace.start(), 1, 0.0, hide_reasoning=hide)
 
 
+def show(run: RunView, event, now: float) -> None:
+    """One event as the runner hands it on: folded into the trace, then noted by the view."""
+    run.trace.fold(event)
+    run.apply(event, now, fold=True)
+
+
 def subject_line(html: str) -> str | None:
     lines = [line for line in html.split("<br>") if line.startswith("<i>")]
     return lines[0].removeprefix("<i>").removesuffix("</i>") if lines else None
@@ -31,15 +37,15 @@ def test_the_subject_follows_the_titles_and_goes_once_the_answer_starts():
     run = view()
     assert subject_line(run.status_html(0.0)) is None  # connecting: nothing to say yet
     for i, part in enumerate(OPENAI_PARTS):
-        run.apply(ReasoningDelta(("\n\n" if i else "") + part), 2.0 * i, fold=True)
+        show(run, ReasoningDelta(("\n\n" if i else "") + part), 2.0 * i)
         assert subject_line(run.status_html(2.0 * i + 0.5)) == TITLES[i]
-    run.apply(TextDelta("391."), 7.0, fold=True)
+    show(run, TextDelta("391."), 7.0)
     assert subject_line(run.status_html(7.0)) is None
 
 
 def test_model_text_in_the_subject_is_escaped():
     run = view()
-    run.apply(ReasoningDelta("**Reading <img src=x onerror=alert(1)> & co**\n\n"), 0.0, fold=True)
+    show(run, ReasoningDelta("**Reading <img src=x onerror=alert(1)> & co**\n\n"), 0.0)
     line = subject_line(run.status_html(0.1))
     assert line == "Reading &lt;img src=x onerror=alert(1)&gt; &amp; co"
 
@@ -50,7 +56,7 @@ def test_the_subject_changes_at_most_once_a_second():
     rng = random.Random(7)
     run, now, shown = view(), 0.0, []
     for i in range(60):
-        run.apply(ReasoningDelta(f"**Step {i} of the plan**\n\nWorking on it.\n\n"), now, fold=True)
+        show(run, ReasoningDelta(f"**Step {i} of the plan**\n\nWorking on it.\n\n"), now)
         for _ in range(rng.randint(0, 3)):
             now += rng.uniform(0.0, 0.4)
             line = subject_line(run.status_html(now))
@@ -65,7 +71,7 @@ def test_the_subject_changes_at_most_once_a_second():
 
 def test_hidden_reasoning_has_no_subject():
     run = view(hide=True)
-    run.apply(ReasoningDelta("**A secret plan**\n\nDo not show this."), 0.0, fold=True)
+    show(run, ReasoningDelta("**A secret plan**\n\nDo not show this."), 0.0)
     assert "secret" not in run.status_html(1.0)
 
 
@@ -74,7 +80,7 @@ def test_a_replay_says_so_while_it_streams_and_after():
     run = view(replay=replay)
     mark = "↻ replay of a run recorded 2026-11-25 05:10 UTC"
     assert mark in run.status_html(0.0)
-    run.apply(ReasoningDelta("Thinking."), 0.1, fold=True)
+    show(run, ReasoningDelta("Thinking."), 0.1)
     assert mark in run.status_html(0.2)
     run.end(run.trace.finish(), 0.3)
     assert mark in run.status_html(0.4)
@@ -90,7 +96,7 @@ def test_a_continue_run_shows_its_hint_from_the_start():
     continued = {"run": 1, "hint": "think about the <ocean>", "reasoning_chars": 120}
     run = view(continued=continued)
     assert "continues run 1 · hint: think about the &lt;ocean&gt;" in run.status_html(0.0)
-    run.apply(TextDelta("Done."), 0.5, fold=True)
+    show(run, TextDelta("Done."), 0.5)
     run.end(run.trace.finish(), 0.6)
     assert "continues run 1 · hint:" in run.status_html(0.7)
     long = view(continued={"run": 2, "hint": "look " * 40}).status_html(0)

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 import wire_fixtures as wf
-from test_magic_text import think_cell
+from provider_harness import serve_chat
+from shell_cell import think_cell
 from traitlets.config import Config
 from wire_server import Reply
 
@@ -42,12 +43,7 @@ def posts(server) -> int:
 
 
 def test_cache_flag_replays_and_refresh_asks_again(ip, magics, wire_server):
-    wire_server.route(
-        "POST",
-        CHAT,
-        Reply.sse(wf.chat_sse("r1", "one")),
-        Reply.sse(wf.chat_sse("r2", "two")),
-    )
+    serve_chat(wire_server, ("r1", "one"), ("r2", "two"))
     line = f"--model llamacpp:m --base-url {wire_server.url}"
     first = saved(think_cell(ip, f"{line} --cache", "Q"))
     again = think_cell(ip, f"{line} --cache --pace recorded", "Q")

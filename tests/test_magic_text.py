@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 import wire_fixtures as wf
 from IPython.utils.capture import capture_output
+from provider_harness import serve_chat
+from shell_cell import think_cell
 from wire_server import Reply
 
 from reasoning_nb import Trace
@@ -13,15 +15,6 @@ from reasoning_nb.notebook.magic import transform_think_cells
 from reasoning_nb.notebook.runners import METADATA_KEY
 
 CHAT = "/v1/chat/completions"
-
-
-def think_cell(ip, line: str, body: str):
-    """Run a %%think cell as the shell runs any cell; ``cap.error`` is what it failed with."""
-    with capture_output() as cap:
-        result = ip.run_cell(f"%%think {line}\n{body}")
-    failed = result.error_before_exec or result.error_in_exec
-    cap.error = "\n".join(failed._render_traceback_()) if failed else ""
-    return cap
 
 
 def test_cell_streams_text_and_saves_metadata(ip, wire_server):
@@ -58,12 +51,7 @@ def test_line_form_sets_session_defaults(ip, wire_server):
 
 
 def test_chat_sends_history(ip, wire_server):
-    wire_server.route(
-        "POST",
-        CHAT,
-        Reply.sse(wf.chat_sse("think 1", "Paris.")),
-        Reply.sse(wf.chat_sse("think 2", "About 2 million.")),
-    )
+    serve_chat(wire_server, ("think 1", "Paris."), ("think 2", "About 2 million."))
     base = f"--model llamacpp:m --base-url {wire_server.url} --chat geo"
     think_cell(ip, base, "Capital of France?")
     think_cell(ip, base, "Its population?")

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import json
 
-import anyio
 import pytest
 import wire_fixtures as wf
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from provider_harness import Provider, check_length_limit, n_tokens
+from provider_harness import check_events as check_tagless
 from wire_server import Reply
 
-from reasoning_nb import Done, ReasoningDelta, Reclassify, TextDelta, astream, think
-from reasoning_nb.providers import discovery
+from reasoning_nb import Reclassify, think
 
 PATH = "/api/chat"
 PROMPT = "What is 17 × 23?"
@@ -26,38 +26,15 @@ TAGS = ("<think>", "</think>", "</", "<|")
 CHUNKINGS = [(1, 48), (2, 29), (3, 7)]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_show_cache(monkeypatch):
-    """``/api/show`` answers are cached per (base URL, model); a reused port must not leak one."""
-    monkeypatch.setattr(discovery, "_show_cache", {})
-    monkeypatch.delenv("REASONING_NB_MODEL", raising=False)
+pytestmark = pytest.mark.usefixtures("no_provider_env", "fresh_discovery")
 
 
-def n_tokens(*texts: str) -> int:
-    return sum(len(wf.tokens(t)) for t in texts)
-
-
-def stream(server, model: str = "ollama:qwen3", **kw) -> list:
-    async def main() -> list:
-        return [e async for e in astream(PROMPT, model=model, base_url=server.url, **kw)]
-
-    return anyio.run(main)
+OLLAMA = Provider("ollama:qwen3", PATH, prompt=PROMPT, framing="ndjson")
+run, stream = OLLAMA.run, OLLAMA.events
 
 
 def check_events(events: list, *, single_block: bool = True):
-    assert isinstance(events[-1], Done)
-    assert sum(isinstance(e, Done) for e in events) == 1
-    trace = events[-1].trace
-    assert trace.reasoning == REASONING
-    assert trace.answer == ANSWER
-    for tag in TAGS:
-        assert tag not in trace.answer and tag not in trace.reasoning
-    kinds = [type(e) for e in events]
-    if single_block:
-        assert Reclassify not in kinds
-        last_reasoning = max(i for i, k in enumerate(kinds) if k is ReasoningDelta)
-        assert last_reasoning < kinds.index(TextDelta), "reasoning must come before the answer"
-    return trace
+    return check_tagless(events, REASONING, ANSWER, tags=TAGS, single_block=single_block)
 
 
 # -- shapes ----------------------------------------------------------------------------------------
@@ -111,23 +88,20 @@ def test_reasoning_in_both_thinking_and_content_is_kept_once(wire_server):
 @pytest.mark.parametrize("seed", [1, 2])
 def test_length_limit_is_truncated(wire_server, seed):
     frames = wf.ollama_chat(REASONING, ANSWER, done_reason="length")
-    wire_server.route("POST", PATH, Reply.ndjson(frames, chunking="random", seed=seed))
-    trace = think(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
-    assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
-    assert trace.status == "truncated" and trace.finish_reason == "length"
+    check_length_limit(OLLAMA, wire_server, frames, seed, (REASONING, ANSWER))
 
 
 def test_no_counts_means_unknown_usage(wire_server):
     frames = wf.ollama_chat(REASONING, ANSWER, usage=False)
     wire_server.route("POST", PATH, Reply.ndjson(frames, chunking="random", seed=3))
-    trace = think(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
+    trace = run(wire_server)
     assert trace.usage == {"input_tokens": None, "output_tokens": None, "reasoning_tokens": None}
     assert trace.status == "complete"
 
 
 def test_model_with_colons_keeps_its_tag(wire_server):
     wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
-    trace = think(PROMPT, model="ollama:qwen3:0.6b", base_url=wire_server.url + "/")
+    trace = run(wire_server, "ollama:qwen3:0.6b", base_url=wire_server.url + "/")
     assert wire_server.last.json["model"] == "qwen3:0.6b"
     assert (trace.model, trace.provider) == ("ollama:qwen3:0.6b", "ollama")
 
@@ -241,13 +215,7 @@ def test_request_body_matches_the_preset_table(wire_server, model, preset, budge
     think_sent, warned = BODIES[(model, preset, budget)]
     wire_server.route("POST", "/api/show", wf.ollama_show(("completion", "thinking")))
     wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
-    trace = think(
-        PROMPT,
-        model=f"ollama:{model}",
-        preset=preset,
-        budget_tokens=budget,
-        base_url=wire_server.url,
-    )
+    trace = run(wire_server, f"ollama:{model}", preset=preset, budget_tokens=budget)
     (body,) = wire_server.bodies(PATH)
     expected = {} if think_sent is None else {"think": think_sent}
     assert {k: v for k, v in body.items() if k == "think"} == expected
@@ -263,7 +231,7 @@ def test_show_without_thinking_capability_sends_no_think(wire_server):
     """/api/show says the model cannot think: no `think` (it would be a 400), and a warning."""
     wire_server.route("POST", "/api/show", wf.ollama_show(("completion",)))
     wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat("", ANSWER)))
-    trace = think(PROMPT, model="ollama:llama3.2", preset="high", base_url=wire_server.url)
+    trace = run(wire_server, "ollama:llama3.2", preset="high")
     assert wire_server.bodies("/api/show") == [{"model": "llama3.2"}]
     assert "think" not in wire_server.last.json and trace.request == {}
     assert len(trace.warnings) == 1 and "'high'" in trace.warnings[0]
@@ -272,14 +240,7 @@ def test_show_without_thinking_capability_sends_no_think(wire_server):
 
 def test_options_system_and_history_order(wire_server):
     wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
-    think(
-        PROMPT,
-        model="ollama:qwen3",
-        system="Be brief.",
-        max_tokens=128,
-        temperature=0.6,
-        base_url=wire_server.url,
-    )
+    run(wire_server, system="Be brief.", max_tokens=128, temperature=0.6)
     body = wire_server.last.json
     assert body["options"] == {"num_predict": 128, "temperature": 0.6}
     assert body["messages"] == [
@@ -291,7 +252,7 @@ def test_options_system_and_history_order(wire_server):
 
 def test_api_key_is_never_saved(wire_server):
     wire_server.route("POST", PATH, Reply.ndjson(wf.ollama_chat(REASONING, ANSWER)))
-    trace = think(PROMPT, model="ollama:qwen3", base_url=wire_server.url, api_key="sk-ollama-x")
+    trace = run(wire_server, api_key="sk-ollama-x")
     assert "sk-ollama-x" not in json.dumps(trace.to_dict())
 
 
@@ -323,7 +284,7 @@ def test_odd_token_counts_are_dropped_and_the_run_keeps_its_text(wire_server, od
 
     frames = wf.ollama_chat(REASONING, ANSWER, usage={"eval_count": odd, "prompt_eval_count": 7})
     wire_server.route("POST", PATH, Reply.ndjson(frames, chunking="random", seed=5))
-    trace = think(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
+    trace = run(wire_server)
     assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
     assert trace.usage == {"input_tokens": 7, "output_tokens": None, "reasoning_tokens": None}
     [warning] = trace.warnings
@@ -336,7 +297,7 @@ def test_odd_token_counts_are_dropped_and_the_run_keeps_its_text(wire_server, od
 def test_a_whole_float_count_is_read_as_its_integer(wire_server):
     frames = wf.ollama_chat(REASONING, ANSWER, usage={"eval_count": 12.0})
     wire_server.route("POST", PATH, Reply.ndjson(frames))
-    trace = think(PROMPT, model="ollama:qwen3", base_url=wire_server.url)
+    trace = run(wire_server)
     assert trace.usage["output_tokens"] == 12 and type(trace.usage["output_tokens"]) is int
     assert trace.warnings == []
 

@@ -12,11 +12,10 @@ clamped per model by the capability snapshot); faults: 401, 400 unsupported effo
 from __future__ import annotations
 
 import json
-import time
 
-import anyio
 import pytest
 import wire_fixtures as wf
+from provider_harness import PROMPT, Provider, check_warning, n_tokens, usage
 from wire_server import Reply
 
 from reasoning_nb import (
@@ -26,53 +25,29 @@ from reasoning_nb import (
     ProviderError,
     ReasoningDelta,
     TextDelta,
-    astream,
     think,
 )
 from reasoning_nb.core import capabilities
 
 RESPONSES = "/v1/responses"
 CHAT = "/v1/chat/completions"
-PROMPT = "What is 17 × 23?"
+KEY = "sk-proj-very-secret-0123456789"
+OPENAI = Provider("openai:gpt-5.1", RESPONSES, KEY)
+run, events_of, serve = OPENAI.run, OPENAI.events, OPENAI.serve
 REASONING = "**Planning** the product: 17 × 23 = 340 + 51 = 391. Café ☕, “done”."
 PART2 = "**Checking**\n\n391 / 17 = 23, so it holds 😀."
 ANSWER = "The answer is **391** (and 2 < 3 still holds) 😀."
-KEY = "sk-proj-very-secret-0123456789"
+FRAMES = wf.responses_sse(REASONING, ANSWER)
 CHUNKINGS = [(1, 48), (2, 13), (3, 5)]
 
 
+pytestmark = pytest.mark.usefixtures("no_provider_env")
+
+
 @pytest.fixture(autouse=True)
-def _env(monkeypatch):
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "REASONING_NB_MODEL"):
-        monkeypatch.delenv(name, raising=False)
+def _no_overrides():
     yield
     capabilities.clear_overrides()
-
-
-def n(*texts: str) -> int:
-    return sum(len(wf.tokens(t)) for t in texts)
-
-
-def usage(i=None, o=None, r=None) -> dict:
-    return {"input_tokens": i, "output_tokens": o, "reasoning_tokens": r}
-
-
-def events_of(server, model: str, **kw) -> list:
-    kw.setdefault("api_key", KEY)
-
-    async def main() -> list:
-        return [e async for e in astream(PROMPT, model=model, base_url=server.url, **kw)]
-
-    return anyio.run(main)
-
-
-def run(server, model: str = "openai:gpt-5.1", **kw):
-    kw.setdefault("api_key", KEY)
-    return think(PROMPT, model=model, base_url=server.url, **kw)
-
-
-def serve(server, frames, path=RESPONSES, seed=1, max_piece=48) -> None:
-    server.route("POST", path, Reply.sse(frames, chunking="random", seed=seed, max_piece=max_piece))
 
 
 # -- Responses shapes ----------------------------------------------------------------------------
@@ -93,48 +68,53 @@ def _doubled_raw_and_summary() -> list[str]:
 
 # id -> (frames, reasoning, answer, reasoning tokens)
 SHAPES = {
-    "summary": (wf.responses_sse(REASONING, ANSWER), REASONING, ANSWER, n(REASONING)),
+    "summary": (wf.responses_sse(REASONING, ANSWER), REASONING, ANSWER, n_tokens(REASONING)),
     # two summary parts of one reasoning item: two blocks, a blank line between
     "summary-parts": (
         wf.responses_sse("", ANSWER, parts=[REASONING, PART2]),
         f"{REASONING}\n\n{PART2}",
         ANSWER,
-        n(REASONING, PART2),
+        n_tokens(REASONING, PART2),
     ),
     "summary-items": (
         wf.responses_sse("", ANSWER, parts=[REASONING, PART2], separate_items=True),
         f"{REASONING}\n\n{PART2}",
         ANSWER,
-        n(REASONING, PART2),
+        n_tokens(REASONING, PART2),
     ),
     # gpt-oss servers (LM Studio, vLLM): raw reasoning
     "raw-reasoning-text": (
         wf.responses_sse(REASONING, ANSWER, raw=True, model="openai/gpt-oss-20b"),
         REASONING,
         ANSWER,
-        n(REASONING),
+        n_tokens(REASONING),
     ),
     # a proxy that sends no deltas: the texts come from the .done events, once
     "done-events-only": (
         wf.responses_sse("", ANSWER, parts=[REASONING, PART2], deltas=False),
         f"{REASONING}\n\n{PART2}",
         ANSWER,
-        n(REASONING, PART2),
+        n_tokens(REASONING, PART2),
     ),
     "raw-done-only": (
         wf.responses_sse(REASONING, ANSWER, raw=True, deltas=False),
         REASONING,
         ANSWER,
-        n(REASONING),
+        n_tokens(REASONING),
     ),
     # encrypted content in the reasoning item (store=false clients) is never shown or kept
     "encrypted-item": (
         wf.responses_sse(REASONING, ANSWER, encrypted="gAAAAABo-opaque"),
         REASONING,
         ANSWER,
-        n(REASONING),
+        n_tokens(REASONING),
     ),
-    "same-text-raw-and-summary": (_doubled_raw_and_summary(), REASONING, ANSWER, n(REASONING)),
+    "same-text-raw-and-summary": (
+        _doubled_raw_and_summary(),
+        REASONING,
+        ANSWER,
+        n_tokens(REASONING),
+    ),
 }
 
 
@@ -148,7 +128,7 @@ def test_responses_shapes_give_the_exact_trace(wire_server, shape, seed, max_pie
     trace = events[-1].trace
     assert trace.reasoning == reasoning
     assert trace.answer == answer
-    assert trace.usage == usage(20, hidden + n(ANSWER), hidden)
+    assert trace.usage == usage(20, hidden + n_tokens(ANSWER), hidden)
     assert (trace.status, trace.finish_reason, trace.warnings) == ("complete", "stop", [])
     assert (trace.model, trace.provider) == ("openai:gpt-5.1", "openai")
     assert "gAAAA" not in json.dumps(trace.to_dict())
@@ -167,7 +147,7 @@ def test_incomplete_for_max_output_tokens_is_truncated(wire_server, seed):
     trace = run(wire_server, max_tokens=64)
     assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
     assert (trace.status, trace.finish_reason) == ("truncated", "length")
-    assert trace.usage["reasoning_tokens"] == n(REASONING)
+    assert trace.usage["reasoning_tokens"] == n_tokens(REASONING)
     assert trace.warnings == []
     assert wire_server.last.json["max_output_tokens"] == 64
 
@@ -264,23 +244,18 @@ BODIES = {
 @pytest.mark.parametrize("model,preset,budget", list(BODIES), ids=str)
 def test_responses_body_matches_the_preset_table(wire_server, model, preset, budget):
     expected, warning = BODIES[(model, preset, budget)]
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
-    trace = run(wire_server, f"openai:{model}", preset=preset, budget_tokens=budget)
-    body = wire_server.last.json
+    trace, body = OPENAI.sent(wire_server, FRAMES, f"openai:{model}", preset, budget)
     assert body.get("reasoning") == expected
     assert trace.request == ({"reasoning": expected} if expected else {})
     assert body["model"] == model and body["stream"] is True
     assert body["input"] == [{"role": "user", "content": PROMPT}]
     assert set(body) <= {"model", "input", "stream", "reasoning"}
-    if warning is None:
-        assert trace.warnings == []
-    else:
-        assert len(trace.warnings) == 1 and warning in trace.warnings[0]
+    check_warning(trace, warning)
     assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
 
 
 def test_preset_high_is_what_the_trace_says_was_sent(wire_server):
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    serve(wire_server, FRAMES)
     trace = run(wire_server, "openai:o3", preset="high")
     assert trace.request == {"reasoning": {"effort": "high", "summary": "auto"}}
     assert trace.request == {"reasoning": wire_server.last.json["reasoning"]}
@@ -288,7 +263,7 @@ def test_preset_high_is_what_the_trace_says_was_sent(wire_server):
 
 
 def test_system_max_tokens_and_temperature_on_a_reasoning_model(wire_server):
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    serve(wire_server, FRAMES)
     trace = run(wire_server, system="Be brief.", max_tokens=2048, temperature=0.2)
     body = wire_server.last.json
     assert body["instructions"] == "Be brief."
@@ -300,7 +275,7 @@ def test_system_max_tokens_and_temperature_on_a_reasoning_model(wire_server):
 
 @pytest.mark.parametrize("model", ["gpt-4.1", "gpt-9-unknown"])
 def test_temperature_is_sent_where_the_model_may_take_it(wire_server, model):
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    serve(wire_server, FRAMES)
     trace = run(wire_server, f"openai:{model}", temperature=0.2)
     assert wire_server.last.json["temperature"] == 0.2
     assert trace.warnings == []
@@ -413,13 +388,12 @@ def test_403_says_the_project_may_not_use_the_model(wire_server):
     assert "does not have access" in info.value.message and "OPENAI_API_KEY" in info.value.message
 
 
-def test_429_with_retry_after_is_waited_for_then_succeeds(wire_server):
+def test_429_with_retry_after_is_waited_for_then_succeeds(wire_server, fake_clock):
     body = wf.openai_error_body("Rate limit reached for gpt-5.1", code="rate_limit_exceeded")
     limited = Reply.json(body, 429, retry_after=0.4)
     wire_server.route("POST", RESPONSES, limited, Reply.sse(wf.responses_sse(REASONING, ANSWER)))
-    start = time.monotonic()
-    trace = run(wire_server)
-    assert time.monotonic() - start >= 0.35
+    trace = events_of(wire_server, "openai:gpt-5.1", sleep=fake_clock.sleep)[-1].trace
+    assert fake_clock.slept == [0.4]
     assert (trace.reasoning, trace.answer, trace.status) == (REASONING, ANSWER, "complete")
     assert len(wire_server.requests_to(RESPONSES)) == 2
 
@@ -443,7 +417,7 @@ def test_404_suggests_the_chat_api_for_servers_without_responses(wire_server):
 
 
 def test_key_is_a_bearer_header_and_never_saved(wire_server):
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    serve(wire_server, FRAMES)
     trace = run(wire_server)
     assert wire_server.last.headers["Authorization"] == f"Bearer {KEY}"
     assert KEY not in json.dumps(trace.to_dict()) and KEY not in repr(trace)
@@ -456,7 +430,7 @@ def test_key_from_the_env_and_missing_key_names_the_variable(wire_server, monkey
         think(PROMPT, model="openai-chat:gpt-5.1", base_url=wire_server.url)
     assert wire_server.requests == []
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    serve(wire_server, FRAMES)
     trace = think(PROMPT, model="openai:gpt-5.1", base_url=wire_server.url + "/v1")  # this machine
     assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
     assert wire_server.last.path == RESPONSES
@@ -465,7 +439,7 @@ def test_key_from_the_env_and_missing_key_names_the_variable(wire_server, monkey
 
 def test_openai_base_url_env_is_used(wire_server, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", wire_server.url + "/v1")
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    serve(wire_server, FRAMES)
     trace = think(PROMPT, model="openai:gpt-5.1", api_key=KEY)
     assert trace.answer == ANSWER and wire_server.last.path == RESPONSES
 
@@ -476,7 +450,7 @@ def test_openai_base_url_env_is_used(wire_server, monkeypatch):
 def test_openai_key_goes_to_openai_base_url_the_environment_pairs_it_with(wire_server, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", wire_server.url + "/v1")
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    serve(wire_server, FRAMES)
     think(PROMPT, model="openai:gpt-5.1")
     assert wire_server.last.headers["authorization"] == f"Bearer {KEY}"
 
@@ -485,7 +459,7 @@ def test_openai_key_is_not_sent_to_another_address_unless_named(
     wire_server, elsewhere, monkeypatch
 ):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    serve(wire_server, wf.responses_sse(REASONING, ANSWER))
+    serve(wire_server, FRAMES)
     with pytest.raises(ConfigError) as info:
         think(PROMPT, model="openai:gpt-5.1", base_url=elsewhere)
     message = str(info.value)
@@ -590,12 +564,14 @@ def test_a_malformed_base_url_is_refused_when_the_run_is_made(url, problem):
 # -- Chat Completions (openai-chat:) -------------------------------------------------------------
 
 HIDDEN = 321
-CHAT_USAGE = wf.default_usage(HIDDEN + n(ANSWER), prompt_tokens=21, reasoning_tokens=HIDDEN)
+CHAT_USAGE = wf.default_usage(HIDDEN + n_tokens(ANSWER), prompt_tokens=21, reasoning_tokens=HIDDEN)
 
 
 def chat_frames(reasoning_tokens: int = HIDDEN) -> list[str]:
     """OpenAI Chat Completions: no reasoning text, usage on an extra ``choices: []`` chunk."""
-    use = wf.default_usage(reasoning_tokens + n(ANSWER), 21, reasoning_tokens=reasoning_tokens)
+    use = wf.default_usage(
+        reasoning_tokens + n_tokens(ANSWER), 21, reasoning_tokens=reasoning_tokens
+    )
     return wf.chat_sse("", ANSWER, usage=use, usage_chunk=True, system_fingerprint="fp_1")
 
 
@@ -609,7 +585,7 @@ def test_chat_says_once_that_reasoning_is_hidden_and_counts_it(wire_server, seed
     events = events_of(wire_server, "openai-chat:o3")
     trace = events[-1].trace
     assert (trace.reasoning, trace.answer) == ("", ANSWER)
-    assert trace.usage == usage(21, HIDDEN + n(ANSWER), HIDDEN)
+    assert trace.usage == usage(21, HIDDEN + n_tokens(ANSWER), HIDDEN)
     assert trace.status == "complete" and trace.finish_reason == "stop"
     said = notices(events)
     assert len(said) == 1 and "does not return reasoning text" in said[0]

@@ -11,62 +11,41 @@ from __future__ import annotations
 
 import json
 
-import anyio
 import pytest
 import wire_fixtures as wf
+from provider_harness import (
+    PROMPT,
+    Provider,
+    check_complete,
+    check_one_done,
+    check_warning,
+    n_tokens,
+    usage,
+)
 from wire_server import Reply
 
-from reasoning_nb import ConfigError, Done, ProviderError, ProviderState, astream, think
+from reasoning_nb import ConfigError, ProviderError, ProviderState, think
 from reasoning_nb.core.history import Conversation, assistant_turn
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.providers.catalog import PROVIDERS
-from reasoning_nb.run import Run
 
 PATH = "/v1/chat/completions"
-PROMPT = "What is 17 × 23?"
+KEY = "sk-or-v1-very-secret-0123456789"
+CLAUDE = "anthropic/claude-sonnet-4.5"
+OPENROUTER = Provider(f"openrouter:{CLAUDE}", PATH, KEY)
+run, events_of, serve = OPENROUTER.run, OPENROUTER.events, OPENROUTER.serve
 REASONING = "Let me see: 17 × 23 = 17 × 20 + 17 × 3 = 340 + 51 = 391. Café ☕, “done”."
 PART2 = "Double-check: 391 / 17 = 23 😀."
 ANSWER = "The answer is **391** (and 2 < 3 still holds) 😀."
-KEY = "sk-or-v1-very-secret-0123456789"
-CLAUDE = "anthropic/claude-sonnet-4.5"
 CHUNKINGS = [(1, 48), (2, 13), (3, 5)]
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch):
-    for name in ("OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "REASONING_NB_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def n(*texts: str) -> int:
-    return sum(len(wf.tokens(t)) for t in texts)
-
-
-def serve(server, frames, seed=1, max_piece=48) -> None:
-    server.route("POST", PATH, Reply.sse(frames, chunking="random", seed=seed, max_piece=max_piece))
-
-
-def run(server, model: str, **kw):
-    kw.setdefault("api_key", KEY)
-    return think(PROMPT, model=model, base_url=server.url, **kw)
-
-
-def events_of(server, model: str, **kw) -> list:
-    kw.setdefault("api_key", KEY)
-
-    async def main() -> list:
-        return [e async for e in astream(PROMPT, model=model, base_url=server.url, **kw)]
-
-    return anyio.run(main)
+COUNTS = usage(20, n_tokens(REASONING, ANSWER), n_tokens(REASONING))
+pytestmark = pytest.mark.usefixtures("no_provider_env")
 
 
 def run_with_history(server, model: str, history: list) -> Trace:
-    async def main() -> Trace:
-        run = Run(PROMPT, model=model, base_url=server.url, api_key=KEY, history=history)
-        events = [e async for e in run.events()]
-        return events[-1].trace
-
-    return anyio.run(main)
+    return OPENROUTER.run_with(server, model, history=history)
 
 
 # -- OpenRouter shapes ---------------------------------------------------------------------------
@@ -84,15 +63,7 @@ SIGNED = {
 def test_openrouter_claude_reasoning_and_merged_details(wire_server, seed, max_piece):
     serve(wire_server, wf.openrouter_sse(REASONING, ANSWER, processing=3), seed, max_piece)
     events = events_of(wire_server, f"openrouter:{CLAUDE}")
-    trace = events[-1].trace
-    assert isinstance(events[-1], Done)
-    assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
-    assert trace.usage == {
-        "input_tokens": 20,
-        "output_tokens": n(REASONING, ANSWER),
-        "reasoning_tokens": n(REASONING),
-    }
-    assert (trace.status, trace.finish_reason, trace.warnings) == ("complete", "stop", [])
+    trace = check_complete(check_one_done(events), REASONING, ANSWER, COUNTS)
     # one merged block, signature from the last text-less fragment, in the saved trace
     states = [e for e in events if isinstance(e, ProviderState)]
     assert len(states) == 1
@@ -179,17 +150,13 @@ OPENROUTER_BODIES = {
 @pytest.mark.parametrize("model,preset,budget", list(OPENROUTER_BODIES), ids=str)
 def test_openrouter_body_matches_the_preset_table(wire_server, model, preset, budget):
     expected, warning = OPENROUTER_BODIES[(model, preset, budget)]
-    serve(wire_server, wf.openrouter_sse(REASONING, ANSWER))
-    trace = run(wire_server, f"openrouter:{model}", preset=preset, budget_tokens=budget)
-    body = wire_server.last.json
+    frames = wf.openrouter_sse(REASONING, ANSWER)
+    trace, body = OPENROUTER.sent(wire_server, frames, f"openrouter:{model}", preset, budget)
     assert body.get("reasoning") == expected
     assert trace.request == ({"reasoning": expected} if expected else {})
     assert body["model"] == model and body["messages"] == [{"role": "user", "content": PROMPT}]
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
-    if warning is None:
-        assert trace.warnings == []
-    else:
-        assert len(trace.warnings) == 1 and warning in trace.warnings[0]
+    check_warning(trace, warning)
     assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)  # shown whatever the preset
 
 
@@ -286,13 +253,7 @@ def test_history_from_another_provider_never_carries_openrouter_details():
 def test_deepseek_reasoning_content_gives_the_exact_trace(wire_server, seed, max_piece):
     serve(wire_server, wf.deepseek_sse(REASONING, ANSWER), seed, max_piece)
     trace = run(wire_server, "deepseek:deepseek-v4-pro")
-    assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
-    assert trace.usage == {
-        "input_tokens": 20,
-        "output_tokens": n(REASONING, ANSWER),
-        "reasoning_tokens": n(REASONING),
-    }
-    assert (trace.status, trace.finish_reason, trace.warnings) == ("complete", "stop", [])
+    check_complete(trace, REASONING, ANSWER, COUNTS)
     assert trace.provider_state == {}
     assert wire_server.last.path == PATH  # https://api.deepseek.com gets /v1 like any chat URL
 
@@ -327,17 +288,13 @@ DEEPSEEK_BODIES = {
 @pytest.mark.parametrize("model,preset,budget", list(DEEPSEEK_BODIES), ids=str)
 def test_deepseek_body_matches_the_preset_table(wire_server, model, preset, budget):
     fields, warning = DEEPSEEK_BODIES[(model, preset, budget)]
-    serve(wire_server, wf.deepseek_sse(REASONING, ANSWER))
-    trace = run(wire_server, f"deepseek:{model}", preset=preset, budget_tokens=budget)
-    body = wire_server.last.json
+    frames = wf.deepseek_sse(REASONING, ANSWER)
+    trace, body = OPENROUTER.sent(wire_server, frames, f"deepseek:{model}", preset, budget)
     sent = {k: body[k] for k in body if k not in ("model", "messages", "stream", "stream_options")}
     assert sent == fields
     assert trace.request == fields
     assert body["model"] == model
-    if warning is None:
-        assert trace.warnings == []
-    else:
-        assert len(trace.warnings) == 1 and warning in trace.warnings[0]
+    check_warning(trace, warning)
 
 
 def test_deepseek_temperature_is_sent_but_said_to_be_ignored_while_thinking(wire_server):

@@ -14,6 +14,7 @@ from test_widget import make_widget, new_trace, wire  # noqa: F401 - the fixture
 from reasoning_nb.core.events import ReasoningDelta, TextDelta
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.export.schema import read_trace
+from reasoning_nb.notebook.widget import Actions
 from reasoning_nb.views import render
 from reasoning_nb.views.cell_runs import (
     CellRuns,
@@ -191,22 +192,23 @@ def _finish(widget, trace: Trace) -> None:
 
 def test_use_these_flags_shows_for_a_run_the_line_does_not_ask_for(wire):  # noqa: F811
     written = []
-    widget = make_widget(wire, line=LINE, on_line=written.append)
+    widget = make_widget(wire, line=LINE, actions=Actions(line_written=written.append))
     _finish(widget, new_trace(wire, "low"))
-    assert widget.steer_row.pin.line == "" and widget.steer_row.pin in widget.steer_row.box.children
+    row = widget.action_row
+    assert row.pin.line == "" and row.pin in row.box.children
     _finish(widget, new_trace(wire, "high"))
-    assert widget.steer_row.pin.line == "%%think --model llamacpp:m --preset high"
-    assert widget.steer_row.pin in widget.steer_row.box.children
+    assert widget.action_row.pin.line == "%%think --model llamacpp:m --preset high"
+    assert widget.action_row.pin in widget.action_row.box.children
     # The page could not edit the cell: nothing changes. Once it did, the kernel takes the
     # line it offered (not text from the page), and offers none.
-    widget.steer_row.pin._on_msg(widget.steer_row.pin, {"type": "placed", "how": "unchanged"}, [])
-    assert written == [] and widget.steer_row.pin.line
-    widget.steer_row.pin._on_msg(widget.steer_row.pin, {"type": "placed", "how": "rewritten"}, [])
+    widget.action_row.pin._on_msg(widget.action_row.pin, {"type": "placed", "how": "unchanged"}, [])
+    assert written == [] and widget.action_row.pin.line
+    widget.action_row.pin._on_msg(widget.action_row.pin, {"type": "placed", "how": "rewritten"}, [])
     assert written == ["%%think --model llamacpp:m --preset high"]
-    assert widget.line == written[0] and widget.steer_row.pin.line == ""
+    assert widget.line == written[0] and widget.action_row.pin.line == ""
     # Picking run 1 (what the line asks for now: high) offers the line that asks for low.
     widget.selector.value = 0
-    assert widget.steer_row.pin.line == "%%think --model llamacpp:m --preset low"
+    assert widget.action_row.pin.line == "%%think --model llamacpp:m --preset low"
 
 
 def test_a_run_without_reasoning_offers_pin_answer_and_use_these_flags(wire):  # noqa: F811
@@ -220,11 +222,11 @@ def test_a_run_without_reasoning_offers_pin_answer_and_use_these_flags(wire):  #
     widget.on_event(TextDelta("Just **blue**."))
     trace.finish("complete")
     widget.finish(trace)
-    assert widget.steer_row.pin in widget.steer_row.box.children
-    assert widget.steer_row.pin.line == "%%think --model llamacpp:m --preset off"
+    assert widget.action_row.pin in widget.action_row.box.children
+    assert widget.action_row.pin.line == "%%think --model llamacpp:m --preset off"
     sent = []
-    widget.steer_row.pin.send = sent.append
-    widget.steer_row.pin._on_msg(widget.steer_row.pin, {"type": "pin", "parts": []}, [])
+    widget.action_row.pin.send = sent.append
+    widget.action_row.pin._on_msg(widget.action_row.pin, {"type": "pin", "parts": []}, [])
     [cell] = sent[0]["cells"]
     assert cell["markdown"].startswith("> **Answer of") and "Just **blue**." in cell["markdown"]
     assert cell["metadata"]["reasoning_nb_pin"]["part"] == "answer"

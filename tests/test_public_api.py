@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from fresh_python import network_stack_after, printed
 
 import reasoning_nb
 
@@ -28,8 +27,7 @@ def test_stats_is_the_function():
         "import reasoning_nb; from reasoning_nb.views.stats import TraceStats; "
         "print(callable(reasoning_nb.stats), type(reasoning_nb.stats([])) is TraceStats)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "True True"
+    assert printed(code) == "True True"
 
 
 def test_all_is_the_contract_plus_the_other_events_and_stats():
@@ -46,9 +44,4 @@ def test_errors_form_the_documented_tree():
 
 def test_exporters_import_without_the_network_stack():
     # JupyterLab's export menu imports every exporter; a heavy or failing import breaks it.
-    code = (
-        "import sys, reasoning_nb.export.exporters; "
-        "print(sorted(m for m in ('httpx', 'anyio', 'ipywidgets') if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert network_stack_after("reasoning_nb.export.exporters") == "[]"

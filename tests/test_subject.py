@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import itertools
 
-import anyio
 import pytest
 import wire_fixtures as wf
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from provider_harness import Provider
 from test_gemini_wire import REASONING as GEMINI_REASONING
 from test_openai_wire import PART2 as OPENAI_PART2
 from test_openai_wire import REASONING as OPENAI_REASONING
-from wire_server import Reply
 
-from reasoning_nb import ReasoningDelta, astream
+from reasoning_nb import ReasoningDelta
 from reasoning_nb.core.subject import LIMIT, Subject, shorten, subject_of
 
 KEY = "sk-proj-test-0123456789"
@@ -49,12 +48,9 @@ SHAPES = [
 
 
 def served_deltas(server, path: str, frames: list[str], model: str) -> list[str]:
-    server.route("POST", path, Reply.sse(frames, chunking="random", seed=3, max_piece=17))
-
-    async def main() -> list:
-        return [e async for e in astream("Q?", model=model, base_url=server.url, api_key=KEY)]
-
-    return [e.text for e in anyio.run(main) if isinstance(e, ReasoningDelta)]
+    provider = Provider(model, path, KEY, "Q?")
+    provider.serve(server, frames, seed=3, max_piece=17)
+    return [e.text for e in provider.events(server) if isinstance(e, ReasoningDelta)]
 
 
 def subjects_along(deltas: list[str]) -> list[str]:

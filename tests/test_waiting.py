@@ -13,21 +13,14 @@ import threading
 
 import pytest
 import wire_fixtures as wf
-from test_faults import (  # noqa: F401 - fixtures, used by name
-    CHAT,
-    OLLAMA,
-    PROMPT,
-    _clean_env,
-    anyio_backend,
-    closed_port,
-    fast_backoff,
-)
+from test_faults import CHAT, OLLAMA, PROMPT
 from test_widget import feed, make_widget, new_trace, wire  # noqa: F401 - `wire` is a fixture
 from wire_server import Reply
 
 from reasoning_nb import ProviderError, ReasoningDelta, TextDelta, Waiting, astream
 from reasoning_nb.views.terminal import TerminalView
 
+pytestmark = pytest.mark.usefixtures("no_provider_env", "fresh_discovery")
 LOADING, FIRST_TOKEN = "loading model…", "waiting for the first token…"
 # (Ollama: the wire server has no /api/ps unless a test routes one, so its models read as not
 # in memory, as an older Ollama's do.)
@@ -116,7 +109,7 @@ async def test_other_servers_read_waiting_for_the_first_token(wire_server, model
 
 
 @pytest.mark.anyio
-async def test_a_server_that_cannot_be_reached_is_still_connecting(fast_backoff, closed_port):  # noqa: F811
+async def test_a_server_that_cannot_be_reached_is_still_connecting(fast_backoff, closed_port):
     seen = []
     with pytest.raises(ProviderError, match="Could not connect"):
         async for event in astream(

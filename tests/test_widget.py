@@ -1,5 +1,5 @@
 """The live ``%%think`` view, measured on the wire: a recording comm (testing.md §3.1) replays
-every message into a fake front end, and a fake clock drives the throttle. The texts are
+every message into a fake front end, and a fake clock drives the pacer. The texts are
 ``Output`` widgets holding markdown that the front end renders (test_browser.py shows it does)."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from reasoning_nb.core.events import Finish, Notice, ReasoningDelta, Reclassify,
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.notebook.blocks import TAIL_LIMIT, find_cut
 from reasoning_nb.notebook.live_text import CONT_CLASS, LiveText
+from reasoning_nb.notebook.widget import Actions
 from reasoning_nb.views.live_markdown import live_markdown
 
 MAX_RATE = 25.0
@@ -29,7 +30,7 @@ SLACK = 8_000
 the status line, pane title and Stop button at the end)..."""
 PER_SECOND = 100
 """...and per second of a stream: each update wraps its text in ~100 bytes, so a slow model's
-text could not show every second or two within a ratio alone (widget.BYTE_RATE)."""
+text could not show every second or two within a ratio alone (pacing.BYTE_RATE)."""
 
 
 def budget(text: str, seconds: float) -> float:
@@ -590,11 +591,11 @@ def test_meter_counts_what_goes_on_the_wire(wire):
     w.selector.set_state({"index": 0})  # as the front end does: no echo
     w.stop_button.click()
     ups = wire.updates(start)
-    assert w._meter.msgs == len(ups) and w.view.number == 1
-    assert w._meter.bytes == sum(wire_bytes(s) for *_, s in ups)
-    assert w._meter.bytes + w._meter.opened_bytes == sent_bytes(wire, start)
-    assert w._meter.opened_bytes  # (blocks were joined)
-    assert w._throttle.spent == sent_bytes(wire, start)  # all of it charged
+    assert w.meter.msgs == len(ups) and w.view.number == 1
+    assert w.meter.bytes == sum(wire_bytes(s) for *_, s in ups)
+    assert w.meter.bytes + w.meter.opened_bytes == sent_bytes(wire, start)
+    assert w.meter.opened_bytes  # (blocks were joined)
+    assert w.pacer.spent == sent_bytes(wire, start)  # all of it charged
 
 
 # -- behaviour ---------------------------------------------------------------------------------
@@ -675,7 +676,7 @@ def test_header_status_and_warnings_are_escaped(wire):
 
 def test_stop_and_preset_callbacks(wire):
     calls = []
-    w = make_widget(wire, on_stop=lambda: calls.append("stop"), on_preset=calls.append)
+    w = make_widget(wire, actions=Actions(stop=lambda: calls.append("stop"), rerun=calls.append))
     w.stop_button.click()  # disabled before a run: no call
     trace = new_trace(wire, preset="high")
     w.start_run(trace)  # follows the run's preset without calling back
@@ -689,10 +690,10 @@ def test_stop_and_preset_callbacks(wire):
     w.finish(trace)
     assert w.stop_button.disabled and "stopped" in w.status.value  # (disabled: hidden)
     # ...and closed: a saved notebook keeps no Stop model; the next run has a new one
-    assert w.stop_button.comm is None and stop not in wire.state(w._header)["children"]
+    assert w.stop_button.comm is None and stop not in wire.state(w.header)["children"]
     w.start_run(new_trace(wire))
     assert not w.stop_button.disabled and w.stop_button.comm is not None
-    assert wire.state(w._header)["children"][2] == f"IPY_MODEL_{w.stop_button.model_id}"
+    assert wire.state(w.header)["children"][2] == f"IPY_MODEL_{w.stop_button.model_id}"
 
 
 def test_status_line_once_done_and_stop_only_while_running(wire):
@@ -724,8 +725,8 @@ def test_status_line_once_done_and_stop_only_while_running(wire):
     w.finish(fast)
     assert w.view.pane.titles[0].startswith("Thought for <0.1 s · ")
     assert w.selector.options[1][0] == "Run 2 · low · <0.1 s"
-    assert wire.state(w.steer_row.pin)["part"] == "pin"  # (the page asks it for the stylesheet)
-    assert wire.state(w.steer_row.pin)["offered"]  # under a run that ended
+    assert wire.state(w.action_row.pin)["part"] == "pin"  # (the page asks it for the stylesheet)
+    assert wire.state(w.action_row.pin)["offered"]  # under a run that ended
 
 
 def test_history_selector_after_two_runs(wire):
@@ -774,20 +775,20 @@ def test_a_finished_run_off_screen_keeps_no_widgets(wire):
     second = w.view
     assert first.answer.tail.comm is None and first.root.comm is None
     assert len(_instances) - open_after_one == 2  # (the run selector and its style)
-    assert w._layout.comm is not None and second.answer.tail.comm is not None
+    assert w.layout.comm is not None and second.answer.tail.comm is not None
     w.selector.value = 0  # the user picks run 1: made again, whole
     assert w.view is first and first.root.comm is not None
     assert wire.shown(first.answer.box) == "First answer."
     assert wire.shown(first.reasoning.box) == "thinking low"
     assert wire.state(w.body)["children"] == [f"IPY_MODEL_{first.root.model_id}"]
-    assert second.root.comm is None and w._layout.comm is not None
+    assert second.root.comm is None and w.layout.comm is not None
     w.selector.value = 1
     assert wire.shown(w.view.answer.box) == "Second answer." and first.root.comm is None
 
 
 def test_a_run_the_static_twin_shows_keeps_no_text_in_the_widget(wire):
-    """As the magic drives it: the run ends with no final render (``twin=True``), its static
-    twin is shown, then ``pair`` empties the body and closes the run's widgets, so a saved
+    """As the magic drives it: the run ends with no final render (``render=False``), its static
+    twin is shown, then ``hand_over`` empties the body and closes the run's widgets, so a saved
     notebook holds its text once (the twin's HTML). An earlier run picked is made again whole
     (the twin shows the newest); picking the newest again empties the body once more."""
     w = make_widget(wire)
@@ -796,18 +797,18 @@ def test_a_run_the_static_twin_shows_keeps_no_text_in_the_widget(wire):
         trace = new_trace(wire, preset)
         w.start_run(trace)
         feed(w, trace, [ReasoningDelta(f"thinking {preset}"), TextDelta(text)], wire.clock, 0.5)
-        row = w.steer_row
+        row = w.action_row
         assert row.box.children == (row.pin,) and not row.pin.offered  # (idle: hidden)
         trace.finish()
         mark = len(wire.msgs)
-        w.finish(trace, twin=True)
+        w.finish(trace, render=False)
         assert not [u for _, cid, u in wire.updates(mark) if "outputs" in u]  # no final render
         assert wire.state(w.body)["children"] == [f"IPY_MODEL_{w.view.root.model_id}"]
-        w.pair(trace)
+        w.hand_over(trace)
         views.append(w.view)
         assert wire.state(w.body)["children"] == [] and w.view.answer.tail.comm is None
         assert w.view.root.comm is None and w.view.trace is trace
-        assert "done" in w.status.value and w.steer_row.pin.offered
+        assert "done" in w.status.value and w.action_row.pin.offered
     first, second = views
     from reasoning_nb.notebook import run_view, runners
     from reasoning_nb.notebook.style import STYLE
@@ -864,15 +865,15 @@ def test_the_widget_names_the_model_that_answered(wire):
 
 def test_enter_in_the_hint_continues(wire):
     calls = []
-    w = make_widget(wire, on_continue=lambda *a: calls.append(a))
+    w = make_widget(wire, actions=Actions(continue_run=lambda *a: calls.append(a)))
     trace = new_trace(wire)
     w.start_run(trace)
     feed(w, trace, [ReasoningDelta("thinking")])
     trace.finish("cancelled")
     w.finish(trace)
-    w.steer_row.hint.value = "try the ocean"
-    w.steer_row.hint._handle_custom_msg({"event": "submit"}, [])  # what the page sends on Enter
-    assert calls == [(trace, "try the ocean", 1)] and w.steer_row.hint.value == ""
+    w.action_row.hint.value = "try the ocean"
+    w.action_row.hint._handle_custom_msg({"event": "submit"}, [])  # what the page sends on Enter
+    assert calls == [(trace, "try the ocean", 1)] and w.action_row.hint.value == ""
 
 
 def test_the_pane_title_is_a_button(wire):
@@ -1194,3 +1195,41 @@ def test_live_view_work_in_the_reasoning_pane(wire):
     make = SHAPES["loose list"]
     small, large = (live_view_work(wire, make(n), ReasoningDelta) for n in (200, 400))
     assert large <= 2.3 * small
+
+
+def test_a_chunk_between_screen_updates_costs_a_few_calls(wire):
+    """One fold: the runner folds each event into the trace once, and the live view reads the
+    trace's changes per screen update. A chunk costs the same few Python calls however long the
+    text grew (tiny chunks, 25,000 a second, a tick every 40 ms): it was ~2,000 calls a chunk
+    for 5,000 chunks and ~5,800 for 20,000, as the tail was planned again at each one."""
+    import sys
+
+    def calls_per_chunk(n: int) -> float:
+        w = make_widget(wire)
+        trace = new_trace(wire)
+        w.start_run(trace)
+        half = n // 2
+        events = [ReasoningDelta(f" r{i}") for i in range(half)]
+        events += [TextDelta(f" a{i}") for i in range(n - half)]
+        calls = 0
+
+        def profile(frame, event, arg):
+            nonlocal calls
+            calls += event in ("call", "c_call")
+
+        for i, event in enumerate(events):
+            trace.fold(event)  # (the runner's fold: not the view's work)
+            sys.setprofile(profile)
+            w.on_event(event)
+            if i % 1_000 == 999:
+                w.tick()
+            sys.setprofile(None)
+            wire.clock.t += 0.00004
+        trace.finish()
+        w.finish(trace)
+        assert wire.shown(w.view.answer.box) == live_markdown(trace.answer)
+        return calls / n
+
+    small, large = calls_per_chunk(5_000), calls_per_chunk(20_000)
+    print(f"\n[widget] calls a chunk: {small:.1f} for 5,000 chunks, {large:.1f} for 20,000")
+    assert large <= 40 and large <= 1.1 * small

@@ -1,6 +1,6 @@
-"""The README's preset table, generated from the code (tests/test_docs.py checks it is current).
+"""The README's tables generated from the code (tests/test_docs.py checks they are current).
 
-python tools/readme_tables.py    # print the table to paste between the README markers
+python tools/readme_tables.py    # print the tables to paste between the README markers
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from reasoning_nb.core import presets
+from reasoning_nb.notebook.magic import FLAGS
 from reasoning_nb.providers.catalog import PROVIDERS
 
 # One row per provider flavour; hosted flavours whose row depends on the model get an example.
@@ -49,5 +50,10 @@ def preset_table() -> str:
     return "\n".join(lines)
 
 
+def flag_table() -> str:
+    """The flags of ``%%think``, from their one declaration (``reasoning_nb.options``)."""
+    return "\n".join(["| flag | meaning |", "| --- | --- |", *(flag.row() for flag in FLAGS)])
+
+
 if __name__ == "__main__":
-    print(preset_table())
+    print(preset_table(), flag_table(), sep="\n\n")

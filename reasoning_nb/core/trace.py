@@ -6,6 +6,7 @@ through ``from_dict()``. Unknown keys in a saved dict are ignored so later schem
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from collections.abc import Callable
@@ -106,6 +107,20 @@ class TextBuffer:
         if len(self._chunks) > 1:
             self._chunks[:] = ["".join(self._chunks)]
         return self._chunks[0] if self._chunks else ""
+
+    def since(self, start: int) -> str:
+        """The text from character ``start`` on, joining only the pieces it spans (the live
+        view reads what arrived since its last screen update)."""
+        if start >= self.chars:
+            return ""
+        pieces, size = [], self.chars
+        for piece in itertools.chain(reversed(self._tail), reversed(self._chunks)):
+            pieces.append(piece)
+            size -= len(piece)
+            if size <= start:
+                break
+        pieces[-1] = pieces[-1][start - size :]
+        return "".join(reversed(pieces))
 
     def strip(self, chars: str) -> None:
         """``str.strip(chars)`` on the text, without joining it."""
@@ -304,6 +319,23 @@ class Trace:
     def chars(self) -> int:
         """Characters of reasoning and answer so far (counted as they come: no join)."""
         return self._reasoning_parts.chars + self._answer_parts.chars
+
+    @property
+    def progress(self) -> tuple[int, int, str]:
+        """``(reasoning chars, answer chars, "reasoning" | "answer" | "")``, the last being the
+        part that grew last: what the live view compares at each event (it reads the texts
+        themselves, with :meth:`text_from`, once per screen update)."""
+        return self._reasoning_parts.chars, self._answer_parts.chars, self._last_kind
+
+    def text_from(self, part: str, start: int) -> str:
+        """``reasoning`` or ``answer`` from character ``start`` on, joining only that much."""
+        return getattr(self, f"_{part}_parts").since(start)
+
+    @property
+    def moments(self) -> tuple[float | None, float | None, float | None]:
+        """When (on ``clock``) the reasoning began and last grew, and the answer began: the
+        live view's figures come from the fold's timers, not timers of its own."""
+        return self._first_reasoning, self._last_reasoning, self._first_answer
 
     @property
     def done(self) -> bool:

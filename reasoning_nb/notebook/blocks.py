@@ -390,7 +390,7 @@ def _forced(text: str, start: int, lo: int, scan: _Scan, math: list[Span]) -> Cu
     half = max((start + len(text)) // 2, lo)
     stops = [m.end() for m in _SENTENCE_END.finditer(text, half, len(text) - 1)]
     spaces = _spaces(text, max(start, lo - 1), len(text) - 1)
-    for at in (*reversed(stops), *spaces):
+    for at in itertools.chain(reversed(stops), spaces):  # (lazily: the last space mostly does)
         if at > start and at >= lo and may_cut(text, at, math):
             return Cut(at, None, True)
     return None

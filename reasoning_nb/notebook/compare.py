@@ -2,11 +2,12 @@
 
 Each item of ``--compare`` is a preset name (same model, that preset) or a model id (that model,
 the cell's preset). The variants run at once (at most ``MAX_CONCURRENT``), each folding its own
-Trace. The widget shows one column per variant (a :class:`~.run_view.RunView` each, flushed by a
-single ticker under one message budget, final renders included) and one Stop for all.
+Trace, through the same :class:`~.runners.Runner` as a single run. The widget shows one column per
+variant (a :class:`~.run_view.RunView` each, flushed by the runner's ticker under one
+:class:`~.pacing.Pacer`, final renders included) and one Stop for all.
 
 Once every variant has ended, the static output takes the widget's place (``update_display``)
-and the widgets close. That output (``compare_view``, which the exporters share) shows the
+and the widgets close. That output (``views.compare``, which the exporters share) shows the
 summary table, the variants side by side and the answers' diff, saved once as HTML and never
 again as widget state. It carries the first trace under ``reasoning_nb`` (exactly one output
 carries it) and the others under ``reasoning_nb_variants``.
@@ -21,25 +22,23 @@ import html
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
-import anyio
 from IPython.display import display, update_display
 
-from ..core.events import Done, Event
+from ..core.events import Event
 from ..core.history import Conversation
 from ..core.presets import PRESETS
 from ..core.trace import Trace
-from ..errors import ConfigError, ReasoningNBError
+from ..errors import ConfigError
 from ..export.schema import VARIANTS_KEY
 from ..providers import catalog
 from ..run import Run
 from ..views import render
 from ..views.compare import bundle, cell_bundle, label
-from .runners import LIVE_CLASS, METADATA_KEY, WIDGET_VIEW, error_line
-
-if TYPE_CHECKING:
-    from .magic import ThinkMagics
+from .runners import LIVE_CLASS, METADATA_KEY, WIDGET_VIEW, Runner, ended
 
 MAX_CONCURRENT = 4
 MAX_VARIANTS = 8
@@ -47,14 +46,14 @@ COLUMN_TAIL = 2_000
 """A column's live tail is cut by force past this many chars (a tail is re-sent whole)."""
 STATUS_EVERY = 2.0
 """A column's status line refreshes at most this often (its clock counts on in the page)."""
-_ENDED = ("complete", "truncated", "error", "cancelled")
 
 
+@dataclass
 class Variant:
-    """One column: its label (``compare_view.label`` of its trace) and the run's options."""
+    """One column: its label (``views.compare.label`` of its trace) and the run's options."""
 
-    def __init__(self, label: str, options: dict[str, Any]):
-        self.label, self.options = label, options
+    label: str
+    options: dict[str, Any]
 
 
 def parse_variants(spec: str, options: dict[str, Any], prompt: str) -> list[Variant]:
@@ -86,55 +85,6 @@ def parse_variants(spec: str, options: dict[str, Any], prompt: str) -> list[Vari
     return variants
 
 
-def make_runs(
-    variants: list[Variant],
-    prompt: str,
-    history_for: Callable[[str | None], list[dict[str, Any]]],
-) -> list[Run]:
-    return [Run(prompt, history=history_for(v.options.get("model")), **v.options) for v in variants]
-
-
-async def run_variants(
-    runs: list[Run],
-    *,
-    on_start: Callable[[int, Trace], None] | None = None,
-    on_event: Callable[[int, Event], None] | None = None,
-    on_done: Callable[[int, Trace], None] | None = None,
-    debug: bool = False,
-    limit: int = MAX_CONCURRENT,
-) -> list[Trace]:
-    """Run them all (at most ``limit`` at once); the traces in order, each finished (complete,
-    error or cancelled) also when the group is cancelled."""
-    limiter = anyio.CapacityLimiter(limit)
-
-    async def one(i: int) -> None:
-        run = runs[i]
-        error: BaseException | None = None
-        try:
-            async with limiter:
-                if on_start is not None:
-                    on_start(i, run.trace)
-                try:
-                    async for event in run.events():
-                        if on_event is not None and not isinstance(event, Done):
-                            on_event(i, event)
-                except ReasoningNBError as exc:
-                    error = exc
-        finally:
-            trace = run.trace
-            if trace.status not in _ENDED:
-                trace.finish("cancelled")
-            if error is not None and (not trace.error or debug):
-                trace.error = error_line(error, debug)
-            if on_done is not None:
-                on_done(i, trace)
-
-    async with anyio.create_task_group() as tg:
-        for i in range(len(runs)):
-            tg.start_soon(one, i)
-    return [r.trace for r in runs]
-
-
 # -- the static output -----------------------------------------------------------------------
 
 
@@ -149,33 +99,29 @@ def save(traces: list[Trace], *, replace: str | None = None) -> dict[str, Any]:
     return metadata
 
 
-def _ended(trace: Trace) -> Trace:
-    return trace if trace.status in _ENDED else trace.finish("cancelled")
-
-
-def _remember(magics: ThinkMagics, traces: list[Trace], chat: Conversation | None) -> None:
-    for trace in traces:
-        magics.record(trace)
-    magics.last = traces[0]
-    if magics.shell is not None:
-        magics.shell.user_ns["_think"] = traces[0]
-        magics.shell.user_ns["_compare"] = traces
-    if chat is not None:
-        chat.add(traces[0])
-
-
 # -- runners ----------------------------------------------------------------------------------
 
 
-class CompareTextRunner:
-    """No widget: run concurrently, print each variant's result as it finishes."""
-
-    def __init__(self, magics: ThinkMagics, *, hide: bool, debug: bool):
-        self.magics, self.hide, self.debug = magics, hide, debug
+class CompareRunner(Runner):
+    """Run the variants concurrently (at most ``MAX_CONCURRENT`` at once), then the static
+    output with every trace. No widget frontend: each variant's result is printed as it ends."""
 
     async def run(self, prompt: str, variants: list[Variant], chat: Conversation | None):
-        labels = [v.label for v in variants]
-        print(f"comparing {len(variants)} variants: {' | '.join(labels)}")
+        # (the chat's next turn is the first variant's, with no notice of its own)
+        runs = [
+            Run(prompt, history=self.magics.history_for(chat, v.options.get("model")), **v.options)
+            for v in variants
+        ]
+        try:
+            await self._variants(runs, [v.label for v in variants])
+        finally:
+            traces = [ended(r.trace) for r in runs]
+            self.magics.remember(traces, chat)
+            self._save(traces)
+        return traces
+
+    async def _variants(self, runs: list[Run], labels: list[str]) -> None:
+        print(f"comparing {len(labels)} variants: {' | '.join(labels)}")
 
         def done(i: int, trace: Trace) -> None:
             print(f"\n== {labels[i]} ==")
@@ -187,17 +133,44 @@ class CompareTextRunner:
             if trace.error:
                 print(f"error ({labels[i]}): {trace.error}", file=sys.stderr)
 
-        runs = make_runs(variants, prompt, lambda model: self.magics.history_for(chat, model))
-        try:
-            await run_variants(runs, on_done=done, debug=self.debug)
-        finally:
-            traces = [_ended(r.trace) for r in runs]
-            _remember(self.magics, traces, chat)
-            save(traces)
-        return traces
+        await self._stream_all(runs, MAX_CONCURRENT, done=done)
+
+    def _save(self, traces: list[Trace]) -> None:
+        save(traces)
+
+
+class CompareWidgetRunner(CompareRunner):
+    """The live columns (``CompareWidget``); then, in their place, the static output."""
+
+    view: CompareWidget | None = None
+    _display_id: str | None = None
+
+    async def _variants(self, runs: list[Run], labels: list[str]) -> None:
+        view = self.view = CompareWidget(
+            labels,
+            hide_reasoning=self.hide,
+            fold_on_answer=self.magics.fold_reasoning,
+            max_rate=self.magics.max_updates_per_second,
+            on_stop=self.stop,
+        )
+        live = {WIDGET_VIEW: view.root._repr_mimebundle_()[WIDGET_VIEW], "text/plain": ""}
+        self._display_id = display(live, raw=True, display_id=True).display_id
+        columns = (view.start, view.on_event, view.finish)
+        await self._live(view, partial(self._stream_all, runs, MAX_CONCURRENT, *columns))
+
+    def _save(self, traces: list[Trace]) -> None:
+        save(traces, replace=self._display_id)
+        self.close()
 
     def close(self) -> None:
-        """Nothing outlives the cell."""
+        """The cell runs again, or the variants ended: stop, and close every widget of the live
+        view."""
+        self.stop()
+        if self.view is not None:
+            from .run_view import close_tree
+
+            runs = [part for run in self.view.views if run is not None for part in run.parts]
+            close_tree(self.view.root, *runs)
 
 
 class CompareWidget:
@@ -217,12 +190,18 @@ class CompareWidget:
         from ipywidgets.widgets.widget_string import HTMLStyle
 
         from .kit import Kit
+        from .pacing import Pacer
         from .style import KIT_CLASS
-        from .throttle import Meter
 
         self.labels, self.hide, self.fold = labels, hide_reasoning, fold_on_answer
-        self.max_rate, self.on_stop, self.clock = max(1.0, max_rate), on_stop, clock
-        self.meter = Meter()
+        self.on_stop, self.clock = on_stop, clock
+        max_rate = max(1.0, max_rate)
+        fifth = max(3, round(max_rate / 5))
+        self.pacer = Pacer(max_rate, clock, headroom=fifth, burst=fifth)
+        """One budget for all the columns, starts, final renders and clicks included: 80% of
+        the rate paced, in bursts of up to a fifth of it. No byte budget: a column's tail is cut
+        short (``COLUMN_TAIL``)."""
+        self.meter = self.pacer.meter
         self._layout = layout = W.Layout()  # every part's with no layout of its own
         self.views: list[Any] = [None] * len(labels)
         style = HTMLStyle()  # (the HTML parts share it)
@@ -246,25 +225,10 @@ class CompareWidget:
             layout=layout,
             _dom_classes=("reasoning-nb-compare-live", LIVE_CLASS),
         )
-        # 80% of the rate, a fifth of it as burst: a window of one second stays within the rate,
-        # with room for the unpaced messages (a column's start, a click).
-        self._refill_rate, self._burst = 0.8 * self.max_rate, max(3.0, self.max_rate / 5)
-        self._budget = self._burst  # messages we may send now (a token bucket; below zero
-        # after unpaced messages, or a final render dearer than the bucket, which it repays)
-        self._at = clock()
         self._next = 0  # round-robin
         self._status_at = [float("-inf")] * len(labels)
         self._phase_shown: list[str | None] = [None] * len(labels)
         self._finals: dict[int, Trace] = {}  # ended columns whose final render waits, in order
-
-    def _refill(self, now: float) -> None:
-        self._budget = min(self._burst, self._budget + (now - self._at) * self._refill_rate)
-        self._at = now
-
-    def _charge(self, since: int) -> None:
-        """Unpaced messages (sent since the meter read ``since``) count against the budget."""
-        self._refill(self.clock())
-        self._budget -= self.meter.msgs - since
 
     def _open(self, i: int, trace: Trace, now: float) -> None:
         from .run_view import RunView
@@ -279,9 +243,10 @@ class CompareWidget:
         self._status_at[i], self._phase_shown[i] = now, view.phase
 
     def start(self, i: int, trace: Trace) -> None:
-        mark = self.meter.msgs
-        self._open(i, trace, self.clock())
-        self._charge(mark)
+        """Column ``i`` starts: at once, and the paced flushes after it repay it."""
+        now, msgs = self.clock(), self.meter.msgs
+        self._open(i, trace, now)
+        self.pacer.sent(self.meter.msgs - msgs, now)
 
     def on_event(self, i: int, event: Event) -> None:
         view = self.views[i]
@@ -296,16 +261,16 @@ class CompareWidget:
         columns in turn, text then status line. The column whose turn it is waits for the
         budget its flush needs; the next ones do not overtake it (each cheaper flush would
         spend what it waits for: a column with a long tail to cut would never go out)."""
-        now = self.clock()
-        self._refill(now)
+        now, pacer = self.clock(), self.pacer
         if self._finals:
             # What a final render sends is not known ahead (joins, resends): it waits for a
-            # full bucket, and the paced flushes wait with it, so it cannot be starved.
-            if self._budget < self._burst:
+            # whole burst, and the paced flushes wait with it, so it cannot be starved; the
+            # pacing after it repays what it took.
+            if not pacer.ready(pacer.burst, now):
                 return 0
             i = next(iter(self._finals))
             got = self._final(i, self._finals.pop(i))
-            self._budget -= got
+            pacer.sent(got, now)
             return got
         sent = 0
         n = len(self.views)
@@ -321,13 +286,13 @@ class CompareWidget:
             need = cost + status_due
             if not need:
                 continue
-            if self._budget < min(need, self._burst):
-                break  # (a flush dearer than the burst goes out once the bucket is full)
+            if not pacer.ready(min(need, pacer.burst), now):
+                break  # (a flush dearer than a burst goes out once a whole burst is free)
             got = view.flush() if cost else 0
             if status_due:
                 got += self.meter.set(self.statuses[i], value=view.status_html(now))
                 self._status_at[i], self._phase_shown[i] = now, view.phase
-            self._budget -= got
+            pacer.sent(got, now)
             sent += got
             self._next = (i + 1) % n
         return sent
@@ -346,84 +311,13 @@ class CompareWidget:
         view = self.views[i]
         if not view.finished:
             view.end(trace, now)
-        view.phase = {"complete": "done", "truncated": "done", "cancelled": "stopped"}.get(
-            trace.status, "error"
-        )
-        view.detail = trace.error or ""
-        view.warnings += [w for w in trace.warnings if w not in view.warnings]
+        view.detail = trace.error or ""  # (a column has no error line of its own)
         view.finalize(fold=self.fold)
         self.meter.set(self.statuses[i], value=view.status_html(now))
         return self.meter.msgs - mark
 
     def _on_stop(self, _button) -> None:
-        mark = self.meter.msgs
-        self.meter.set(self.stop_button, disabled=True, description="Stopping…")
-        self._charge(mark)
+        with self.pacer.unpaced():
+            self.meter.set(self.stop_button, disabled=True, description="Stopping…")
         if self.on_stop is not None:
             self.on_stop()
-
-
-class CompareWidgetRunner:
-    """The live columns; then, in their place, the static output with every trace."""
-
-    def __init__(self, magics: ThinkMagics, *, hide: bool, debug: bool):
-        self.magics, self.hide, self.debug = magics, hide, debug
-        self.scope: anyio.CancelScope | None = None
-
-    def stop(self) -> None:
-        """The Stop button: cancel every variant (each keeps its partial trace, cancelled)."""
-        if self.scope is not None:
-            self.scope.cancel()
-
-    def close(self) -> None:
-        """The cell runs again, or the variants ended: stop, and close every widget of the live
-        view."""
-        self.stop()
-        view = getattr(self, "view", None)
-        if view is not None:
-            from .run_view import close_tree
-
-            runs = [part for run in view.views if run is not None for part in run.parts]
-            close_tree(view.root, *runs)
-
-    async def run(self, prompt: str, variants: list[Variant], chat: Conversation | None):
-        view = CompareWidget(
-            [v.label for v in variants],
-            hide_reasoning=self.hide,
-            fold_on_answer=self.magics.fold_reasoning,
-            max_rate=self.magics.max_updates_per_second,
-            on_stop=self.stop,
-        )
-        self.view = view
-        live = {WIDGET_VIEW: view.root._repr_mimebundle_()[WIDGET_VIEW], "text/plain": ""}
-        display_id = display(live, raw=True, display_id=True).display_id
-        interval = 1.0 / view.max_rate
-        runs = make_runs(variants, prompt, lambda model: self.magics.history_for(chat, model))
-        try:
-            async with anyio.create_task_group() as tg:
-
-                async def ticker() -> None:
-                    while True:
-                        await anyio.sleep(interval)
-                        view.tick()
-
-                tg.start_soon(ticker)
-                try:
-                    with anyio.CancelScope() as scope:
-                        self.scope = scope
-                        await run_variants(
-                            runs,
-                            on_start=view.start,
-                            on_event=view.on_event,
-                            on_done=view.finish,
-                            debug=self.debug,
-                        )
-                finally:
-                    tg.cancel_scope.cancel()
-        finally:
-            self.scope = None
-            traces = [_ended(r.trace) for r in runs]
-            _remember(self.magics, traces, chat)
-            save(traces, replace=display_id)
-            self.close()
-        return traces

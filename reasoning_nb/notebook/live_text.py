@@ -1,25 +1,25 @@
 """A growing markdown text shown live as ``Output`` widgets: frozen blocks, then one live tail.
 
 Each ``Output`` holds a single ``text/markdown`` display of inert markdown
-(:mod:`.live_markdown`), so the front end renders it: math typeset, code in the theme's colours,
-tables in its style. Only the tail's content changes: an update replaces its one output as the
-text grows. A finished block (see :mod:`.fences`) freezes in place: the tail, showing exactly
-the block, stays where it is and a fresh tail is appended after it (:mod:`.pages`). No ``Output``
-holding more than the tail is ever reassigned, and nothing is copied into another widget while
-it shows: the front end re-renders nothing and never shows a block twice.
+(:mod:`..views.live_markdown`), so the front end renders it: math typeset, code in the theme's
+colours, tables in its style. Only the tail's content changes: an update replaces its one output
+as the text grows. A finished block (see :mod:`.blocks`) freezes in place: the tail, showing
+exactly the block, stays where it is and a fresh tail is appended after it (:mod:`.pages`). No
+``Output`` holding more than the tail is ever reassigned, and nothing is copied into another
+widget while it shows: the front end re-renders nothing and never shows a block twice.
 
 So that a freeze never takes back text the tail showed, the tail never shows text past a place
 where it may be cut: after a blank line that ends a list item, what follows waits until its
 first characters tell whether the list goes on; a word shows once it is whole (or the text
 paused: ``settle``). A table shows only as a table, paused or not: a header row waits for its
-delimiter row, a row for its line end (``fences.table_hold``). A tail past ``tail_limit`` with
+delimiter row, a row for its line end (``blocks.table_hold``). A tail past ``tail_limit`` with
 no block end (a long paragraph, list, code fence or table) is then cut by force where the tail
-ends, if a cut may go there (``fences.may_cut``: before a word, outside math), else at the next
-place one may. The fresh tail after a forced cut carries ``CONT_CLASS`` (the stylesheet runs the two
-pieces on as one paragraph, code box or table). Once the block has ended, ``flush(join=True)``
-shows its pieces as one new ``Output`` swapped in for them in a single message. At the end
-``finalize`` swaps one ``Output`` holding the whole text in for all of them, the same way: what
-a saved notebook keeps is one widget per text.
+ends, if a cut may go there (``blocks.may_cut``: before a word, outside math), else at the next
+place one may. The fresh tail after a forced cut carries ``CONT_CLASS`` (the stylesheet runs the
+two pieces on as one paragraph, code box or table). Once the block has ended,
+``flush(join=True)`` shows its pieces as one new ``Output`` swapped in for them in a single
+message. At the end ``finalize`` swaps one ``Output`` holding the whole text in for all of them,
+the same way: what a saved notebook keeps is one widget per text.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ import ipywidgets as W
 
 from ..views.live_markdown import live_markdown, markdown_output
 from .blocks import TAIL_LIMIT, Cut, Scanner, closing, cut_at, find_cut, table_hold
+from .pacing import UpdateMeter
 from .pages import ID_BYTES, Pages
-from .throttle import Meter
 
 __all__ = ["CONT_CLASS", "OUTPUT_BYTES", "LiveText"]
 
@@ -61,14 +61,14 @@ class LiveText:
         self,
         *,
         breaks: bool = False,
-        meter: Meter | None = None,
+        meter: UpdateMeter | None = None,
         classes: tuple[str, ...] = (),
         layout: W.Layout | None = None,
         tail_limit: int = TAIL_LIMIT,
         page_size: int = PAGE_SIZE,
     ) -> None:
         self.breaks, self.tail_limit = breaks, tail_limit
-        self.meter = meter = meter or Meter()
+        self.meter = meter = meter or UpdateMeter()
         self._layout = layout or W.Layout()  # one for every widget: a block opens one comm
         self.tail = W.Output(layout=self._layout)
         self._pages = Pages(self.tail, page_size, meter, self._layout)

@@ -13,7 +13,6 @@ the widgets of its previous output.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import sqlite3
@@ -27,19 +26,19 @@ from IPython.display import display
 from traitlets import Bool, Enum, Float, Int, Unicode, validate
 
 from ..api import call_blocking
-from ..config import check_cache_max_mb, defaults
+from ..config import check_cache_max_mb, configured_model, defaults
 from ..core.history import CHOICES, Conversation
 from ..core.presets import PRESETS
 from ..core.trace import Trace
 from ..errors import ReasoningNBError
+from ..options import HIDE_REASONING, Flag, given, option_flags
 from ..providers import catalog
 from ..providers.profile import Profile
-from ..run import MAX_CHARS, Run
+from ..run import Run
 from ..store import db as store
-from ..store.recording import PACES
 from ..views.stats import row, session_stats
 from . import interrupts, kernel_status
-from .compare import CompareTextRunner, CompareWidgetRunner, parse_variants
+from .compare import CompareRunner, CompareWidgetRunner, parse_variants
 from .listing import list_text
 from .runners import CellError, TextRunner, WidgetRunner
 
@@ -49,88 +48,44 @@ MAX_STATS_ROWS = 10_000
 """Runs ``%think --stats`` remembers (a row of numbers each, no text); the oldest go first."""
 
 
+CELL_FLAGS = (
+    HIDE_REASONING,
+    Flag(
+        ("--chat",),
+        "continue the named conversation across cells (its history is sent with the prompt)",
+        metavar="NAME",
+    ),
+    Flag(
+        ("--history",),
+        "with `--chat`: earlier turns send back the `reasoning` too where the provider takes it "
+        "(the default), or the `answer` only",
+        choices=CHOICES,
+        metavar="MODE",
+    ),
+    Flag(
+        ("--compare",),
+        "run variants side by side: presets (`low,high`) or model ids "
+        "(`ollama:qwen3,ollama:deepseek-r1`)",
+        metavar="A,B",
+    ),
+    Flag(("--list",), "(line form) list providers, running local servers and their models", bool),
+    Flag(
+        ("--stats",),
+        "(line form) a table of this session's runs: tokens, timing, cost, warnings",
+        bool,
+    ),
+    Flag(("--clear-cache",), "(line form) delete every cached run (the log is kept)", bool),
+    Flag(("--debug",), "show the full traceback on errors", bool),
+)
+"""The magic's own flags, after those of the run options (``options.option_flags``)."""
+FLAGS = (*option_flags(), *CELL_FLAGS)
+"""Every flag of ``%%think``, in the order its help and the README list them."""
+
+
 def _flags(func):
-    for decorator in reversed(
-        (
-            magic_arguments(),
-            argument("-m", "--model", help="PROVIDER:MODEL, e.g. ollama:qwen3 or llamacpp:default"),
-            argument("-p", "--preset", choices=PRESETS, help="reasoning effort (default: auto)"),
-            argument("--budget", type=int, help="reasoning token budget; wins over the preset"),
-            argument("--base-url", help="server address, e.g. http://127.0.0.1:8080/v1"),
-            argument(
-                "--api-key-env",
-                metavar="NAME",
-                help="send the key in this environment variable (needed for a provider's key to "
-                "go to a --base-url that is not the provider's own)",
-            ),
-            argument("--system", help="system prompt"),
-            argument("--max-tokens", type=int, help="limit on generated tokens"),
-            argument("--temperature", type=float, help="sampling temperature"),
-            argument(
-                "--timeout", type=float, help="seconds to wait for the first byte and between bytes"
-            ),
-            argument(
-                "--max-chars",
-                type=int,
-                help=f"end a run whose text passes this many characters (default {MAX_CHARS:,})",
-            ),
-            argument(
-                "--hide-reasoning",
-                action="store_true",
-                help="keep the reasoning pane collapsed and quiet (still saved)",
-            ),
-            argument(
-                "--chat",
-                metavar="NAME",
-                help="continue the named conversation (history is sent with the prompt)",
-            ),
-            argument(
-                "--history",
-                choices=CHOICES,
-                help="what --chat's earlier turns send back: reasoning too, where the provider "
-                "takes it (default), or the answers only",
-            ),
-            argument(
-                "--compare",
-                metavar="A,B",
-                help="run variants side by side: presets (low,high) or model ids "
-                "(ollama:qwen3,ollama:deepseek-r1)",
-            ),
-            argument(
-                "--list",
-                action="store_true",
-                help="(line form) list providers, running local servers and their models",
-            ),
-            argument(
-                "--stats",
-                action="store_true",
-                help="(line form) a table of this session's runs: tokens, timing, warnings",
-            ),
-            argument(
-                "--cache",
-                action="store_true",
-                help="replay an identical earlier run instead of calling the model",
-            ),
-            argument(
-                "--refresh",
-                action="store_true",
-                help="call the model even if a replay exists, and replace it",
-            ),
-            argument(
-                "--pace",
-                choices=PACES,
-                help="a replay arrives at once (instant, the default) or at the recorded speed",
-            ),
-            argument(
-                "--clear-cache",
-                action="store_true",
-                help="(line form) delete every cached run (the log is kept)",
-            ),
-            argument("--debug", action="store_true", help="show the full traceback on errors"),
-        )
-    ):
-        func = decorator(func)
-    return func
+    for flag in reversed(FLAGS):  # decorators apply from the inside out
+        func = argument(*flag.names, **flag.spec())(func)
+    return magic_arguments()(func)
 
 
 @magics_class
@@ -252,7 +207,8 @@ class ThinkMagics(Magics):
                 raise CellError(f"%think: {store.unusable(exc)}") from None
             print(f"%think: cleared {count} cached runs from {store.path()}")
             return
-        changed = {k: v for k, v in self._options(args).items() if v is not None}
+        changed = given(args)
+        changed.pop("refresh", None)  # for the cell it is on, never a default
         if args.hide_reasoning:
             changed["hide_reasoning"] = True
         if not changed:
@@ -273,31 +229,14 @@ class ThinkMagics(Magics):
         shown = ", ".join(f"{k}={v}" for k, v in merged.items() if v is not None)
         return f"%%think defaults: {shown or '(none)'}"
 
-    @staticmethod
-    def _options(args) -> dict[str, Any]:
-        return {
-            "model": args.model,
-            "preset": args.preset,
-            "budget_tokens": args.budget,
-            "base_url": args.base_url,
-            "api_key_env": args.api_key_env,
-            "system": args.system,
-            "max_tokens": args.max_tokens,
-            "temperature": args.temperature,
-            "timeout": args.timeout,
-            "max_chars": args.max_chars,
-            "cache": True if args.cache else None,
-            "pace": args.pace,
-        }
-
     def _prepare(self, args, cell: str):
         """Flags + session defaults + config -> the run's arguments; CellError when invalid."""
         prompt = cell.strip()
         if not prompt:
             raise CellError("%%think: the cell is empty; write the prompt below the %%think line.")
         options = {
-            # flag > %think default > REASONING_NB_MODEL > c.ThinkMagics.default_model > discovery
-            "model": os.environ.get("REASONING_NB_MODEL") or self.default_model,
+            # flag > %think default > configuration (config.configured_model) > discovery
+            "model": configured_model(self.default_model)[0],
             "preset": self.default_preset,
             "timeout": self.timeout,
             "max_tokens": self.max_tokens,
@@ -306,9 +245,7 @@ class ThinkMagics(Magics):
             "stop_on_loop": self.stop_on_loop,
         }
         options.update({k: v for k, v in self.session.items() if k != "hide_reasoning"})
-        options.update({k: v for k, v in self._options(args).items() if v is not None})
-        if args.refresh:
-            options["refresh"] = True
+        options.update(given(args))
         defaults.cache_max_mb = self.cache_max_mb
         hide = args.hide_reasoning or self.session.get("hide_reasoning", False)
         if args.history and not args.chat:
@@ -328,7 +265,7 @@ class ThinkMagics(Magics):
     async def _execute(self, prompt, options, hide, chat, debug) -> None:
         widget = self._use_widget()
         if isinstance(options, list):  # --compare: a list of variants
-            kind = CompareWidgetRunner if widget else CompareTextRunner
+            kind = CompareWidgetRunner if widget else CompareRunner
         else:
             kind = WidgetRunner if widget else TextRunner
         runner = kind(self, hide=hide, debug=debug)
@@ -363,13 +300,18 @@ class ThinkMagics(Magics):
         """One finished run, for ``--stats``."""
         self.stats_rows.append(row(trace))
 
-    def remember(self, trace: Trace, chat: Conversation | None) -> None:
-        self.last = trace
-        self.record(trace)
+    def remember(self, traces: list[Trace], chat: Conversation | None) -> None:
+        """A cell's runs ended (one, or the variants of a --compare): ``_think`` is the first,
+        ``_compare`` all of a --compare, and the first is the chat's next turn."""
+        for trace in traces:
+            self.record(trace)
+        self.last = traces[0]
         if self.shell is not None:
-            self.shell.user_ns["_think"] = trace
+            self.shell.user_ns["_think"] = traces[0]
+            if len(traces) > 1:
+                self.shell.user_ns["_compare"] = traces
         if chat is not None:
-            chat.add(trace)
+            chat.add(traces[0])
 
     def history_for(self, chat: Conversation | None, model: str | None) -> list[dict[str, Any]]:
         if chat is None:

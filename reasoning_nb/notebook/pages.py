@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from .throttle import Meter
+from .pacing import UpdateMeter
 
 ID_BYTES = 45
 """About the bytes one child takes in a ``children`` update (``"IPY_MODEL_<32 hex>", ``)."""
@@ -21,7 +21,7 @@ ID_BYTES = 45
 
 class Pages:
     def __init__(
-        self, tail: W.Widget, page_size: int, meter: Meter, layout: W.Layout | None = None
+        self, tail: W.Widget, page_size: int, meter: UpdateMeter, layout: W.Layout | None = None
     ) -> None:
         self.tail, self.page_size, self.meter = tail, page_size, meter
         self._layout = layout or W.Layout()  # every page's: a new page opens one comm, not two

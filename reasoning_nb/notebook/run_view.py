@@ -1,9 +1,12 @@
 """One run in the live view: its reasoning pane and answer, its phase, warnings and numbers.
 
-The text is folded as :meth:`Trace.fold` folds it, so the live view and the saved trace agree;
-every widget change goes through a :class:`~.throttle.Meter` and waits for the owner's
-``flush``. Model text reaches the front end only as inert markdown (``live_markdown``, in
-``Output`` widgets: see :mod:`.live_text`) or through ``html.escape``.
+The trace is the one fold of the events (the runner folds each event once): the view reads
+what changed in it, its text and timers, so the live view and the saved trace agree. Per event
+it compares a phase, and a few sizes when the phase may change; the text it takes from the
+trace per screen update (``max_cost``, ``flush``, ``status_html``...). Every widget change goes
+through a :class:`~.pacing.UpdateMeter` and waits for the owner's ``flush``. Model text reaches
+the front end only as inert markdown (``live_markdown``, in ``Output`` widgets: see
+:mod:`.live_text`) or through ``html.escape``.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ import ipywidgets as W
 
 from ..core.cost import label as cost_label
 from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Usage, Waiting
+from ..core.rescue import lost_answer
 from ..core.subject import Subject
-from ..core.trace import USAGE_KEYS, Trace, answer_start
+from ..core.trace import Trace
 from ..views.cell_runs import continue_note, replay_note
 from ..views.render import (
     ERROR_CLASS,
@@ -25,7 +29,7 @@ from ..views.render import (
     tokens_label,
 )
 from .live_text import LiveText
-from .throttle import Meter
+from .pacing import UpdateMeter
 
 PANE_CLASS, ANSWER_CLASS = "reasoning-nb-pane", "reasoning-nb-answer"
 THOUGHTS_CLASS, TEXT_CLASS = "reasoning-nb-thoughts", "reasoning-nb-text"
@@ -44,6 +48,9 @@ LIVE_TITLE = "Thinking…"
 HIDDEN_TITLE = "Reasoning (hidden while the model runs)"
 _LIVE_LABEL = {"connecting": "connecting…", "thinking": "thinking…", "answering": "answering…"}
 _CARET = {True: "caret-down", False: "caret-right"}
+_PHASE_OF_STATUS = {"complete": "done", "truncated": "done", "cancelled": "stopped"}
+LOST_DETAIL = "no answer, every token went to thinking"
+"""The status line of a run that lost its answer to thinking (its warning says what to do)."""
 SUBJECT_EVERY = 1.0
 """The live subject (what the model thinks about now) changes at most this often, in seconds,
 so it can be read."""
@@ -59,29 +66,25 @@ class RunView:
         now: float,
         *,
         hide_reasoning: bool,
-        meter: Meter | None = None,
+        meter: UpdateMeter | None = None,
         layout: W.Layout | None = None,
     ) -> None:
         self.trace, self.number, self.hide = trace, number, hide_reasoning
-        self._held = ""  # whitespace before the answer's first visible text
-        self.meter = meter or Meter()
+        self.meter = meter or UpdateMeter()
         self._layout = layout or W.Layout()  # one for every part with no layout of its own
         self._title, self._open = (HIDDEN_TITLE, False) if hide_reasoning else (LIVE_TITLE, True)
         self._quiet = False  # True while we set the toggle ourselves
         self._parked = False
         self._build()
         self.phase, self.detail = "connecting", ""
-        self.warnings = list(trace.warnings)
-        self.usage = dict(trace.usage)
         self.finished = False
         self.t0 = self.t_end = now
-        self.t_first: float | None = None
-        self.t_think: float | None = None
-        self.t_thought: float | None = None
-        self.t_answer: float | None = None
-        self._last = ""
+        self._sizes = (0, 0)  # the trace's text sizes at the last event
+        self._taken = {"reasoning": 0, "answer": 0}  # ...and how much of it the texts hold
+        self._moved = False  # a Reclassify: the answer so far moved into the reasoning
         self._pane_dirty = False
         self.subject = Subject()  # reads the reasoning as it arrives
+        self._latest = ""  # its subject after the last screen update
         self._subject, self._subject_at = "", float("-inf")  # the one shown, and since when
 
     def _build(self) -> None:
@@ -121,35 +124,41 @@ class RunView:
         self._build()
         return self.finalize(fold=fold)
 
-    # -- text, folded as Trace.fold does ---------------------------------------------------------
+    # -- what the trace folded ------------------------------------------------------------------
 
-    def add_reasoning(self, text: str, now: float) -> None:
-        if not text:
-            return
-        if self._last == "answer" and self.reasoning.chars:
-            self._reason("\n\n")  # a new block after some answer text
-        self._reason(text)
-        self._last = "reasoning"
-        self._stamp(now)
-        self.t_think = now if self.t_think is None else self.t_think
-        self.t_thought = now
-        if self.phase != "thinking":
-            self.phase = "thinking"
+    def apply(self, event: Event, now: float, *, fold: bool) -> bool:
+        """Note one event, already folded into the trace; True when the status line has
+        something new to say. The text itself is read from the trace per screen update."""
+        if isinstance(event, ReasoningDelta):  # (most events: one compare, nothing more)
+            return self.phase != "thinking" and self._follow(now, fold=fold)
+        if isinstance(event, TextDelta):
+            return self.phase != "answering" and self._follow(now, fold=fold)
+        if isinstance(event, Waiting):  # (not part of the trace: its own label, "loading model…")
+            self.phase = event.text
+            return True
+        if isinstance(event, Reclassify):
+            self._moved = True
+        return self._follow(now, fold=fold) or isinstance(event, (Usage, Notice))
+
+    def _follow(self, now: float, *, fold: bool) -> bool:
+        """Follow the trace's phase (constant work: its sizes, compared); True if it changed."""
+        if self.finished:
+            return False
+        reasoning, answer, last = self.trace.progress
+        grew = (reasoning, answer) != self._sizes or self._moved
+        self._sizes = (reasoning, answer)
+        if not grew or not last:
+            return False
+        phase = "answering" if last == "answer" and answer else "thinking"
+        if last == "answer" and not answer:
+            phase = self.phase  # (only whitespace so far: it waits for visible text)
+        if phase == self.phase and not self._moved:
+            return False
+        self._pull()  # (a new phase: the pane's title sums up the text so far)
+        self.phase = phase
+        if phase == "thinking":
             self._set_pane(HIDDEN_TITLE if self.hide else LIVE_TITLE, not self.hide)
-
-    def add_answer(self, text: str, now: float, *, fold: bool) -> None:
-        if not text:
-            return
-        self._last = "answer"
-        if not self.answer.chars:
-            text, self._held = answer_start(self._held, text)
-            if not text:
-                return
-        self.answer.append(text)
-        self._stamp(now)
-        self.t_answer = now if self.t_answer is None else self.t_answer
-        if self.phase != "answering":
-            self.phase = "answering"
+        elif phase == "answering":
             self.reasoning.settle()  # it paused: hold nothing of it back
             if self.reasoning.chars:  # the pane's title sums it up (folded, unless told not to)
                 # Tokens only if the server counted them: an estimate now would change at the
@@ -158,56 +167,48 @@ class RunView:
                 tokens = tokens_label(rt, self.reasoning.chars) if rt is not None else ""
                 summary = thought_label(self.reasoning_ms(now), tokens)
                 self._set_pane(summary, self._open and not fold)
+        return True
 
-    def apply(self, event: Event, now: float, *, fold: bool) -> bool:
-        """Show one provider event; True when the status line has something new to say."""
-        before = self.phase
-        if isinstance(event, ReasoningDelta):
-            self.add_reasoning(event.text, now)
-        elif isinstance(event, TextDelta):
-            self.add_answer(event.text, now, fold=fold)
-        elif isinstance(event, Reclassify):
-            self.reclassify(now)
-        elif isinstance(event, Usage):
-            counts = {k: getattr(event, k) for k in USAGE_KEYS}
-            self.usage.update({k: v for k, v in counts.items() if v is not None})
-            return True
-        elif isinstance(event, Notice) and event.text not in self.warnings:
-            self.warnings.append(event.text)
-            return True
-        elif isinstance(event, Waiting):
-            self.phase = event.text  # (its own label: "loading model…")
-        return self.phase != before
-
-    def reclassify(self, now: float) -> None:
-        """Everything shown as answer so far was reasoning: move it into the pane."""
-        moved = self.answer.text
-        self.answer.clear()
-        if moved:
-            self._reason(f"\n\n{moved}" if self.reasoning.chars else moved)
-            self.t_think = self.t_answer if self.t_think is None else self.t_think
-            self.t_thought = now
-        self.t_answer = None
-        self._last = "reasoning"
-        self.phase = "thinking"
-        self._set_pane(HIDDEN_TITLE if self.hide else LIVE_TITLE, not self.hide)
+    def _pull(self) -> None:
+        """Take the text the trace folded since the last screen update into the live texts."""
+        if self.finished or self.trace.done:  # (``finalize`` shows all of it: the trace's
+            return  # ends are tidied now, so its offsets moved)
+        if self._moved:  # everything shown as answer so far was reasoning: the pane has it now
+            self._moved, self._taken["answer"] = False, 0
+            self.answer.clear()
+        for part, live in (("reasoning", self.reasoning), ("answer", self.answer)):
+            if text := self.trace.text_from(part, self._taken[part]):
+                self._taken[part] += len(text)
+                live.append(text)
+                if live is self.reasoning:
+                    self.subject.feed(text)
+                    self._latest = self.subject.current
 
     def end(self, trace: Trace, now: float) -> None:
+        """The run ended: its phase (and detail) says how, from the trace's status."""
         self.trace, self.finished, self.t_end = trace, True, now
-        self.usage.update({k: v for k, v in trace.usage.items() if v is not None})
+        if trace.status == "running":  # superseded by a re-run before it was finished
+            self.phase, self.detail = "stopped", ""
+            return
+        self.phase = _PHASE_OF_STATUS.get(trace.status, "error")
+        self.detail = "truncated" if trace.status == "truncated" else ""  # (errors: own line)
+        if lost_answer(trace):
+            self.detail = LOST_DETAIL
 
-    def _reason(self, text: str) -> None:
-        self.reasoning.append(text)
-        self.subject.feed(text)
+    @property
+    def usage(self) -> dict:
+        return self.trace.usage
 
-    def _stamp(self, now: float) -> None:
-        if self.t_first is None:
-            self.t_first = now
+    @property
+    def warnings(self) -> list[str]:
+        return self.trace.warnings
 
     # -- widgets ---------------------------------------------------------------------------------
 
     def _texts(self) -> tuple[LiveText, ...]:
-        """The texts sent live: hidden reasoning is only sent by ``finalize``."""
+        """The texts sent live (with what the trace folded since the last screen update):
+        hidden reasoning is only sent by ``finalize``."""
+        self._pull()
         return (self.answer,) if self.hide else (self.reasoning, self.answer)
 
     def set_tail_limit(self, chars: int) -> None:
@@ -228,6 +229,7 @@ class RunView:
 
     def settle(self) -> None:
         """The text paused: the next flush shows all of it (see ``LiveText.settle``)."""
+        self._pull()
         self.reasoning.settle()
         self.answer.settle()
 
@@ -308,25 +310,28 @@ class RunView:
         return (self.t_end if self.finished else now) - self.t0
 
     def reasoning_ms(self, now: float) -> float | None:
+        """The reasoning's time so far, from the fold's timers (on the trace's clock)."""
         saved = self.trace.timing.get("reasoning_ms") if self.finished else None
-        if saved is not None or self.t_think is None:
+        began, last, answered = self.trace.moments
+        if saved is not None or began is None:
             return saved
-        if self.t_answer is not None:
-            end = self.t_answer
+        if answered is not None:
+            end = answered
         elif self.finished or self.phase != "thinking":
-            end = self.t_thought if self.t_thought is not None else self.t_think
+            end = last if last is not None else began
         else:
             end = now
-        return round(max(0.0, end - self.t_think) * 1000, 1)
+        return round(max(0.0, end - began) * 1000, 1)
 
     def tokens_per_s(self, now: float) -> str:
         out = self.usage.get("output_tokens")
         guessed = out is None
         if guessed:
-            out = (self.reasoning.chars + self.answer.chars) / 4
-        if self.t_first is None or not out:
+            out = self.trace.chars / 4
+        first = min((t for t in self.trace.moments[::2] if t is not None), default=None)
+        if first is None or not out:
             return ""
-        span = (self.t_end if self.finished else now) - self.t_first
+        span = (self.t_end if self.finished else now) - first
         if span < 0.2:
             return ""
         return f"{'≈' if guessed else ''}{out / span:,.0f} tok/s"
@@ -343,6 +348,7 @@ class RunView:
     def status_html(self, now: float) -> str:
         """``thinking… · 4.2 s · reasoning 3.1 s, ≈812 tokens · ≈190 tok/s`` while the pane's
         title says nothing yet, then ``done · 9.1 s · 120 tok/s``; plus ⚠ lines."""
+        self._pull()
         label = _LIVE_LABEL.get(self.phase, self.phase)
         bits = [f"{label}: {self.detail}" if self.detail else label]
         elapsed = self.elapsed(now)
@@ -373,7 +379,7 @@ class RunView:
         """What the model thinks about now (see ``core.subject``), while it thinks; it changes
         at most every ``SUBJECT_EVERY`` seconds of ``now``; never of hidden reasoning."""
         if self.subject_due(now):
-            self._subject, self._subject_at = self.subject.current, now
+            self._subject, self._subject_at = self._latest, now
         return "" if self.hide or self.finished or self.phase != "thinking" else self._subject
 
     def subject_due(self, now: float) -> bool:
@@ -381,7 +387,7 @@ class RunView:
         with the next text (a summary often pauses between its parts)."""
         if self.hide or self.finished or self.phase != "thinking":
             return False
-        latest, since = self.subject.current, self._subject_at + SUBJECT_EVERY
+        latest, since = self._latest, self._subject_at + SUBJECT_EVERY
         return bool(latest) and latest != self._subject and now >= since
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import sys
 import traceback
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 import anyio
 from IPython.display import display
@@ -15,7 +16,7 @@ from IPython.display import display
 from ..api import call_blocking
 from ..core import rescue
 from ..core.continuation import Continuation
-from ..core.events import Done
+from ..core.events import Done, Event
 from ..core.history import Conversation
 from ..core.trace import Trace
 from ..errors import ReasoningNBError
@@ -25,9 +26,6 @@ from ..views.cell_runs import CellRuns
 from ..views.terminal import TerminalView, inert
 from . import interrupts, kernel_status
 from .pin import executing_cell_line
-
-if TYPE_CHECKING:
-    from .magic import ThinkMagics
 
 METADATA_KEY = "reasoning_nb"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -104,52 +102,158 @@ class CellError(Exception):
         return cls(f"%%think failed: {error.splitlines()[0]}{more}")
 
 
-class TextRunner:
-    """No widget frontend: stream to stdout, then the static output with the trace metadata."""
+class CellMagic(Protocol):
+    """What a runner asks of the ``%%think`` magic (``magic.ThinkMagics``)."""
 
-    def __init__(self, magics: ThinkMagics, *, hide: bool, debug: bool):
+    max_updates_per_second: float
+    fold_reasoning: bool
+
+    def history_for(self, chat: Conversation | None, model: str | None) -> list[dict]: ...
+
+    def note_history(self, trace: Trace, chat: Conversation | None, model: str | None): ...
+
+    def remember(self, traces: list[Trace], chat: Conversation | None) -> None: ...
+
+
+def ended(trace: Trace) -> Trace:
+    """``trace``, finished as cancelled if it was still running (its stream was stopped)."""
+    return trace.finish("cancelled") if trace.status == "running" else trace
+
+
+class Runner:
+    """What every runner of a ``%%think`` cell shares, for one run or N variants: it makes each
+    ``Run`` with the chat's history, streams its events into its view, and ends its trace
+    whatever ends the stream (Stop, an error, a kernel interrupt: the partial trace is kept);
+    a live view ticks meanwhile. ``run(prompt, options, chat)`` returns the cell's traces."""
+
+    def __init__(self, magics: CellMagic, *, hide: bool, debug: bool):
         self.magics, self.hide, self.debug = magics, hide, debug
+        self.scope: anyio.CancelScope | None = None
+
+    def stop(self) -> None:
+        """Stop what streams (each run keeps its partial trace, cancelled)."""
+        if self.scope is not None:
+            self.scope.cancel()
+
+    def close(self) -> None:
+        """The cell runs again: stop what streams."""
+        self.stop()
+
+    async def _stream(self, run: Run, on_event: Callable[[Event], object]) -> Trace:
+        """Feed ``run``'s events to ``on_event``; its trace, ended (a failed run's error line
+        in it, or the whole traceback with ``--debug``)."""
+        try:
+            async for event in run.events():
+                if not isinstance(event, Done):
+                    on_event(event)
+        except ReasoningNBError as exc:
+            self._failed(run.trace, exc)
+        finally:
+            ended(run.trace)
+        return run.trace
+
+    def _failed(self, trace: Trace, exc: ReasoningNBError) -> None:
+        if not trace.error or self.debug:
+            trace.error = error_line(exc, self.debug)
+
+    async def _stream_all(
+        self,
+        runs: list[Run],
+        limit: int,
+        start: Callable[[int, Trace], object] = lambda i, trace: None,
+        on_event: Callable[[int, Event], object] = lambda i, event: None,
+        done: Callable[[int, Trace], object] = lambda i, trace: None,
+    ) -> None:
+        """Stream every run, at most ``limit`` at once: ``start``, ``on_event`` and ``done``
+        (its trace ended, also when the group is cancelled) tell of run ``i``."""
+        limiter = anyio.CapacityLimiter(limit)
+
+        async def one(i: int, run: Run) -> None:
+            try:
+                async with limiter:
+                    start(i, run.trace)
+                    await self._stream(run, lambda event: on_event(i, event))
+            finally:
+                done(i, ended(run.trace))
+
+        async with anyio.create_task_group() as tg:
+            for i, run in enumerate(runs):
+                tg.start_soon(one, i, run)
+
+    async def _live(self, view: Any, work: Callable[[], Awaitable[object]]) -> None:
+        """Await ``work()`` in a scope that Stop and a kernel interrupt cancel, while ``view``
+        ticks every ``1 / max_updates_per_second`` s."""
+        interval = 1.0 / max(1.0, self.magics.max_updates_per_second)
+
+        async def tick() -> None:
+            while True:
+                await anyio.sleep(interval)
+                view.tick()
+
+        with anyio.CancelScope() as scope, interrupts.streaming(scope.cancel):
+            self.scope = scope
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(tick)
+                    try:
+                        await work()
+                    finally:
+                        tg.cancel_scope.cancel()
+            finally:
+                if self.scope is scope:
+                    self.scope = None
+
+    def _new_run(
+        self,
+        prompt: str,
+        options: dict[str, Any],
+        chat: Conversation | None,
+        continuation: Continuation | None = None,
+    ) -> Run:
+        model = options.get("model")
+        history = self.magics.history_for(chat, model)
+        run = Run(prompt, history=history, continuation=continuation, **options)
+        self.magics.note_history(run.trace, chat, model)
+        return run
+
+
+class TextRunner(Runner):
+    """No widget frontend: stream to stdout, then the static output with the trace metadata."""
 
     async def run(
         self, prompt: str, options: dict[str, Any], chat: Conversation | None
     ) -> list[Trace]:
-        run = Run(prompt, history=self.magics.history_for(chat, options.get("model")), **options)
-        self.magics.note_history(run.trace, chat, options.get("model"))
+        run = self._new_run(prompt, options, chat)
         view = TerminalView(show_reasoning=not self.hide)
         try:
-            async for event in run.events():
-                if not isinstance(event, Done):
-                    view.on_event(event)
-        except ReasoningNBError as exc:
-            if self.debug:  # the cell's error line says the rest
-                print(f"\nerror: {inert(error_line(exc, True))}", file=sys.stderr)
+            await self._stream(run, view.on_event)
         finally:
             trace = run.trace
             view.finish(trace)
-            self.magics.remember(trace, chat)
+            self.magics.remember([trace], chat)
             # the text once, as HTML; text/plain sums it up (a console just showed it in full)
             data = render.cell_bundle(trace)
             display(data, raw=True, metadata={METADATA_KEY: trace.to_dict()})
         return [trace]
 
-    def close(self) -> None:
-        """Nothing outlives the cell."""
+    def _failed(self, trace: Trace, exc: ReasoningNBError) -> None:
+        if self.debug:  # the cell's error line says the rest
+            print(f"\nerror: {inert(error_line(exc, True))}", file=sys.stderr)
 
 
-class WidgetRunner:
+class WidgetRunner(Runner):
     """A live widget while the model streams; the final output carries the trace and shows
-    the ended run (the widget keeps its header, run selector and steering: ``PAIRING_STYLE``).
+    the ended run (the widget keeps its header, run selector and actions: ``PAIRING_STYLE``).
 
     The preset dropdown and Continue ask for another run in the same widget. While the cell
     runs, that run is queued in the cell (the cell ends after it, with ``_think`` set to it);
     after the cell ended, it streams on the kernel's loop. Either way an interrupt stops it.
     """
 
-    def __init__(self, magics: ThinkMagics, *, hide: bool, debug: bool):
-        self.magics, self.hide, self.debug = magics, hide, debug
+    def __init__(self, magics: CellMagic, *, hide: bool, debug: bool):
+        super().__init__(magics, hide=hide, debug=debug)
         self.view = None
         self.static = None
-        self.scope: anyio.CancelScope | None = None
         self.runs: list[Trace] = []
         self._in_cell = False  # the cell runs (its last run's error fails it: CellError)
         self._next: tuple[dict[str, Any], Continuation | None] | None = None
@@ -161,22 +265,19 @@ class WidgetRunner:
     async def run(
         self, prompt: str, options: dict[str, Any], chat: Conversation | None
     ) -> list[Trace]:
-        from .widget import ThinkWidget  # ipywidgets only when a widget is shown
+        from .widget import Actions, ThinkWidget  # ipywidgets only when a widget is shown
 
         self.prompt, self.options, self.chat = prompt, options, chat
         self.line = executing_cell_line()  # (read now: a re-run's request is a widget message)
+        actions = Actions(self._rerun, self.stop, self._continue, self._rescue, self._line_written)
         self.view = ThinkWidget(
             model=options.get("model") or "(default model)",
             preset=options.get("preset") or "auto",
             hide_reasoning=self.hide,
             fold_on_answer=self.magics.fold_reasoning,
             max_rate=self.magics.max_updates_per_second,
-            on_preset=self._rerun,
-            on_stop=self.stop,
-            on_continue=self._continue,
-            on_rescue=self._rescue,
+            actions=actions,
             line=self.line,
-            on_line=self._line_written,
         )
         # The live view is its own output, with no fallback text of its own: the static output
         # below it is the fallback (see PAIRING_STYLE).
@@ -189,17 +290,12 @@ class WidgetRunner:
         finally:
             self._in_cell = False
 
-    def stop(self) -> None:
-        if self.scope is not None:
-            self.scope.cancel()
-
     def close(self) -> None:
         """The cell runs again: stop what streams and close every widget of this output."""
         self._next = None
         self.stop()
         if self.view is not None:
             self.view.close()
-
     def _rerun(self, preset: str) -> None:
         """The dropdown changed: run the same prompt again in the same widget."""
         self._again({**self.options, "preset": preset})
@@ -252,7 +348,7 @@ class WidgetRunner:
             while self._next is not None:
                 options, continuation = self._next
                 self._next = None
-                trace = await self._stream(options, continuation)
+                trace = await self._one(options, continuation)
             assert trace is not None
             return trace
         except BaseException:
@@ -261,53 +357,24 @@ class WidgetRunner:
         finally:
             self._driving = False
 
-    async def _stream(
-        self, options: dict[str, Any], continuation: Continuation | None = None
-    ) -> Trace:
-        history = self.magics.history_for(self.chat, options.get("model"))
-        run = Run(self.prompt, history=history, continuation=continuation, **options)
-        self.magics.note_history(run.trace, self.chat, options.get("model"))
+    async def _one(self, options: dict[str, Any], continuation: Continuation | None) -> Trace:
+        """One run in the widget, then its static output below."""
+        run = self._new_run(self.prompt, options, self.chat, continuation)
         view = self.view
         view.start_run(run.trace)
         view.set_phase("connecting")
-        error: BaseException | None = None
         try:
-            with anyio.CancelScope() as scope, interrupts.streaming(scope.cancel):
-                self.scope = scope
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._tick, 1.0 / max(1.0, self.magics.max_updates_per_second))
-                    try:
-                        async for event in run.events():
-                            if not isinstance(event, Done):
-                                view.on_event(event)
-                    except ReasoningNBError as exc:
-                        error = exc
-                    finally:
-                        tg.cancel_scope.cancel()
+            await self._live(view, lambda: self._stream(run, view.on_event))
         finally:
-            # Runs on stop, error and kernel interrupt alike: the partial trace is kept.
-            if self.scope is scope:
-                self.scope = None
-            trace = run.trace
-            if trace.status == "running":
-                trace.finish("cancelled")
-            if error is not None and not trace.error:
-                trace.error = error_line(error, self.debug)
-            elif error is not None and self.debug:
-                trace.error = error_line(error, True)
+            trace = ended(run.trace)
             # the cell's last run: its error fails the cell, whose error line says it
             in_cell = self._in_cell and self._next is None and trace.status == "error"
-            view.finish(trace, error_in_cell=in_cell, twin=True)
+            view.finish(trace, error_in_cell=in_cell, render=False)
             self.runs.append(trace)
-            self.magics.remember(trace, self.chat if len(self.runs) == 1 else None)
+            self.magics.remember([trace], self.chat if len(self.runs) == 1 else None)
             self._save(trace, error_in_cell=in_cell)
-            view.pair(trace)  # (after the twin shows it: the widget's text was on screen)
+            view.hand_over(trace)  # (after the static output shows it: no frame without it)
         return trace
-
-    async def _tick(self, interval: float) -> None:
-        while True:
-            await anyio.sleep(interval)
-            self.view.tick()
 
     def _save(self, trace: Trace, *, error_in_cell: bool = False) -> None:
         """The static output (shown or updated): the trace's bundle with its metadata, which

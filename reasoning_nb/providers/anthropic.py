@@ -22,7 +22,8 @@ from ..core.events import Event, Finish, Notice, ProviderState, ReasoningDelta, 
 from ..core.presets import bucket, merge
 from ..errors import ProviderError
 from .base import RequestContext, UsageCounts, decode_json, message_text
-from .transport import HttpRequest, server_message
+from .http_errors import server_message
+from .transport import HttpRequest
 
 FRAMING = "sse"
 REASONING_KEYS = ("thinking", "output_config", "max_tokens")

@@ -6,13 +6,12 @@ capability facts. Every probe is short and failure-tolerant: a probe that fails 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
-from ..config import defaults
+from ..config import configured_model
 from ..errors import ConfigError
 from ..llama_server.process import find_model
 from .address import base_url_for
@@ -92,10 +91,9 @@ async def default_model() -> str:
 async def resolve_default(servers: list[LocalServer] | None = None) -> tuple[str, str]:
     """(model, why): env var, session config, a local server's thinking model, any local
     model, then the embedded demo; a ConfigError that lists the ways to get one."""
-    if os.environ.get("REASONING_NB_MODEL"):
-        return os.environ["REASONING_NB_MODEL"], "from REASONING_NB_MODEL"
-    if defaults.model:
-        return defaults.model, "the session default (%think --model / configuration)"
+    model, why = configured_model()
+    if model:
+        return model, why
     servers = await local_servers() if servers is None else servers
     for server in servers:
         if server.thinking:

@@ -25,7 +25,8 @@ from ..errors import ProviderError
 from . import openai_responses as openai
 from .address import refused_key
 from .base import ReasoningSource, RequestContext, UsageCounts, decode_json
-from .transport import HttpRequest, server_message
+from .http_errors import server_message
+from .transport import HttpRequest
 
 FRAMING = "sse"
 REASONING_KEYS: tuple[str, ...] = ()

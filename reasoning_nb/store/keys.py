@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+from ..config import configured_model
 
 VERSION = 2
 """Bumped when what a key covers changes, so old entries simply stop matching."""
@@ -55,10 +56,8 @@ def ask_key(
     options: dict[str, Any],
 ) -> str:
     """The key of what the user asked; ``model=None`` stands for the default model as
-    configured (REASONING_NB_MODEL, then the session default), else whatever discovery found
+    configured (``config.configured_model``), else whatever discovery found
     when the run was recorded."""
-    from ..config import defaults  # the session default can change between calls
-
-    model = model or os.environ.get("REASONING_NB_MODEL") or defaults.model
+    model = model or configured_model()[0]  # read per call: the session default can change
     parts = {"model": model, "address": address, "messages": messages, "options": options}
     return _digest("ask", parts)

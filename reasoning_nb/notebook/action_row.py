@@ -1,75 +1,102 @@
-"""The steer row of a ``%%think`` widget: what a user can do next with the run on screen.
+"""The action row of a ``%%think`` widget: what a user can do next with the run on screen.
 
 Under a run that ended: Continue and its hint (stopped, cut short, or failed with text), Answer
 now and More room (every token went to thinking: ``core.rescue``), Pin (it has text). Under a
 live run that loops: Answer now. Its buttons are made the first time they are offered, so a
 saved notebook holds no model of a button never shown. Pin is in the row from the start, idle
-and hidden until offered: it brings the page its kit (see ``kit``).
+and hidden until offered: it brings the page its kit (see ``kit``). What a click asks for goes
+to the runner through the widget's :class:`Actions`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
 
 import ipywidgets as W
 
 from ..core import rescue
 from ..core.loops import LOOP_NOTICE
 from ..core.trace import Trace
+from .pacing import UpdateMeter
 from .pin import PinButton
 from .run_view import RunView
 from .style import KIT_CLASS, STEER_CLASS
-from .throttle import Meter
 
 STEERABLE = ("cancelled", "truncated")
 """The statuses of a run that Continue can pick up; also an error after text arrived (a dropped
 stream), never one before (a 404, a refused connection: asking again would fail the same way)."""
 
 
-class SteerRow:
-    """``box``: the row's widget. ``update`` sets its parts for the run on screen; a click
-    asks ``on_continue(trace, hint, run number)`` or ``on_rescue(trace, action, run number)``
-    about that run, which ``shown`` and ``live`` tell (the widget's run on screen, and its live
-    run if one streams); ``charged(send)`` sends an update the widget's throttle did not pace
-    and counts it."""
+@dataclass
+class Actions:
+    """What a live widget's controls ask of its runner; None: that control is not offered."""
 
-    def __init__(
-        self,
-        *,
-        meter: Meter,
-        layout: W.Layout,
-        button: W.Button,
-        shown: Callable[[], RunView | None],
-        live: Callable[[], RunView | None],
-        pin_line: Callable[[str], object],
-        charged: Callable[[Callable[[], object]], object],
-        on_continue: Callable[[Trace, str, int], object] | None,
-        on_rescue: Callable[[Trace, str, int], object] | None,
-    ) -> None:
-        self._meter, self._layout, self._shown, self._live = meter, layout, shown, live
-        self._charged = charged
+    rerun: Callable[[str], object] | None = None
+    """The preset dropdown changed: run the prompt again with that preset."""
+    stop: Callable[[], object] | None = None
+    """Stop: end the live run."""
+    continue_run: Callable[[Trace, str, int], object] | None = None
+    """Continue under a run (trace, hint, run number)."""
+    rescue: Callable[[Trace, str, int], object] | None = None
+    """Answer now or More room under a run (trace, "answer_now" or "more_room", run number)."""
+    line_written: Callable[[str], object] | None = None
+    """The page wrote "Use these flags"'s line into the cell."""
+
+
+class Owner(Protocol):
+    """The widget around the row (``ThinkWidget``)."""
+
+    meter: UpdateMeter
+    layout: W.Layout
+    stop_button: W.Button
+    actions: Actions
+    live: RunView | None
+
+    @property
+    def view(self) -> RunView | None: ...  # the run on screen
+
+    def line_written(self, line: str) -> None: ...  # "Use these flags" wrote ``line``
+
+    def charged(self, send: Callable[[], object]) -> None: ...  # an unpaced update, counted
+
+
+class ActionRow:
+    """``box``: the row's widget. ``update`` sets its parts for the widget's run on screen; a
+    click asks the widget's actions about that run."""
+
+    def __init__(self, owner: Owner) -> None:
+        self._owner, self._meter, self._layout = owner, owner.meter, owner.layout
+        button = owner.stop_button
         self._look = {"layout": button.layout, "style": button.style}  # (as wide as its text)
-        self.on_continue, self.on_rescue = on_continue, on_rescue
         self.hint: W.Text | None = None
         self.continue_button: W.Button | None = None
         self.answer_button: W.Button | None = None
         self.room_button: W.Button | None = None
-        self.pin = PinButton(self._pinnable, pin_line, layout=layout, _dom_classes=(KIT_CLASS,))
-        self.box = W.HBox((self.pin,), layout=layout, _dom_classes=(STEER_CLASS,))
+        self.pin = PinButton(
+            self._pinnable, owner.line_written, layout=self._layout, _dom_classes=(KIT_CLASS,)
+        )
+        self.box = W.HBox((self.pin,), layout=self._layout, _dom_classes=(STEER_CLASS,))
+
+    def _runs(self) -> tuple[RunView | None, RunView | None]:
+        """The run on screen, and the live one (if one streams)."""
+        return self._owner.view, self._owner.live
 
     def update(self, flags_line: Callable[[Trace], str]) -> int:
         """The parts for the run on screen; ``flags_line``: the cell line that asks for a run's
         preset ("" when the cell's does), which Pin offers to write. Returns messages sent."""
-        run, live = self._shown(), self._live()
+        run, live = self._runs()
+        actions = self._owner.actions
         parts: list[W.Widget] = []
         sent = 0
         looping = live is not None and any(w.startswith(LOOP_NOTICE) for w in live.warnings)
-        if looping and run is live and self.on_rescue is not None:
+        if looping and run is live and actions.rescue is not None:
             parts += self._rescues(run.trace)[:1]  # Answer now stops the loop
         if live is None and run is not None and run.finished:
-            if self.on_rescue is not None and rescue.lost_answer(run.trace):
+            if actions.rescue is not None and rescue.lost_answer(run.trace):
                 parts += self._rescues(run.trace)
-            if self.on_continue is not None and steerable(run.trace):
+            if actions.continue_run is not None and steerable(run.trace):
                 parts += self._steering()
             if run.trace.reasoning or run.trace.answer:
                 sent += self._meter.set(self.pin, line=flags_line(run.trace))
@@ -120,33 +147,35 @@ class SteerRow:
             )
             self.answer_button.on_click(lambda _b: self._on_rescue("answer_now"))
             self.room_button.on_click(lambda _b: self._on_rescue("more_room"))
-        if self._live() is None and rescue.room(trace) is not None:
+        if self._owner.live is None and rescue.room(trace) is not None:
             return [self.answer_button, self.room_button]
         return [self.answer_button]
 
     def _pinnable(self) -> RunView | None:
-        run = self._shown()
+        run = self._owner.view
         return run if run is not None and run.finished else None
 
     def _on_continue(self, _button) -> None:
-        run = self._shown()
-        if self._live() is not None or run is None or self.on_continue is None:
+        run, live = self._runs()
+        go = self._owner.actions.continue_run
+        if live is not None or run is None or go is None:
             return
         hint = ""
         if self.hint is not None:
             hint, box = self.hint.value, self.hint
-            self._charged(lambda: self._meter.set(box, value=""))
-        self.on_continue(run.trace, hint, run.number)
+            self._owner.charged(lambda: self._meter.set(box, value=""))
+        go(run.trace, hint, run.number)
 
     def _on_rescue(self, action: str) -> None:
         """Answer now or More room under the run on screen; Answer now also under a live run
         that loops (the runner stops it first)."""
-        run, live = self._shown(), self._live()
-        if run is None or self.on_rescue is None:
+        run, live = self._runs()
+        go = self._owner.actions.rescue
+        if run is None or go is None:
             return
         if live is not None and (run is not live or action != "answer_now"):
             return
-        self.on_rescue(run.trace, action, run.number)
+        go(run.trace, action, run.number)
 
     def _on_hint_msg(self, _widget, content, _buffers) -> None:
         if isinstance(content, dict) and content.get("event") == "submit":
