@@ -1731,7 +1731,7 @@ SIZE_BUDGET = 2.5
 SIZE_BUDGET_WITH_STATE = 3.0
 """...and with Lab's widget state saved: the run on screen ended, its static twin shows it and
 the widget holds no text, only its header, run selector and steering (~11 small models; the
-stylesheet and Pin's script are sent by message, never saved: see ``notebook.kit``)."""
+stylesheet and Pin's script are sent by message, never saved: see ``notebook.assets``)."""
 
 
 @pytest.mark.parametrize("case", ["single", "rerun", "compare", "math", "math-short"])

@@ -21,7 +21,7 @@ from reasoning_nb.core.events import ReasoningDelta, TextDelta
 from reasoning_nb.errors import ConfigError
 from reasoning_nb.export.schema import METADATA_KEY, VARIANTS_KEY, saved_variants
 from reasoning_nb.notebook.compare import CompareWidget, parse_variants
-from reasoning_nb.notebook.runners import WIDGET_VIEW
+from reasoning_nb.notebook.host import WIDGET_VIEW
 from reasoning_nb.views import compare as compare_view
 from reasoning_nb.views.compare import answer_diff, bundle, label
 from reasoning_nb.views.live_markdown import live_markdown as inert_markdown

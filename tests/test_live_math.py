@@ -20,7 +20,8 @@ from markdown_it import MarkdownIt
 from scaling import assert_linear
 from test_widget import wire  # noqa: F401  (the fixture)
 
-from reasoning_nb.notebook.live_text import CONT_CLASS, LiveText
+from reasoning_nb.notebook.live_text import LiveText
+from reasoning_nb.notebook.style import CONT_CLASS
 from reasoning_nb.views.live_markdown import live_markdown, math_spans
 
 _MD = MarkdownIt("commonmark").enable("table")

@@ -161,20 +161,21 @@ def test_live_text_sources_are_what_each_output_shows():
     assert _check_sources(live) == [text]  # at the end: one Output holds the whole text
 
 
-def test_the_kit_is_sent_compact_and_only_its_loader_is_saved():
-    """The stylesheet and Pin's script go to the page by message (never saved); a widget's
-    state holds only the loader, without comments or indentation."""
+def test_the_assets_are_sent_by_message_and_only_their_loader_is_saved():
+    """The stylesheet and Pin's script go to the page by message (never saved), the script
+    with the selectors of ``style`` before it; a widget's state holds only the loader, without
+    comments or indentation."""
+    import json
     from pathlib import Path
 
-    from reasoning_nb.notebook import kit, pin
+    from reasoning_nb.notebook import assets, pin
+    from reasoning_nb.notebook.style import IDLE_CLASS, PAGE_CSS, STYLE
 
-    static = Path(kit.__file__).parent / "static"
+    static = Path(assets.__file__).parent / "static"
     source = (static / "pin.js").read_text(encoding="utf-8")
-    sent = kit.kit()
-    assert sent["js"] == kit.compact_js(source) and len(sent["js"]) < 0.75 * len(source)
+    sent = assets.assets()
+    assert sent["js"] == f"const CSS = {json.dumps(PAGE_CSS)};\n{source}" and sent["css"] == STYLE
     assert "export function pin(" in sent["js"]
-    from reasoning_nb.notebook.style import IDLE_CLASS
-
     assert f'"{IDLE_CLASS}"' in sent["js"]  # (the script sets it: Pin not offered, hidden)
     button = pin.PinButton(lambda: None)
     state = button.get_state()
@@ -184,12 +185,21 @@ def test_the_kit_is_sent_compact_and_only_its_loader_is_saved():
     assert len(saved) < 1_500 and sent["css"] not in saved and "function pin" not in saved
     replies = []
     button.send = replies.append
-    button._on_kit_msg(button, {"type": "kit"}, [])
+    button._on_assets_msg(button, {"type": "assets"}, [])
     assert replies == [sent]
     button.close()
-    assert kit.compact_js("a(1); // why\n  // more\n  b('x');\n") == "a(1);b('x');"
-    # A line end that may end a statement stays; one after an opening or a comma goes.
-    assert kit.compact_js("f(a,\n  b) {\n  return x\n}\ng()") == "f(a,b) {return x\n}\ng()"
+
+
+def test_the_page_script_takes_every_class_of_ours_from_the_style_module():
+    """``pin.js`` names no class of the live or static view itself: each comes from
+    ``style.PAGE_CSS`` (Lab's and ipywidgets' own classes it may name)."""
+    import re
+    from pathlib import Path
+
+    from reasoning_nb.notebook import assets
+
+    source = (Path(assets.__file__).parent / "static" / "pin.js").read_text(encoding="utf-8")
+    assert not re.findall(r"reasoning-nb-[a-z]", source)
 
 
 def test_in_the_static_twin_a_block_is_a_top_level_element_of_the_kernels_html():

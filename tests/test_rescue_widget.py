@@ -27,7 +27,7 @@ def no_overrides():
 
 def steer(wire, w) -> list[str]:
     """The descriptions (or model names) of the steer row's parts, as the front end has them
-    (not Pin while it is idle: hidden, it is there to bring the page its kit)."""
+    (not Pin while it is idle: hidden, it is there to bring the page its assets)."""
     models = wire.front_end()
     parts = [models[c.removeprefix("IPY_MODEL_")] for c in wire.state(w.action_row.box)["children"]]
     shown = [p for p in parts if p.get("part") != "pin" or p.get("offered")]

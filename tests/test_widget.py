@@ -19,7 +19,8 @@ from markdown_it import MarkdownIt
 from reasoning_nb.core.events import Finish, Notice, ReasoningDelta, Reclassify, TextDelta, Usage
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.notebook.blocks import TAIL_LIMIT, find_cut
-from reasoning_nb.notebook.live_text import CONT_CLASS, LiveText
+from reasoning_nb.notebook.live_text import LiveText
+from reasoning_nb.notebook.style import CONT_CLASS
 from reasoning_nb.notebook.widget import Actions
 from reasoning_nb.views.live_markdown import live_markdown
 
@@ -810,11 +811,10 @@ def test_a_run_the_static_twin_shows_keeps_no_text_in_the_widget(wire):
         assert w.view.root.comm is None and w.view.trace is trace
         assert "done" in w.status.value and w.action_row.pin.offered
     first, second = views
-    from reasoning_nb.notebook import run_view, runners
-    from reasoning_nb.notebook.style import STYLE
+    from reasoning_nb.notebook import style
 
-    assert f".{run_view.TEXT_CLASS})" in runners.LIVE_PAIRING  # (the text it pairs by)
-    assert runners.LIVE_PAIRING in STYLE and runners.LIVE_PAIRING not in runners.PAIRING_STYLE
+    assert f".{style.TEXT_CLASS})" in style.LIVE_PAIRING  # (the text it pairs by)
+    assert style.LIVE_PAIRING in style.STYLE and style.LIVE_PAIRING not in style.PAIRING_STYLE
     w.selector.value = 0  # the user picks run 1: made again, whole, in the widget
     assert w.view is first and wire.shown(first.answer.box) == "First answer."
     assert wire.state(w.body)["children"] == [f"IPY_MODEL_{first.root.model_id}"]

@@ -4,7 +4,7 @@ Under a run that ended: Continue and its hint (stopped, cut short, or failed wit
 now and More room (every token went to thinking: ``core.rescue``), Pin (it has text). Under a
 live run that loops: Answer now. Its buttons are made the first time they are offered, so a
 saved notebook holds no model of a button never shown. Pin is in the row from the start, idle
-and hidden until offered: it brings the page its kit (see ``kit``). What a click asks for goes
+and hidden until offered: it brings the page its assets (see ``assets``). What a click asks for goes
 to the runner through the widget's :class:`Actions`.
 """
 
@@ -22,7 +22,7 @@ from ..core.trace import Trace
 from .pacing import UpdateMeter
 from .pin import PinButton
 from .run_view import RunView
-from .style import KIT_CLASS, STEER_CLASS
+from .style import ASSETS_CLASS, STEER_CLASS
 
 STEERABLE = ("cancelled", "truncated")
 """The statuses of a run that Continue can pick up; also an error after text arrived (a dropped
@@ -75,7 +75,7 @@ class ActionRow:
         self.answer_button: W.Button | None = None
         self.room_button: W.Button | None = None
         self.pin = PinButton(
-            self._pinnable, owner.line_written, layout=self._layout, _dom_classes=(KIT_CLASS,)
+            self._pinnable, owner.line_written, layout=self._layout, _dom_classes=(ASSETS_CLASS,)
         )
         self.box = W.HBox((self.pin,), layout=self._layout, _dom_classes=(STEER_CLASS,))
 
@@ -101,7 +101,7 @@ class ActionRow:
             if run.trace.reasoning or run.trace.answer:
                 sent += self._meter.set(self.pin, line=flags_line(run.trace))
                 parts.append(self.pin)
-        # Pin stays in the row, idle (hidden) when not offered: it brings the page its kit.
+        # Pin stays in the row, idle (hidden) when not offered: it brings the page its assets.
         sent += self._meter.set(self.pin, offered=self.pin in parts)
         kids = tuple(parts) if self.pin in parts else (*parts, self.pin)
         return sent + self._meter.set(self.box, children=kids)

@@ -38,7 +38,9 @@ from ..providers import catalog
 from ..run import Run
 from ..views import render
 from ..views.compare import bundle, cell_bundle, label
-from .runners import LIVE_CLASS, METADATA_KEY, WIDGET_VIEW, Runner, ended
+from .host import widget_only
+from .runners import METADATA_KEY, Runner, ended
+from .style import COMPARE_CLASS, LIVE_CLASS
 
 MAX_CONCURRENT = 4
 MAX_VARIANTS = 8
@@ -153,7 +155,7 @@ class CompareWidgetRunner(CompareRunner):
             max_rate=self.magics.max_updates_per_second,
             on_stop=self.stop,
         )
-        live = {WIDGET_VIEW: view.root._repr_mimebundle_()[WIDGET_VIEW], "text/plain": ""}
+        live = widget_only(view.root)
         self._display_id = display(live, raw=True, display_id=True).display_id
         columns = (view.start, view.on_event, view.finish)
         await self._live(view, partial(self._stream_all, runs, MAX_CONCURRENT, *columns))
@@ -189,9 +191,9 @@ class CompareWidget:
         import ipywidgets as W
         from ipywidgets.widgets.widget_string import HTMLStyle
 
-        from .kit import Kit
+        from .assets import AssetsWidget
         from .pacing import Pacer
-        from .style import KIT_CLASS
+        from .style import ASSETS_CLASS
 
         self.labels, self.hide, self.fold = labels, hide_reasoning, fold_on_answer
         self.on_stop, self.clock = on_stop, clock
@@ -208,8 +210,8 @@ class CompareWidget:
         self.statuses = [W.HTML(value="waiting…", layout=layout, style=style) for _ in labels]
         self.slots = [W.VBox(layout=layout) for _ in labels]
         heads = [f"<b>{html.escape(name)}</b>" for name in labels]
-        # The single view's stylesheet (scoped to LIVE_CLASS), which the page asks for (kit).
-        self.kit = Kit(layout=layout, _dom_classes=(KIT_CLASS,))
+        # The single view's stylesheet (scoped to LIVE_CLASS), which the page asks for.
+        self.assets = AssetsWidget(layout=layout, _dom_classes=(ASSETS_CLASS,))
         column = W.Layout(flex="1 1 0", min_width="0", padding="0 0.5em")
         self.columns = [
             W.VBox([W.HTML(head, layout=layout, style=style), status, slot], layout=column)
@@ -221,9 +223,9 @@ class CompareWidget:
         )  # fmt: skip
         self.stop_button.on_click(self._on_stop)
         self.root = W.VBox(
-            [self.kit, self.stop_button, W.HBox(self.columns, layout=W.Layout(width="100%"))],
+            [self.assets, self.stop_button, W.HBox(self.columns, layout=W.Layout(width="100%"))],
             layout=layout,
-            _dom_classes=("reasoning-nb-compare-live", LIVE_CLASS),
+            _dom_classes=(COMPARE_CLASS, LIVE_CLASS),
         )
         self._next = 0  # round-robin
         self._status_at = [float("-inf")] * len(labels)

@@ -5,17 +5,17 @@ ignores SIGINT while no cell runs. Re-runs from the preset dropdown and Continue
 the kernel's event loop after their cell ended, out of an interrupt's reach. So every stream
 registers its stop here (:func:`streaming`), and both kinds of interrupt stop them all: one that
 ends a cell (any cell: IPython's ``post_run_cell`` event) and a SIGINT while the kernel is idle
-(a handler in place of ipykernel's ``SIG_IGN``).
+(``host.on_idle_sigint``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from . import host
 
 _streams: dict[int, tuple[Callable[[], object], asyncio.AbstractEventLoop | None]] = {}
 
@@ -60,32 +60,12 @@ def install(shell: Any) -> None:
         return
     shell._reasoning_nb_interrupts = True
     shell.events.register("post_run_cell", _after_cell)
-    kernel = getattr(shell, "kernel", None)
-    if kernel is None:  # a terminal: SIGINT raises KeyboardInterrupt as it always did
-        return
-    # ipykernel sets Python's default handler around each message it handles and puts back
-    # what it saved before; during a message (this one, %load_ext) the idle handler is the
-    # saved one.
-    current = signal.getsignal(signal.SIGINT)
-    if hasattr(kernel, "saved_sigint_handler") and current is signal.default_int_handler:
-        kernel.saved_sigint_handler = _chain(kernel.saved_sigint_handler)
-    else:
-        with contextlib.suppress(ValueError):  # not the main thread: the cell-end hook works
-            signal.signal(signal.SIGINT, _chain(current))
+    host.on_idle_sigint(shell, stop_all)
 
 
 def _after_cell(result: Any) -> None:
     if interrupted(getattr(result, "error_in_exec", None)):
         stop_all()
-
-
-def _chain(previous: Any) -> Callable[[int, Any], None]:
-    def on_sigint(signum: int, frame: Any) -> None:
-        stop_all()
-        if callable(previous):
-            previous(signum, frame)
-
-    return on_sigint
 
 
 __all__ = ["install", "interrupted", "stop_all", "streaming"]

@@ -17,38 +17,34 @@ cell's idle is ipykernel's to send.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from . import host
 
 _lock = threading.Lock()  # the kernel publishes from its shell, control and subshell threads
 _streams = 0
 _cells: set[str] = set()
 """The execute requests ipykernel is working on: it published busy for them, not yet idle."""
-_publish: Callable[..., None] | None = None
-"""The kernel's own ``_publish_status``, once :func:`install` wrapped it."""
+_publish: host.Publish | None = None
+"""Publishes the kernel's status, once :func:`install` follows it."""
 
 
 def install(shell: Any) -> None:
     """Follow what this shell's kernel publishes (once per kernel; nothing in a terminal)."""
     global _publish
-    kernel = getattr(shell, "kernel", None)
-    publish = getattr(kernel, "_publish_status", None)
-    if publish is None or getattr(publish, "_reasoning_nb", False):
-        return
+    publish = host.follow_status(shell, _follow)
+    if publish is not None:
+        _publish = publish
 
-    def publish_status(status: str, channel: str, parent: dict | None = None) -> None:
-        publish(status, channel, parent)
-        header = (parent or kernel.get_parent(channel) or {}).get("header", {})
-        with _lock:
-            if header.get("msg_type") == "execute_request":
-                (_cells.add if status == "busy" else _cells.discard)(header.get("msg_id"))
-            if status == "idle" and _streams:
-                publish("busy", channel, parent)
 
-    publish_status._reasoning_nb = True  # type: ignore[attr-defined]
-    kernel._publish_status = publish_status
-    _publish = publish
+def _follow(status: str, header: dict, again: host.Publish) -> None:
+    with _lock:
+        if header.get("msg_type") == "execute_request":
+            (_cells.add if status == "busy" else _cells.discard)(header.get("msg_id"))
+        if status == "idle" and _streams:
+            again("busy")
 
 
 @contextmanager
@@ -59,14 +55,14 @@ def busy() -> Iterator[None]:
     with _lock:
         _streams += 1
         if _streams == 1 and _publish is not None:
-            _publish("busy", "shell")
+            _publish("busy")
     try:
         yield
     finally:
         with _lock:
             _streams -= 1
             if not _streams and not _cells and _publish is not None:
-                _publish("idle", "shell")
+                _publish("idle")
 
 
 __all__ = ["busy", "install"]

@@ -32,11 +32,10 @@ from ..views.live_markdown import live_markdown, markdown_output
 from .blocks import TAIL_LIMIT, Cut, Scanner, closing, cut_at, find_cut, table_hold
 from .pacing import UpdateMeter
 from .pages import ID_BYTES, Pages
+from .style import CONT_CLASS
 
-__all__ = ["CONT_CLASS", "OUTPUT_BYTES", "LiveText"]
+__all__ = ["OUTPUT_BYTES", "LiveText"]
 
-CONT_CLASS = "reasoning-nb-cont"
-"""On a block's ``Output`` that goes on with the block before it (a cut by force)."""
 PAGE_SIZE = 4
 """Frozen blocks per page box (each freeze sends the children of one page)."""
 WORD = 24

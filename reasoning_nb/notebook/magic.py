@@ -13,7 +13,6 @@ the widgets of its previous output.
 
 from __future__ import annotations
 
-import re
 import shlex
 import sqlite3
 from collections import deque
@@ -37,12 +36,11 @@ from ..providers.profile import Profile
 from ..run import Run
 from ..store import db as store
 from ..views.stats import row, session_stats
-from . import interrupts, kernel_status
+from . import host, interrupts, kernel_status
 from .compare import CompareRunner, CompareWidgetRunner, parse_variants
 from .listing import list_text
 from .runners import CellError, TextRunner, WidgetRunner
 
-_CELL_CALL = re.compile(r"^(\s*)get_ipython\(\)\.run_cell_magic\('think', ")
 _ASYNC_ENTRY = "__reasoning_nb_think__"
 MAX_STATS_ROWS = 10_000
 """Runs ``%think --stats`` remembers (a row of numbers each, no text); the oldest go first."""
@@ -333,9 +331,7 @@ class ThinkMagics(Magics):
 
 def transform_think_cells(lines: list[str]) -> list[str]:
     """Input transformer: make ``%%think`` cells awaitable, so widget messages flow mid-run."""
-    if lines and _CELL_CALL.match(lines[0]):
-        lines = [_CELL_CALL.sub(rf"\1await {_ASYNC_ENTRY}(", lines[0], count=1), *lines[1:]]
-    return lines
+    return host.await_cell_magic(lines, "think", _ASYNC_ENTRY)
 
 
 def load_ipython_extension(ipython) -> None:

@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from .host import sent_keys
+
 TEXT_INTERVAL = 0.1
 """The live tails change at most this often: at 10 a second the front end spent ~40% less time
 than at 20 (MathJax typesets each new tail), and the text still reads as smooth. Once all but
@@ -78,7 +80,7 @@ class UpdateMeter:
                     setattr(widget, key, value)
                     changed = True
             # what goes out (a Dropdown's ``value`` travels as ``index``...)
-            keys = [k for k in getattr(widget, "_states_to_send", traits) if k in widget.keys]
+            keys = sent_keys(widget, traits)
         if not (changed and keys):
             return 0
         self.msgs += 1

@@ -1,13 +1,13 @@
 """Pin: what the reader selected in a run, reasoning or answer, copied as its markdown source
 into a new markdown cell below the ``%%think`` cell (all of the reasoning, with nothing selected).
 
-The button is a small anywidget (the kit's ``pin`` part, ``static/pin.js``: see :mod:`.kit`):
-only the browser knows what the reader selected, and only the notebook's document model can take
-a new cell (a kernel can add a code cell while a cell runs, never a markdown cell from a button
-click). The page says where the selection lies; the kernel maps that back to the model's
-markdown (:mod:`.selection`) and writes the cell, so model text is made safe in one place
-(``render.safe_markdown``, as exports do); the page inserts it, or copies it to the clipboard
-where it cannot reach the document.
+The button is a small anywidget (the ``pin`` part of the page's assets, ``static/pin.js``: see
+:mod:`.assets`): only the browser knows what the reader selected, and only the notebook's
+document model can take a new cell (a kernel can add a code cell while a cell runs, never a
+markdown cell from a button click). The page says where the selection lies; the kernel maps that
+back to the model's markdown (:mod:`.selection`) and writes the cell, so model text is made safe
+in one place (``render.safe_markdown``, as exports do); the page inserts it, or copies it to the
+clipboard where it cannot reach the document.
 
 The same widget offers "Use these flags" (``line``, see ``provenance``): the page puts that line
 in place of the cell's ``%%think`` line, for the same reason (only the page can edit a cell).
@@ -23,9 +23,9 @@ from traitlets import Bool, Unicode
 from ..core.trace import Trace
 from ..export.schema import PIN_KEY  # an export strips the reasoning of a cell marked so
 from ..views import render
-from ..views.cell_runs import first_line
 from ..views.selection import Selection, pinned, selected_source
-from .kit import Kit
+from .assets import AssetsWidget
+from .host import executing_cell_id
 from .run_view import RunView
 
 
@@ -37,38 +37,14 @@ def pin_markdown(trace: Trace, text: str = "", part: str = "reasoning") -> str:
     return f"{render.pin_head(trace.model, trace.preset, part)}\n>\n{body}"
 
 
-def _request(part: str, key: str) -> str:
-    """A text field of the request the kernel runs now, or "" (no kernel: plain IPython)."""
-    try:
-        from IPython import get_ipython
-
-        parent = get_ipython().kernel.get_parent()
-    except Exception:
-        return ""
-    section = parent.get(part) if isinstance(parent, dict) else None
-    value = section.get(key) if isinstance(section, dict) else None
-    return value if isinstance(value, str) else ""
-
-
-def executing_cell_id() -> str:
-    """The id of the notebook cell being run (JupyterLab sends it with the request), or "":
-    the page then finds the cell on screen."""
-    return _request("metadata", "cellId")
-
-
-def executing_cell_line() -> str:
-    """The ``%%think`` line of the cell being run, as the front end sent it, or ""."""
-    return first_line(_request("content", "code"))
-
-
-class PinButton(Kit):
+class PinButton(AssetsWidget):
     """The "Pin" button of a ``ThinkWidget``, which pins from the run ``shown()`` returns, and
     its "Use these flags" button, which puts ``line`` in place of the cell's first line and then
-    calls ``on_line(line)``. Its script is the kit's ``pin`` part."""
+    calls ``on_line(line)``. Its script is the assets' ``pin`` part."""
 
     cell_id = Unicode("", help="The notebook cell the widget was made in.").tag(sync=True)
     line = Unicode("", help="The cell line 'Use these flags' writes (none: hidden).").tag(sync=True)
-    offered = Bool(False, help="Pin is offered (else idle: hidden, the kit only).").tag(sync=True)
+    offered = Bool(False, help="Pin is offered (else idle: hidden, assets only).").tag(sync=True)
     # (a trait the script follows, not a class in ``_dom_classes``: in Lab 4 an anywidget view
     # did not follow a change of them, and a new view took them after its script had run)
 

@@ -30,20 +30,16 @@ from ..views.render import (
 )
 from .live_text import LiveText
 from .pacing import UpdateMeter
+from .style import (
+    ANSWER_CLASS,
+    CLOCK_CLASS,
+    PANE_CLASS,
+    SCROLL_CLASS,
+    TEXT_CLASS,
+    THOUGHTS_CLASS,
+    TOGGLE_CLASS,
+)
 
-PANE_CLASS, ANSWER_CLASS = "reasoning-nb-pane", "reasoning-nb-answer"
-THOUGHTS_CLASS, TEXT_CLASS = "reasoning-nb-thoughts", "reasoning-nb-text"
-"""CSS classes of the reasoning pane, the answer, the reasoning text, and both texts."""
-SCROLL_CLASS = "reasoning-nb-scroll"
-"""The reasoning's scroll box: capped, following the newest text, while a run is live (its
-status line's clock counts: see ``style.STYLE``)."""
-TOGGLE_CLASS = "reasoning-nb-pane-toggle"
-"""The pane's title as a button (it opens and closes the pane, from the keyboard too; the
-Accordion's own header, a plain div, takes over where no kernel answers: see
-``style.STYLE``)."""
-CLOCK_CLASS = "reasoning-nb-clock"
-"""The elapsed time in the status line while a run is live: the page counts on by itself (see
-``style.CLOCK_STYLE``), so the clock never waits for a message."""
 LIVE_TITLE = "Thinking…"
 HIDDEN_TITLE = "Reasoning (hidden while the model runs)"
 _LIVE_LABEL = {"connecting": "connecting…", "thinking": "thinking…", "answering": "answering…"}

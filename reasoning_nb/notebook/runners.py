@@ -21,48 +21,14 @@ from ..core.history import Conversation
 from ..core.trace import Trace
 from ..errors import ReasoningNBError
 from ..run import Run
-from ..views import code_look, render
+from ..views import render
 from ..views.cell_runs import CellRuns
 from ..views.terminal import TerminalView, inert
 from . import interrupts, kernel_status
-from .pin import executing_cell_line
+from .host import executing_cell_line, widget_only
+from .style import ERROR_IN_CELL_CLASS, ERROR_IN_CELL_STYLE, PAIRING_STYLE, STATIC_CLASS
 
 METADATA_KEY = "reasoning_nb"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-LIVE_CLASS, STATIC_CLASS = "reasoning-nb-live", "reasoning-nb-static"
-ERROR_IN_CELL_CLASS = "reasoning-nb-error-in-cell"
-"""On the static twin of a run whose error ends the cell: the cell's error line says it."""
-_TEXT, _GONE = "reasoning-nb-text", "jupyter-widgets-disconnected"  # (run_view.TEXT_CLASS)
-_WIDGET = f".jp-OutputArea-child:has(+ .jp-OutputArea-child .{STATIC_CLASS})"
-_TWIN = f".jp-OutputArea-child:has(.{LIVE_CLASS}:not(.{_GONE})) + .jp-OutputArea-child"
-# A %%think cell leaves two outputs: the live widget, then the static trace (the one output
-# with the metadata). While the widget shows a run's text (live, or an earlier run picked),
-# the static twin is hidden; once the twin's run is on screen and ended, the widget shows only
-# its header, selector and steering, and the twin its text (its own head, notes and earlier
-# runs hidden: the widget says them). Those rules hold only while the widget has a kernel
-# behind it, so they come with its stylesheet, which the page asks the kernel for and which is
-# never saved (LIVE_PAIRING, in ``style.STYLE``; see ``kit``). A widget with no kernel behind
-# it (reopened, restarted) or none at all ("model not found" in a Lab that did not save widget
-# state) is hidden and the twin shows whole: that rule, and the twin's own look, are saved with
-# the twin (PAIRING_STYLE). Untrusted notebooks drop the <style>: there the widget never
-# renders, and the static output shows.
-LIVE_PAIRING = (
-    f".jp-OutputArea-child:has(.{LIVE_CLASS}:not(.{_GONE}) .{_TEXT})"
-    f" + .jp-OutputArea-child:has(.{STATIC_CLASS}){{display:none}}"
-    f"{_TWIN} .{STATIC_CLASS}>.reasoning-nb-export>:is(.reasoning-nb-which,.reasoning-nb-meta,"
-    ".reasoning-nb-earlier){display:none}"
-)
-PAIRING_STYLE = (
-    "<style>"
-    f"{_WIDGET}:not(:has(.{LIVE_CLASS}:not(.{_GONE}))){{display:none}}"
-    # Code blocks in the static twin, where Lab shows it: the same calm box as the widget's.
-    + code_look.code_box_css(f".{STATIC_CLASS} .{render.CSS_CLASS}-export")
-    + "</style>"
-)
-ERROR_IN_CELL_STYLE = (  # (saved only where it applies)
-    f"<style>.{STATIC_CLASS}.{ERROR_IN_CELL_CLASS} .{render.ERROR_CLASS}{{display:none}}</style>"
-)
-"""The static twin's error line, where the cell's own error line (just below) says it."""
 
 
 def error_line(exc: BaseException, debug: bool) -> str:
@@ -281,8 +247,7 @@ class WidgetRunner(Runner):
         )
         # The live view is its own output, with no fallback text of its own: the static output
         # below it is the fallback (see PAIRING_STYLE).
-        view_only = {WIDGET_VIEW: self.view.root._repr_mimebundle_()[WIDGET_VIEW], "text/plain": ""}
-        display(view_only, raw=True)
+        display(widget_only(self.view.root), raw=True)
         self._next = (options, None)
         self._in_cell = True
         try:

@@ -1,33 +1,85 @@
-"""The live view's one stylesheet, scoped to it, and the CSS classes it targets.
+"""The live view's CSS class names and its stylesheet, in one place at the bottom of notebook/
+(it imports none of its modules): the widgets take their classes from here, and the page script
+its selectors (:data:`PAGE_CSS`, put before it when it is sent: see ``assets``).
 
-``ThinkWidget`` sends it once, in a hidden HTML widget; ``--compare`` columns share it.
+``ThinkWidget`` and ``--compare`` columns get the stylesheet by message (``assets``).
 """
 
 from __future__ import annotations
 
+from ..views import code_look, render
 from ..views.render import ERROR_CLASS, ERROR_LOOK
-from .live_text import CONT_CLASS
-from .run_view import (
-    CLOCK_CLASS,
-    PANE_CLASS,
-    SCROLL_CLASS,
-    TEXT_CLASS,
-    THOUGHTS_CLASS,
-    TOGGLE_CLASS,
-)
-from .runners import LIVE_CLASS, LIVE_PAIRING
+from ..views.theme import lab
 
-ROOT_CLASSES = ("reasoning-nb", LIVE_CLASS)
-HEADER_CLASS, STATUS_CLASS, RUNS_CLASS, STEER_CLASS, KIT_CLASS, IDLE_CLASS = (
+LIVE_CLASS, STATIC_CLASS = "reasoning-nb-live", "reasoning-nb-static"
+ERROR_IN_CELL_CLASS = "reasoning-nb-error-in-cell"
+"""On the static twin of a run whose error ends the cell: the cell's error line says it."""
+PANE_CLASS, ANSWER_CLASS = "reasoning-nb-pane", "reasoning-nb-answer"
+THOUGHTS_CLASS, TEXT_CLASS = "reasoning-nb-thoughts", "reasoning-nb-text"
+"""CSS classes of the reasoning pane, the answer, the reasoning text, and both texts."""
+SCROLL_CLASS = "reasoning-nb-scroll"
+"""The reasoning's scroll box: capped, following the newest text, while a run is live (its
+status line's clock counts: see ``STYLE``)."""
+TOGGLE_CLASS = "reasoning-nb-pane-toggle"
+"""The pane's title as a button (it opens and closes the pane, from the keyboard too; the
+Accordion's own header, a plain div, takes over where no kernel answers: see
+``STYLE``)."""
+CLOCK_CLASS = "reasoning-nb-clock"
+"""The elapsed time in the status line while a run is live: the page counts on by itself (see
+``CLOCK_STYLE``), so the clock never waits for a message."""
+CONT_CLASS = "reasoning-nb-cont"
+"""On a block's ``Output`` that goes on with the block before it (a cut by force)."""
+ROOT_CLASSES = (render.CSS_CLASS, LIVE_CLASS)
+COMPARE_CLASS = "reasoning-nb-compare-live"
+"""The root of ``--compare``'s live view (with ``LIVE_CLASS``)."""
+HEADER_CLASS, STATUS_CLASS, MODEL_CLASS, RUNS_CLASS = (
     "reasoning-nb-header",
     "reasoning-nb-status",
+    "reasoning-nb-model",
     "reasoning-nb-runs",
-    "reasoning-nb-steer",
-    "reasoning-nb-kit",
-    "reasoning-nb-idle",
 )
-"""...; a widget that brings the kit (see ``kit``), and Pin not offered now (hidden; set by
-its script: ipywidgets applies ``_dom_classes`` to a new view after the script ran)."""
+STEER_CLASS, ASSETS_CLASS, IDLE_CLASS, PIN_NOTE_CLASS = (
+    "reasoning-nb-steer",
+    "reasoning-nb-assets",
+    "reasoning-nb-idle",
+    "reasoning-nb-pin-note",
+)
+"""...; a widget that brings the page its assets (see ``assets``), Pin not offered now (hidden;
+set by its script: ipywidgets applies ``_dom_classes`` to a new view after the script ran), and
+what became of a pin."""
+_GONE = "jupyter-widgets-disconnected"
+_PREFIX = render.CSS_CLASS  # (of the static view's classes: ``render``)
+_EXPORT = f"{_PREFIX}-export"  # (its root)
+_WIDGET = f".jp-OutputArea-child:has(+ .jp-OutputArea-child .{STATIC_CLASS})"
+_TWIN = f".jp-OutputArea-child:has(.{LIVE_CLASS}:not(.{_GONE})) + .jp-OutputArea-child"
+# A %%think cell leaves two outputs: the live widget, then the static trace (the one output
+# with the metadata). While the widget shows a run's text (live, or an earlier run picked),
+# the static twin is hidden; once the twin's run is on screen and ended, the widget shows only
+# its header, selector and steering, and the twin its text (its own head, notes and earlier
+# runs hidden: the widget says them). Those rules hold only while the widget has a kernel
+# behind it, so they come with its stylesheet, which the page asks the kernel for and which is
+# never saved (LIVE_PAIRING, in ``STYLE``; see ``assets``). A widget with no kernel behind
+# it (reopened, restarted) or none at all ("model not found" in a Lab that did not save widget
+# state) is hidden and the twin shows whole: that rule, and the twin's own look, are saved with
+# the twin (PAIRING_STYLE). Untrusted notebooks drop the <style>: there the widget never
+# renders, and the static output shows.
+LIVE_PAIRING = (
+    f".jp-OutputArea-child:has(.{LIVE_CLASS}:not(.{_GONE}) .{TEXT_CLASS})"
+    f" + .jp-OutputArea-child:has(.{STATIC_CLASS}){{display:none}}"
+    f"{_TWIN} .{STATIC_CLASS}>.{_EXPORT}>:is(.{_PREFIX}-which,.{_PREFIX}-meta,"
+    f".{_PREFIX}-earlier){{display:none}}"
+)
+PAIRING_STYLE = (
+    "<style>"
+    f"{_WIDGET}:not(:has(.{LIVE_CLASS}:not(.{_GONE}))){{display:none}}"
+    # Code blocks in the static twin, where Lab shows it: the same calm box as the widget's.
+    + code_look.code_box_css(f".{STATIC_CLASS} .{_EXPORT}")
+    + "</style>"
+)
+ERROR_IN_CELL_STYLE = (  # (saved only where it applies)
+    f"<style>.{STATIC_CLASS}.{ERROR_IN_CELL_CLASS} .{ERROR_CLASS}{{display:none}}</style>"
+)
+"""The static twin's error line, where the cell's own error line (just below) says it."""
 _L = f".{LIVE_CLASS}"
 _BEFORE_CONT = (
     f".{TEXT_CLASS} :is(.widget-output:has(+.{CONT_CLASS}),"
@@ -47,22 +99,22 @@ STYLE = "".join(
         f".{HEADER_CLASS} .widget-dropdown{{width:8em}}",
         f".{HEADER_CLASS} .jupyter-button{{width:auto}}",
         f".{HEADER_CLASS} .jupyter-widgets{{margin:0}}",
-        f".{KIT_CLASS}.{IDLE_CLASS},.{KIT_CLASS}:empty{{display:none}}",  # (kit only)
+        f".{ASSETS_CLASS}.{IDLE_CLASS},.{ASSETS_CLASS}:empty{{display:none}}",  # (assets only)
         f".{HEADER_CLASS} .jupyter-button:disabled{{display:none}}",  # Stop, while nothing runs
         f".{HEADER_CLASS} :is(select,.jupyter-button){{height:24px;line-height:22px;"
         "font-size:.9em}",
-        ".reasoning-nb-model{font-weight:600}",
+        f".{MODEL_CLASS}{{font-weight:600}}",
         f".{STATUS_CLASS}{{flex:1 1 12em;min-width:0;font-size:.85em;"
-        "color:var(--jp-ui-font-color2,#757575)}",
+        f"color:{lab('ui-font-color2')}}}",
         # the run selector: small pills, the shown run filled
         f".{RUNS_CLASS}{{line-height:normal;margin:.35em 0 .15em}}",
         f".{RUNS_CLASS} .widget-toggle-button{{font-size:.8em;height:auto;line-height:1.8;"
         "padding:0 .9em;margin:0 .4em 0 0;background:none;box-shadow:none;border-radius:1em;"
-        "border:1px solid var(--jp-border-color2,#e0e0e0);color:var(--jp-ui-font-color2,#757575)}",
+        f"border:1px solid {lab('border-color2')};color:{lab('ui-font-color2')}}}",
         f".{RUNS_CLASS} .widget-toggle-button:hover{{box-shadow:none;"
-        "color:var(--jp-ui-font-color0,#000)}",
-        f".{RUNS_CLASS} .widget-toggle-button.mod-active{{background:var(--jp-layout-color2,#eee);"
-        "color:var(--jp-ui-font-color0,#000);border-color:var(--jp-border-color1,#bdbdbd)}",
+        f"color:{lab('ui-font-color0')}}}",
+        f".{RUNS_CLASS} .widget-toggle-button.mod-active{{background:{lab('layout-color2')};"
+        f"color:{lab('ui-font-color0')};border-color:{lab('border-color1')}}}",
         # steering, under a run that ended: Continue and its hint, Pin (an empty row is hidden)
         f".{STEER_CLASS}{{gap:.6em;margin:.3em 0;overflow:visible;align-items:center}}",
         f".{STEER_CLASS} .widget-text{{width:24em}}",
@@ -70,8 +122,8 @@ STYLE = "".join(
         f".{STEER_CLASS} .jupyter-widgets{{margin:0}}",
         f".{STEER_CLASS} :is(input,.jupyter-button){{height:24px;font-size:.9em}}",
         f".{STEER_CLASS} .jupyter-button{{width:auto;padding:0 1em}}",
-        ".reasoning-nb-pin-note{margin-left:.6em;font-size:.85em;"
-        "color:var(--jp-ui-font-color2,#757575)}",
+        f".{PIN_NOTE_CLASS}{{margin-left:.6em;font-size:.85em;"
+        f"color:{lab('ui-font-color2')}}}",
         # text: the front end's own markdown (math, code colours, tables), each block an Output
         # with no prompt and no padding of its own
         f".{TEXT_CLASS} .jupyter-widgets{{margin:0}}",
@@ -99,12 +151,12 @@ STYLE = "".join(
         # opens with the table's head again: only the first one's shows)
         f".{TEXT_CLASS} .{CONT_CLASS} .jp-RenderedMarkdown>table:first-child>thead{{display:none}}",
         f"{_TABLE_PIECE},{_TABLE_PIECE}>tbody{{display:contents}}",
-        f"{_TABLE_PIECE}>thead th{{border-bottom:var(--jp-border-width,1px) solid "
-        "var(--jp-border-color1,#bdbdbd)}",  # (the head's rule, on its cells: no table box)
+        f"{_TABLE_PIECE}>thead th{{border-bottom:{lab('border-width')} solid "
+        f"{lab('border-color1')}}}",  # (the head's rule, on its cells: no table box)
         # the reasoning: quieter than the answer, a hairline on its left
-        f".{THOUGHTS_CLASS}{{border-left:2px solid var(--jp-border-color2,#e0e0e0);"
+        f".{THOUGHTS_CLASS}{{border-left:2px solid {lab('border-color2')};"
         "padding-left:.9em}",
-        f".{THOUGHTS_CLASS} .jp-RenderedMarkdown{{color:var(--jp-content-font-color2,#616161)}}",
+        f".{THOUGHTS_CLASS} .jp-RenderedMarkdown{{color:{lab('content-font-color2')}}}",
         f".{SCROLL_CLASS}{{flex-direction:column}}",  # (the text as wide as the pane)
         f".{SCROLL_CLASS}>.widget-box{{flex:none;overflow:visible}}",
         # its pane: a light one-line title, no grey bar, no box, no deep indent; the title is a
@@ -112,11 +164,11 @@ STYLE = "".join(
         f".{PANE_CLASS}{{margin:0 0 .35em}}",
         f":is(.{TOGGLE_CLASS},.{PANE_CLASS} .jupyter-widget-Collapse-header){{background:none;"
         "border:none;box-shadow:none;padding:2px 0;font-weight:normal;"
-        "color:var(--jp-ui-font-color2,#757575)}",
+        f"color:{lab('ui-font-color2')}}}",
         f":is(.{TOGGLE_CLASS},.{PANE_CLASS} .jupyter-widget-Collapse-header):is(:hover,"
-        ":focus-visible){color:var(--jp-ui-font-color0,#000)}",
+        f":focus-visible){{color:{lab('ui-font-color0')}}}",
         f".{TOGGLE_CLASS}{{width:fit-content;max-width:100%;height:auto;margin:.3em 0 0;"
-        "text-align:left;font-size:var(--jp-ui-font-size1,13px)}",
+        f"text-align:left;font-size:{lab('ui-font-size1')}}}",
         f".{TOGGLE_CLASS}:focus:not(:focus-visible){{outline:none}}",  # (a click: no ring)
         f".{TOGGLE_CLASS}.mod-active{{background:none;box-shadow:none}}",
         f".{PANE_CLASS} .jupyter-widget-Collapse-header{{display:none}}",
@@ -160,3 +212,17 @@ STYLE += CLOCK_STYLE
 STYLE += f"body[data-jp-theme-light=false] {_L}{{--jp-mirror-editor-comment-color:#5c9d9d}}"
 """One stylesheet, scoped to the live view, sent once with the model label."""
 STYLE += LIVE_PAIRING  # (the live widget's side of its pairing with the static twin)
+PAGE_CSS = {
+    "root": f".{LIVE_CLASS}",
+    "panes": {"reasoning": f".{THOUGHTS_CLASS}", "answer": f".{ANSWER_CLASS}"},
+    "text": f".{TEXT_CLASS}",  # the widget shows a run's text (else the static twin does)
+    # The static twin's run (not its earlier ones): the kernel's HTML, a pane's blocks as children.
+    "twin": f".{STATIC_CLASS}>.{_EXPORT}",
+    "twinPanes": {
+        "reasoning": f":scope>.{_PREFIX}-reasoning>div",
+        "answer": f":scope>.{_PREFIX}-answer",
+    },
+    "idleClass": IDLE_CLASS,
+    "noteClass": PIN_NOTE_CLASS,
+}
+"""What the page script (``static/pin.js``) finds and marks, in its own words."""

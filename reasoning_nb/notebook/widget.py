@@ -29,7 +29,7 @@ from ..views.cell_runs import line_for
 from .action_row import ActionRow, Actions
 from .pacing import TEXT_INTERVAL, TIGHT, Pacer
 from .run_view import RunView, close_tree
-from .style import HEADER_CLASS, ROOT_CLASSES, RUNS_CLASS, STATUS_CLASS
+from .style import HEADER_CLASS, MODEL_CLASS, ROOT_CLASSES, RUNS_CLASS, STATUS_CLASS
 
 _UNSET = "font_family", "font_size", "font_style", "font_variant", "font_weight", "text_decoration"
 """Style values that ipywidgets leaves None in Python and the page's models default to "". Set
@@ -219,7 +219,7 @@ class ThinkWidget:
     def hand_over(self, trace: Trace) -> None:
         """The static output below the widget shows ``trace``, ended, in full from now on:
         while that run is on screen the widget shows only its header, selector and actions
-        (see ``runners.LIVE_PAIRING``), so a saved notebook keeps the text once as HTML, not
+        (see ``style.LIVE_PAIRING``), so a saved notebook keeps the text once as HTML, not
         again as widget state."""
         self.handed_over = trace
         run = self._shown
@@ -415,4 +415,5 @@ class ThinkWidget:
 
 
 def _model_html(model: str) -> str:
-    return f'<span class="reasoning-nb-model">{html.escape(model)}</span>'
+    return f'<span class="{MODEL_CLASS}">{html.escape(model)}</span>'
+

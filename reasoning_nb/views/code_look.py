@@ -9,6 +9,8 @@ from functools import lru_cache
 
 from pygments.token import Comment, Generic, Keyword, Name, Number, Operator, String
 
+from .theme import lab
+
 CODE_PREFIX = "rnb-hl-"
 """Highlighted code's classes: ``rnb-hl-k`` (keyword), ``rnb-hl-s`` (string)..."""
 # (class, token types, light, dark): >= 4.5:1 on white and on Lab Dark's #111, even at 0.85
@@ -93,7 +95,7 @@ text colour, still readable."""
 
 
 _CODE_BOX = (
-    "background:var(--jp-layout-color2,#f6f8fa);color:var(--jp-content-font-color1,#24292f);"
+    f"background:{lab('layout-color2')};color:{lab('content-font-color1')};"
     "padding:.5em .8em;border-radius:4px;overflow-x:auto;margin:0 0 1em"
 )
 

@@ -25,6 +25,7 @@ from . import code_look, render
 from .markdown_safety import md_escape, one_line
 from .math_text import IGNORE
 from .stats import cell_text, row
+from .theme import lab
 
 if TYPE_CHECKING:
     from ..core.trace import Trace
@@ -39,10 +40,10 @@ COLUMNS = (
 )
 LABEL_LIMIT = 120
 _TABLE = "border-collapse:collapse;font-size:0.9em;margin:0.5em 0"
-_CELL = "border:1px solid var(--jp-border-color1,#d0d7de);padding:2px 8px;text-align:left"
+_CELL = f"border:1px solid {lab('border-color1')};padding:2px 8px;text-align:left"
 _DIFF = (
-    "font-size:0.85em;background:var(--jp-layout-color2,#f6f8fa);"
-    "color:var(--jp-content-font-color1,#24292f);padding:0.5em 0.8em;overflow-x:auto"
+    f"font-size:0.85em;background:{lab('layout-color2')};"
+    f"color:{lab('content-font-color1')};padding:0.5em 0.8em;overflow-x:auto"
 )
 _GRID = "display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,16em),1fr));gap:0 1.5em"
 # Added and removed lines are <ins> and <del>, each holding its line end: tinted blocks here,

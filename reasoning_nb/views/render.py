@@ -36,6 +36,7 @@ from .code_look import CODE_PREFIX, CODE_STYLE, code_html
 from .markdown_safety import SAFE_LINK, html_block, html_label, is_inert, md_escape, one_line
 from .math_text import IGNORE, PROCESS, holds_math, math_plugin, prose_html
 from .math_text import to_markdown as math_markdown
+from .theme import lab
 
 if TYPE_CHECKING:
     from ..core.trace import Trace
@@ -44,10 +45,10 @@ CSS_CLASS = "reasoning-nb"
 ERROR_CLASS = f"{CSS_CLASS}-error"
 """A failed run's error line, in the static views and the live widget."""
 ERROR_LOOK = (
-    "background:var(--jp-rendermime-error-background,#fdd);"
+    f"background:{lab('rendermime-error-background')};"
     "color:var(--jp-content-font-color1,#212121);padding:.3em .7em;line-height:1.4;"
-    "white-space:pre-wrap;font-family:var(--jp-code-font-family,monospace);"
-    "font-size:var(--jp-code-font-size,13px)"
+    f"white-space:pre-wrap;font-family:{lab('code-font-family')};"
+    f"font-size:{lab('code-font-size')}"
 )
 """How an error line looks: as Jupyter shows a failed cell's error (its colours, or a light
 pair that reads on any page)."""
@@ -103,10 +104,10 @@ def markdown_tokens(text: str, *, breaks: bool = False) -> list:
 
 _TABLE_LOOK = (
     ("table", "border-collapse:collapse;margin:0 0 1em"),  # (no border-spacing: collapsed)
-    ("thead", "border-bottom:var(--jp-border-width,1px) solid var(--jp-border-color1,#9e9e9e)"),
+    ("thead", f"border-bottom:{lab('border-width')} solid var(--jp-border-color1,#9e9e9e)"),
     (":is(th,td)", "padding:.5em;vertical-align:middle;border:none;text-align:left"),
     ("th", "text-align:center"),
-    ("tbody tr:nth-child(even)", "background:var(--jp-rendermime-table-row-background,#8881)"),
+    ("tbody tr:nth-child(even)", f"background:{lab('rendermime-table-row-background')}"),
 )
 # (two classes: as specific as Lab's rule that right-aligns the cells of HTML outputs)
 TABLE_STYLE = (
@@ -178,11 +179,11 @@ MODES = ("collapsible", "inline", "strip")
 
 # A background always with its text colour: Lab Dark's text is white.
 _INLINE_BOX = (
-    "border:1px solid var(--jp-border-color2,#d0d7de);border-left:4px solid #8c6bc8;"
-    "background:var(--jp-layout-color2,#f6f8fa);color:var(--jp-content-font-color1,#24292f);"
+    f"border:1px solid {lab('border-color2')};border-left:4px solid #8c6bc8;"
+    f"background:{lab('layout-color2')};color:{lab('content-font-color1')};"
     "padding:0.5em 0.9em 0.1em 0.9em;margin:0.3em 0 0.6em 0;border-radius:4px"
 )
-_MUTED = "color:var(--jp-content-font-color2,#57606a)"
+_MUTED = f"color:{lab('content-font-color2')}"
 _INLINE_HEAD = f"font-weight:600;font-size:0.85em;{_MUTED};margin-bottom:0.3em"
 _SUMMARY = f"cursor:pointer;{_MUTED};font-size:0.95em"
 _FOLDED_BODY = "opacity:0.85;border-left:3px solid #ccc;padding-left:0.8em;margin:0.3em 0"

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.presets import PRESETS
 from .markdown_safety import one_line
 from .stats import plotted
+from .theme import lab
 
 if TYPE_CHECKING:
     from .stats import TraceStats
@@ -30,7 +31,7 @@ LEFT, RIGHT, TOP, BOTTOM = 46, 320, 26, 206  # the plot area; the legend sits ri
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#8C6BC8", "#999999")
 FONT = 'font-family="sans-serif" font-size="11" fill="currentColor"'
 GRID = 'stroke="currentColor" stroke-opacity="0.2"'
-HOLLOW = 'style="fill:var(--jp-layout-color0,#fff)"'  # the page's background
+HOLLOW = f'style="fill:{lab("layout-color0")}"'  # the page's background
 _TD = {
     "source": "white-space:nowrap",
     "prompt": "white-space:nowrap",

@@ -1,19 +1,14 @@
-// Pin: what is selected in this %%think widget, reasoning or answer (with nothing selected, all of
-// the reasoning, or the answer of a run with none), goes into a new markdown cell below the widget's cell. This side says where
-// the selection lies; the kernel holds the markdown each Output shows, so it pins the source
-// (math and formatting as the model wrote them) and escapes model text in one place. Then this
-// side places the cell.
-const ROOT = ".reasoning-nb-live";
-const PANES = { reasoning: ".reasoning-nb-thoughts", answer: ".reasoning-nb-answer" };
+// Pin: what is selected in this %%think widget, reasoning or answer (with nothing selected, all
+// of the reasoning, or the answer of a run with none), goes into a new markdown cell below the
+// widget's cell. This side says where the selection lies; the kernel holds the markdown each
+// Output shows, so it pins the source (math and formatting as the model wrote them) and escapes
+// model text in one place. Then this side places the cell.
+//
+// The live view's selectors and class names come from the kernel's style module: it puts
+// `const CSS = {...};` before this script when it sends it.
+const { root: ROOT, panes: PANES, text: TEXT, twin: TWIN, twinPanes: TWIN_PANES } = CSS;
 const OUTPUT = ".widget-output"; // one ipywidgets Output, in the pane's order
 const RENDERED = ".jp-RenderedMarkdown"; // its markdown, drawn by the front end
-const TEXT = ".reasoning-nb-text"; // the widget shows a run's text (else the static twin does)
-// The static twin's run (not its earlier ones): the kernel's HTML, a pane's blocks as children.
-const TWIN = ".reasoning-nb-static>.reasoning-nb-export";
-const TWIN_PANES = {
-  reasoning: ":scope>.reasoning-nb-reasoning>div",
-  answer: ":scope>.reasoning-nb-answer",
-};
 const NOTES = {
   inserted: "pinned below",
   copied: "copied: paste it into a markdown cell",
@@ -121,7 +116,8 @@ function cellIndex(cells, cellId, el) {
   return onScreen == null ? cells.length - 1 : Number(onScreen);
 }
 
-// JupyterLab and Notebook 7: the widget manager knows the notebook's document.
+// JupyterLab and Notebook 7 (checked on Lab 4.6, Notebook 7.6; a private path, the one hook of
+// the host in the page: see host.py): the widget manager knows the notebook's document.
 function notebookOf(model) {
   try {
     return model.widget_manager?.context?.model?.sharedModel ?? null;
@@ -160,7 +156,7 @@ async function place(model, el, cells) {
   }
 }
 
-// The kit's stylesheet into the page, once per page and version (the loader calls it).
+// The stylesheet into the page, once per page and version (the loader calls it).
 export function install({ version, css }) {
   if (!document.querySelector(`style[data-reasoning-nb="${version}"]`)) {
     const sheet = document.createElement("style");
@@ -181,12 +177,12 @@ export function pin({ model, el }) {
   flags.className = button.className;
   flags.textContent = "Use these flags";
   const note = document.createElement("span");
-  note.className = "reasoning-nb-pin-note";
+  note.className = CSS.noteClass;
   el.append(button, flags, note);
   // Idle (hidden) until the kernel offers Pin; "Use these flags" shows while the kernel offers
   // a line: the run's flags are not the cell's.
   const sync = () => {
-    el.classList.toggle("reasoning-nb-idle", !model.get("offered"));
+    el.classList.toggle(CSS.idleClass, !model.get("offered"));
     flags.style.display = model.get("line") ? "" : "none";
   };
   sync();

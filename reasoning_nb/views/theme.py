@@ -1,0 +1,34 @@
+"""JupyterLab's CSS variables as every view uses them, static and live, each with its one
+fallback: what a page without Lab's variables shows (an export read on GitHub, in a browser, in
+an editor). Inside JupyterLab and Notebook 7 the variables are always set.
+
+Two saved views keep a fallback of their own (``render``'s table head and error line): their
+text is in every export made so far, and a test holds it byte for byte.
+"""
+
+from __future__ import annotations
+
+_FALLBACKS = {
+    "border-color1": "#d0d7de",
+    "border-color2": "#d0d7de",
+    "border-width": "1px",
+    "code-font-family": "monospace",
+    "code-font-size": "13px",
+    "content-font-color1": "#24292f",
+    "content-font-color2": "#57606a",
+    "layout-color0": "#fff",
+    "layout-color2": "#f6f8fa",
+    "rendermime-error-background": "#fdd",
+    "rendermime-table-row-background": "#8881",
+    "ui-font-color0": "#000",
+    "ui-font-color2": "#757575",
+    "ui-font-size1": "13px",
+}
+
+
+def lab(name: str) -> str:
+    """Lab's variable ``--jp-<name>``, with its fallback, for a CSS value."""
+    return f"var(--jp-{name},{_FALLBACKS[name]})"
+
+
+__all__ = ["lab"]
