@@ -17,6 +17,7 @@ from .core.events import Event
 from .core.trace import Trace
 from .errors import ConfigError
 from .options import keywords
+from .providers import catalog
 from .run import Run
 
 
@@ -113,7 +114,8 @@ def _prepare(
             if options.get("preset", "auto") == "auto":
                 options["preset"] = rescue.ANSWER_NOW_PRESET
         else:
-            max_tokens = options.get("max_tokens") or rescue.room(continue_from)
+            limit = catalog.output_limit(continue_from.model)
+            max_tokens = options.get("max_tokens") or rescue.room(continue_from, limit)
             if max_tokens is None:
                 raise ConfigError(rescue.AT_LIMIT)
             options["max_tokens"] = max_tokens

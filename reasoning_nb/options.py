@@ -22,6 +22,7 @@ from .core.presets import PRESETS
 from .core.schema import PACES
 from .errors import ConfigError
 from .providers import catalog
+from .providers.address import normalise
 from .providers.transport import HOSTED_WAIT, LOCAL_WAIT
 
 MAX_CHARS = 10_000_000
@@ -152,7 +153,7 @@ class RunOptions:
         # bad ids and addresses fail here, before any I/O
         info = catalog.parse_model(self.model).provider if self.model is not None else None
         if self.base_url is not None:
-            catalog.normalise(self.base_url, info)
+            normalise(self.base_url, info)
         key_env = self.api_key_env
         if key_env is not None and not (isinstance(key_env, str) and key_env.strip()):
             raise ConfigError(f"api_key_env must name an environment variable, not {key_env!r}.")

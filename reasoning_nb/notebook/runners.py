@@ -21,6 +21,7 @@ from ..core.history import Conversation
 from ..core.schema import HISTORY_KEY, METADATA_KEY
 from ..core.trace import Trace
 from ..errors import ReasoningNBError
+from ..providers.catalog import output_limit
 from ..run import Run
 from ..views import render
 from ..views.cell_runs import CellRuns
@@ -275,7 +276,7 @@ class WidgetRunner(Runner):
             options = {**self.options, "preset": rescue.ANSWER_NOW_PRESET}
             self._again(options, rescue.answer_now(trace, number))
             return
-        room = rescue.room(trace, self.options.get("max_tokens"))
+        room = rescue.room(trace, output_limit(trace.model), self.options.get("max_tokens"))
         if room is not None:  # (the widget offers More room only then)
             options = {**self.options, "preset": trace.preset, "max_tokens": room}
             self._again(options, rescue.more_room(trace, room, number))

@@ -8,8 +8,14 @@ from importlib import resources
 import pytest
 
 from reasoning_nb.core import capabilities
-from reasoning_nb.core.capabilities import Capabilities, clear_overrides, lookup, override
+from reasoning_nb.core.capabilities import Capabilities, clear_overrides, override
 from reasoning_nb.errors import ConfigError
+from reasoning_nb.providers.catalog import PROVIDERS
+
+
+def lookup(provider, model, discovered=None):
+    """The layers, from the sources the provider's profile names."""
+    return PROVIDERS[provider].capabilities(model, discovered)
 
 
 @pytest.fixture(autouse=True)

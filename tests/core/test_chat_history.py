@@ -14,6 +14,7 @@ from reasoning_nb.core.tokens import estimate
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.notebook.run_view import RunView
 from reasoning_nb.notebook.runners import METADATA_KEY
+from reasoning_nb.providers.catalog import PROVIDERS
 
 REASONING = "First 17 × 20 = 340, then 17 × 3 = 51; café ☕."
 ANSWER = "It is **391**."
@@ -159,9 +160,15 @@ def test_size_counts_text_the_model_reads_not_signatures():
         {"role": "user", "content": "q" * 8},
         {"role": "assistant", "content": "ANSWER", "blocks": blocks, "replay_model": "m"},
     ]
-    assert size(history, "m") == {"history_turns": 1, "history_tokens": estimate(8 + 6 + 40)}
+    assert size(history, "m", PROVIDERS["anthropic"]) == {
+        "history_turns": 1,
+        "history_tokens": estimate(8 + 6 + 40),
+    }
     # another model gets the answer text only, so only that is counted
-    assert size(history, "other") == {"history_turns": 1, "history_tokens": estimate(14)}
+    assert size(history, "other", PROVIDERS["anthropic"]) == {
+        "history_turns": 1,
+        "history_tokens": estimate(14),
+    }
 
 
 def test_status_line_shows_the_history_tokens():

@@ -12,6 +12,7 @@ fails here.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -21,6 +22,7 @@ from wire_server import Reply
 from reasoning_nb import think
 from reasoning_nb.core import cost
 from reasoning_nb.core.text import parse_time
+from reasoning_nb.providers.catalog import PROVIDERS
 
 PROMPT = "What is 17 × 23?"
 REASONING = "Let me see: 17 × 23 = 17 × 20 + 17 × 3 = 340 + 51 = 391. Café ☕, “done”."
@@ -169,7 +171,7 @@ def test_fixed_prices_by_hand():
 
     trace = Trace(model="openai:gpt-5.1", provider="openai", started_at="2026-11-25T00:00:00Z")
     trace.usage |= {"input_tokens": 1000, "output_tokens": 2000, "reasoning_tokens": 1500}
-    got = cost.estimate(trace)
+    got = cost.estimate(trace, PROVIDERS["openai"].cost)
     assert got["usd"] == pytest.approx(1000 * 1.25e-6 + 2000 * 10e-6)  # 0.02125, not 0.03625
     assert cost.label(got) == "≈ $0.0213"
     as_of, source = got["prices_as_of"], got["source"]
@@ -181,18 +183,19 @@ def test_fixed_prices_by_hand():
 
 
 def test_every_cloud_provider_has_a_rule():
-    from reasoning_nb.providers.catalog import PROVIDERS
-
     cloud = {p for p, info in PROVIDERS.items() if not info.local}
-    assert cloud == set(cost.REASONING_IN_OUTPUT) == set(cost.PRICE_PROVIDER)
+    assert cloud == {p for p, info in PROVIDERS.items() if info.cost is not None}
 
 
-def test_a_separate_reasoning_count_is_added_once(monkeypatch):
-    monkeypatch.setitem(cost.REASONING_IN_OUTPUT, "gemini", False)
+def test_a_separate_reasoning_count_is_added_once():
+    apart = replace(PROVIDERS["gemini"].cost, reasoning_in_output=False)
     usage = {"input_tokens": 5, "output_tokens": 10, "reasoning_tokens": 7}
-    assert cost.billed_tokens("gemini", usage) == {"input_tokens": 5, "output_tokens": 17}
-    assert cost.billed_tokens("openai", usage) == {"input_tokens": 5, "output_tokens": 10}
-    assert cost.billed_tokens("ollama", usage) is None
+    assert cost.billed_tokens(apart, usage) == {"input_tokens": 5, "output_tokens": 17}
+    assert cost.billed_tokens(PROVIDERS["openai"].cost, usage) == {
+        "input_tokens": 5,
+        "output_tokens": 10,
+    }
+    assert cost.billed_tokens(PROVIDERS["ollama"].cost, usage) is None
     assert cost.label(None) == "" and cost.note(None) == ""
 
 
@@ -240,7 +243,10 @@ def test_chat_cached_prompt_tokens_billed_at_the_cache_rate(wire_server, model, 
 
 def test_a_cache_count_beyond_the_input_is_not_believed():
     usage = {"input_tokens": 10, "output_tokens": 5, "cache_read_tokens": 50}
-    assert cost.billed_tokens("openai", usage) == {"input_tokens": 10, "output_tokens": 5}
+    assert cost.billed_tokens(PROVIDERS["openai"].cost, usage) == {
+        "input_tokens": 10,
+        "output_tokens": 5,
+    }
 
 
 def test_a_replay_keeps_its_recorded_cost_and_is_counted_once(wire_server):

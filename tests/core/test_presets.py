@@ -7,16 +7,21 @@ import pytest
 from reasoning_nb.core.capabilities import Capabilities
 from reasoning_nb.core.presets import (
     PRESETS,
-    ROWS,
     ReasoningPlan,
+    Row,
     bucket,
     check,
     merge,
     nearest,
-    plan,
 )
 from reasoning_nb.errors import ConfigError
-from reasoning_nb.providers.catalog import PROVIDERS
+from reasoning_nb.providers.catalog import PROVIDERS, parse_model
+
+
+def plan(flavor, preset, budget_tokens, caps, **options):
+    """The resolver, by the row of the provider's profile."""
+    return PROVIDERS[flavor].plan(preset, budget_tokens, caps, **options)
+
 
 UNKNOWN = Capabilities(model="some-model")
 HYBRID = Capabilities(reasoning=True, can_disable=True, model="qwen3:8b")
@@ -83,8 +88,8 @@ def test_local_rows_match_the_table(flavor, preset, caps):
 
 def test_every_local_flavor_in_the_catalog_has_a_row():
     for info in PROVIDERS.values():
-        assert info.flavor in ROWS or info.flavor in ("anthropic", "gemini")
-        plan(info.flavor, "high", None, UNKNOWN)  # never raises for a catalog flavor
+        assert isinstance(info.row(UNKNOWN), Row)
+        plan(info.id, "high", None, UNKNOWN)  # never raises for a catalog flavor
 
 
 def test_plan_reports_effort_and_returns_fresh_dicts():
@@ -324,8 +329,8 @@ def test_check_rejects_bad_budgets(budget):
 def test_plan_validates_too():
     with pytest.raises(ConfigError):
         plan("ollama", "turbo", None, UNKNOWN)
-    with pytest.raises(ConfigError, match="flavor"):
-        plan("carrier-pigeon", "high", None, UNKNOWN)
+    with pytest.raises(ConfigError, match="provider"):  # no profile, so no row
+        parse_model("carrier-pigeon:m")
 
 
 def test_merge_is_deep_and_in_place():

@@ -12,6 +12,7 @@ from reasoning_nb.core import capabilities, rescue
 from reasoning_nb.core.continuation import ANSWER_NOW, CLOSE, OPEN
 from reasoning_nb.core.trace import Trace, read_trace
 from reasoning_nb.errors import ConfigError
+from reasoning_nb.providers.catalog import output_limit
 from reasoning_nb.views import render
 
 CHAT = "/v1/chat/completions"
@@ -62,7 +63,7 @@ def test_a_real_answer_or_a_complete_run_gets_no_warning():
 def test_at_the_output_limit_more_room_is_not_offered(wire_server):
     capabilities.override("llamacpp:m", max_output=512)
     trace = lost(wire_server)
-    assert rescue.room(trace) is None
+    assert rescue.room(trace, output_limit(trace.model)) is None
     assert trace.warnings == [
         "The model spent all 512 tokens thinking and gave no answer, at its output limit: "
         "try Answer now."

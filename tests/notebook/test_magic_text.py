@@ -157,13 +157,14 @@ def test_hide_reasoning_keeps_it_out_of_the_stream_but_saved(ip, wire_server):
 
 def test_list_shows_providers_and_running_servers(ip, wire_server, monkeypatch):
     from reasoning_nb.providers import catalog
+    from reasoning_nb.providers.profile import Profile
 
     wire_server.route("GET", "/v1/models", wf.openai_models("qwen3-8b", "smollm2"))
     info = catalog.PROVIDERS["llamacpp"]
     monkeypatch.setitem(
         catalog.PROVIDERS,
         "llamacpp",
-        catalog.ProviderInfo(**{**info.__dict__, "base_url": f"{wire_server.url}/v1"}),
+        Profile(**{**info.__dict__, "base_url": f"{wire_server.url}/v1"}),
     )
     with capture_output() as cap:
         ip.run_line_magic("think", "--list")

@@ -13,6 +13,7 @@ from reasoning_nb.core.events import Finish, Notice, ReasoningDelta, TextDelta, 
 from reasoning_nb.core.loops import LOOP_NOTICE
 from reasoning_nb.notebook.run_view import LOST_DETAIL
 from reasoning_nb.notebook.widget import Actions
+from reasoning_nb.providers.catalog import output_limit
 
 
 def ignore(*_args) -> None:
@@ -40,7 +41,7 @@ def lost_run(wire, w, answer: str = ""):
     events = [ReasoningDelta("Canberra, surely."), TextDelta(answer), Usage(output_tokens=256)]
     feed(w, trace, [*events, Finish("length")], wire.clock, 0.25)
     trace.finish()
-    rescue.note(trace)  # (as a run does when its stream ends)
+    rescue.warn_if_lost(trace, output_limit(trace.model))  # (as a run does at its end)
     w.finish(trace)
     return trace
 

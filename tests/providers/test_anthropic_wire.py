@@ -26,6 +26,7 @@ from reasoning_nb import ConfigError, ProviderError, think
 from reasoning_nb.core.history import Conversation, assistant_turn
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.providers import anthropic
+from reasoning_nb.providers.catalog import PROVIDERS
 
 PATH = "/v1/messages"
 KEY = "sk-ant-api03-SECRET-key-0123456789"
@@ -537,32 +538,36 @@ def test_replay_rules_per_model_and_thinking(wire_server):
     blocks = first.provider_state["anthropic"]["content"]
     # same model, thinking on: the blocks as they came, signatures and order kept
     body = _second_request(
-        wire_server, "claude-sonnet-4-5", chat.messages("anthropic"), preset="high"
+        wire_server, "claude-sonnet-4-5", chat.messages(PROVIDERS["anthropic"]), preset="high"
     )
     assert body["messages"][1] == {"role": "assistant", "content": blocks}
     # another Claude model: its signature would not verify, so the answer text only
     body = _second_request(
-        wire_server, "claude-opus-4-1", chat.messages("anthropic"), preset="high"
+        wire_server, "claude-opus-4-1", chat.messages(PROVIDERS["anthropic"]), preset="high"
     )
     assert body["messages"][1] == {"role": "assistant", "content": ANSWER}
     # same model with thinking off: text only (thinking blocks need thinking on)
-    body = _second_request(wire_server, "claude-sonnet-4-5", chat.messages("anthropic"))
+    body = _second_request(wire_server, "claude-sonnet-4-5", chat.messages(PROVIDERS["anthropic"]))
     assert body["messages"][1] == {"role": "assistant", "content": ANSWER}
 
 
 def test_signatures_never_cross_to_another_provider(wire_server):
     first = _first_turn(wire_server)
     for flavor in ("gemini", "openai", "openrouter", "deepseek", "llamacpp", "ollama"):
-        turn = assistant_turn(first, flavor)
+        turn = assistant_turn(first, PROVIDERS[flavor])
         assert SIGNATURE not in json.dumps(turn) and "opaque-data" not in json.dumps(turn)
         assert turn["content"] == ANSWER
     # a saved trace from another provider carrying an "anthropic" key is not trusted either
     forged = Trace.from_dict({**first.to_dict(), "provider": "openrouter"})
-    assert assistant_turn(forged, "anthropic") == {"role": "assistant", "content": ANSWER}
+    assert assistant_turn(forged, PROVIDERS["anthropic"]) == {
+        "role": "assistant",
+        "content": ANSWER,
+    }
     # and the state survives to_dict / from_dict (a reopened notebook)
     again = Trace.from_dict(json.loads(json.dumps(first.to_dict())))
     assert (
-        assistant_turn(again, "anthropic")["blocks"] == first.provider_state["anthropic"]["content"]
+        assistant_turn(again, PROVIDERS["anthropic"])["blocks"]
+        == first.provider_state["anthropic"]["content"]
     )
 
 

@@ -26,6 +26,7 @@ from reasoning_nb.core.history import Conversation, assistant_turn
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.errors import ProviderError as PE
 from reasoning_nb.providers import gemini
+from reasoning_nb.providers.catalog import PROVIDERS
 
 
 def path(model: str) -> str:
@@ -445,20 +446,20 @@ def test_signed_parts_are_replayed_to_the_same_model_only(wire_server):
     parts = first.provider_state["gemini"]["parts"]
     assert parts[-1] == {"text": "", "thoughtSignature": SIG}
 
-    body = _second_request(wire_server, "gemini-2.5-flash", chat.messages("gemini"))
+    body = _second_request(wire_server, "gemini-2.5-flash", chat.messages(PROVIDERS["gemini"]))
     assert body["contents"] == [
         {"role": "user", "parts": [{"text": PROMPT}]},
         {"role": "model", "parts": parts},
         {"role": "user", "parts": [{"text": "And Bob?"}]},
     ]
-    body = _second_request(wire_server, "gemini-2.5-pro", chat.messages("gemini"))
+    body = _second_request(wire_server, "gemini-2.5-pro", chat.messages(PROVIDERS["gemini"]))
     assert body["contents"][1] == {"role": "model", "parts": [{"text": ANSWER}]}
 
     for flavor in ("anthropic", "openai", "openrouter", "llamacpp", "ollama"):
-        turn = assistant_turn(first, flavor)
+        turn = assistant_turn(first, PROVIDERS[flavor])
         assert SIG not in json.dumps(turn) and turn["content"] == ANSWER
     again = Trace.from_dict(json.loads(json.dumps(first.to_dict())))
-    assert assistant_turn(again, "gemini")["parts"] == parts
+    assert assistant_turn(again, PROVIDERS["gemini"])["parts"] == parts
 
 
 def test_odd_counts_are_dropped_with_a_warning_and_the_run_keeps_its_text(wire_server):

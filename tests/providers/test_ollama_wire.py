@@ -140,10 +140,11 @@ def test_ollama_host_forms_reach_the_server(wire_server, monkeypatch, form):
 )
 def test_ollama_host_forms_without_a_port_go_to_11434(monkeypatch, form, address):
     """Checked without I/O: the one normaliser every call, probe and cache key goes through."""
-    from reasoning_nb.providers import catalog
+    from reasoning_nb.providers.address import base_url_for
+    from reasoning_nb.providers.catalog import PROVIDERS
 
     monkeypatch.setenv("OLLAMA_HOST", form)
-    assert catalog.base_url_for(catalog.PROVIDERS["ollama"]) == address
+    assert base_url_for(PROVIDERS["ollama"]) == address
 
 
 @settings(deadline=None)
@@ -158,7 +159,8 @@ def test_a_normalised_base_url_reads_the_same_again(scheme, host, port, path, pr
     """The request URL, the cache key and --list start from one reading: reading its result
     again changes nothing, and no bind address or trailing slash survives it."""
     from reasoning_nb.errors import ConfigError
-    from reasoning_nb.providers.catalog import PROVIDERS, normalise
+    from reasoning_nb.providers.address import normalise
+    from reasoning_nb.providers.catalog import PROVIDERS
 
     info = PROVIDERS[provider]
     url = f"{scheme}{host}{'' if port is None else f':{port}'}{path}"

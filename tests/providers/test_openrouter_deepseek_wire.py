@@ -27,6 +27,7 @@ from wire_server import Reply
 from reasoning_nb import ConfigError, ProviderError, ProviderState, think
 from reasoning_nb.core.history import Conversation, assistant_turn
 from reasoning_nb.core.trace import Trace
+from reasoning_nb.providers.catalog import PROVIDERS
 
 PATH = "/v1/chat/completions"
 KEY = "sk-or-v1-very-secret-0123456789"
@@ -212,12 +213,12 @@ def test_chat_history_replays_merged_details_to_the_same_model_only(wire_server)
     chat = Conversation("c")
     chat.add(first)
 
-    turn = assistant_turn(first, "openrouter")
+    turn = assistant_turn(first, PROVIDERS["openrouter"])
     assert turn["reasoning_details"] == [SIGNED] and turn["content"] == ANSWER
 
     # same model: the assistant message carries the details, unmodified and in order
     serve(wire_server, wf.openrouter_sse(REASONING, ANSWER))
-    run_with_history(wire_server, f"openrouter:{CLAUDE}", chat.messages("openrouter"))
+    run_with_history(wire_server, f"openrouter:{CLAUDE}", chat.messages(PROVIDERS["openrouter"]))
     messages = wire_server.last.json["messages"]
     assert messages == [
         {"role": "user", "content": PROMPT},
@@ -226,18 +227,23 @@ def test_chat_history_replays_merged_details_to_the_same_model_only(wire_server)
     ]
 
     # another OpenRouter model: text only, the signature stays home
-    run_with_history(wire_server, "openrouter:openai/gpt-5.1", chat.messages("openrouter"))
+    run_with_history(
+        wire_server, "openrouter:openai/gpt-5.1", chat.messages(PROVIDERS["openrouter"])
+    )
     assert wire_server.last.json["messages"][1] == {"role": "assistant", "content": ANSWER}
 
     # another provider: text only
     for flavor in ("deepseek", "openai", "openai-chat", "llamacpp"):
-        assert assistant_turn(first, flavor) == {"role": "assistant", "content": ANSWER}
+        assert assistant_turn(first, PROVIDERS[flavor]) == {"role": "assistant", "content": ANSWER}
 
 
 def test_history_from_another_provider_never_carries_openrouter_details():
     trace = Trace(model="deepseek:deepseek-v4-pro", provider="deepseek", answer=ANSWER)
     trace.provider_state = {"openrouter": {"model": CLAUDE, "reasoning_details": [SIGNED]}}
-    assert assistant_turn(trace, "openrouter") == {"role": "assistant", "content": ANSWER}
+    assert assistant_turn(trace, PROVIDERS["openrouter"]) == {
+        "role": "assistant",
+        "content": ANSWER,
+    }
 
 
 # -- DeepSeek --------------------------------------------------------------------------------------
@@ -318,8 +324,8 @@ def test_deepseek_history_sends_content_only(wire_server):
     first = run(wire_server, "deepseek:deepseek-v4-pro")
     chat = Conversation("d")
     chat.add(first)
-    assert chat.messages("deepseek")[1] == {"role": "assistant", "content": ANSWER}
-    run_with_history(wire_server, "deepseek:deepseek-v4-pro", chat.messages("deepseek"))
+    assert chat.messages(PROVIDERS["deepseek"])[1] == {"role": "assistant", "content": ANSWER}
+    run_with_history(wire_server, "deepseek:deepseek-v4-pro", chat.messages(PROVIDERS["deepseek"]))
     sent = wire_server.last.json["messages"]
     assert sent[1] == {"role": "assistant", "content": ANSWER}  # no reasoning_content
     assert REASONING not in json.dumps(sent)
