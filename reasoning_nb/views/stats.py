@@ -54,15 +54,7 @@ from ..core.trace import Trace, read_trace
 from ..store.log import is_log, read_log
 from .markdown_safety import md_escape
 from .stats_html import html_view, svg
-from .stats_table import (
-    COLUMNS,
-    PROMPT_CHARS,
-    cell_text,
-    cost_total,
-    legend,
-    markdown_lines,
-    plain_lines,
-)
+from .stats_table import COLUMNS, PROMPT_CHARS, cell_text, legend, markdown_lines, plain_lines
 
 BUFFERED_MS = 50.0
 """Reasoning that took less than this (ms) arrived in one piece."""
@@ -269,10 +261,6 @@ class TraceStats:
     def legend(self) -> list[str]:
         """The legend lines: what the marks mean, and which rows the plot leaves out."""
         return legend(self.rows)
-
-    def cost_total(self) -> str:
-        """The estimated cost of the runs, replays left out (see ``stats_table.cost_total``)."""
-        return cost_total(self.rows)
 
     def plot_svg(self) -> str | None:
         """Reasoning tokens by preset, a line per model; None when a plot would not help."""
