@@ -53,6 +53,7 @@ CUT_NOTICE = (
     "The run was stopped at max_chars={:,} characters of reasoning and answer, keeping what "
     "arrived: pass a larger max_chars (or None) to let such a run go on."
 )
+REPLAY_LOOP_STOP = "The replay was stopped at the recorded loop, as stop_on_loop asks."
 _ATTRIBUTES = tuple(f.name for f in fields(RunOptions) if f.name != "api_key")
 
 
@@ -167,11 +168,7 @@ class Run:
             if isinstance(event, Notice) and event.text.startswith(LOOP_NOTICE):
                 watch.detected = True
                 if self.stop_on_loop:
-                    return (
-                        Notice(
-                            "The replay was stopped at the recorded loop, as stop_on_loop asks."
-                        ),
-                    )
+                    return (Notice(REPLAY_LOOP_STOP),)
             return ()
         if isinstance(event, ReasoningDelta) and watch.feed(event.text):
             return (Notice(watch.describe(stopped=self.stop_on_loop)),)

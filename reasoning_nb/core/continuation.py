@@ -22,6 +22,17 @@ from .trace import Trace
 
 OPEN, CLOSE = "<partial_reasoning>", "</partial_reasoning>"
 ANSWER_NOW = "Do not reason any further: answer directly now, from this reasoning."
+_QUOTED = {
+    "answer_now": (
+        "You reasoned about this and ran out of room before you answered. Your reasoning:",
+        ANSWER_NOW,
+    ),
+    "continue": (
+        "You began reasoning about this and were stopped part-way. Your reasoning so far:",
+        "Pick up from where it stops instead of starting over.",
+    ),
+}
+"""What goes before and after the quoted reasoning, by action."""
 
 
 @dataclass(frozen=True)
@@ -49,26 +60,9 @@ class Continuation:
         if self.action == "more_room":  # the same question, with more tokens
             return prompt
         parts = [prompt, ""]
-        if self.action == "answer_now":
-            parts += [
-                "You reasoned about this and ran out of room before you answered. Your reasoning:",
-                "",
-                OPEN,
-                self.reasoning,
-                CLOSE,
-                "",
-                ANSWER_NOW,
-            ]
-        elif self.reasoning:
-            parts += [
-                "You began reasoning about this and were stopped part-way. Your reasoning so far:",
-                "",
-                OPEN,
-                self.reasoning,
-                CLOSE,
-                "",
-                "Pick up from where it stops instead of starting over.",
-            ]
+        if self.action == "answer_now" or self.reasoning:
+            head, then = _QUOTED[self.action]
+            parts += [head, "", OPEN, self.reasoning, CLOSE, "", then]
         else:
             parts.append("You were stopped before you had reasoned about this; start again.")
         if self.hint:

@@ -11,19 +11,25 @@ from typing import Any, ClassVar
 
 
 @dataclass(frozen=True, slots=True)
-class ReasoningDelta:
+class _Said:
+    """An event that carries a piece of text; its subclasses differ only in ``kind``."""
+
+    text: str
+    kind: ClassVar[str]
+
+
+class ReasoningDelta(_Said):
     """A piece of reasoning ("thinking") text."""
 
-    text: str
-    kind: ClassVar[str] = "reasoning"
+    __slots__ = ()
+    kind = "reasoning"
 
 
-@dataclass(frozen=True, slots=True)
-class TextDelta:
+class TextDelta(_Said):
     """A piece of the answer."""
 
-    text: str
-    kind: ClassVar[str] = "answer"
+    __slots__ = ()
+    kind = "answer"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,23 +57,21 @@ class Usage:
     kind: ClassVar[str] = "usage"
 
 
-@dataclass(frozen=True, slots=True)
-class Notice:
+class Notice(_Said):
     """A warning for the user (fallback used, value clamped, block left open...)."""
 
-    text: str
-    kind: ClassVar[str] = "notice"
+    __slots__ = ()
+    kind = "notice"
 
 
-@dataclass(frozen=True, slots=True)
-class Waiting:
+class Waiting(_Said):
     """No token yet, and what the run waits for, as a status line says it: ``loading model…``
     once a server that loads models on demand has the request (or while the embedded server
     starts), ``waiting for the first token…`` once the server is working on the answer. Before
     either, the run is still connecting."""
 
-    text: str
-    kind: ClassVar[str] = "waiting"
+    __slots__ = ()
+    kind = "waiting"
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,3 +111,5 @@ Event = (
     | ProviderState
     | Done
 )
+FOLDED = (ReasoningDelta, TextDelta, Reclassify, Usage, Notice, Finish, ProviderState)
+"""The events that change a trace (``Trace.fold``) and that a replay sends again."""

@@ -1,8 +1,8 @@
 """An answer lost to thinking: a run cut off at its token limit while it still reasoned.
 
 Such a run returns an empty answer, which reads like a broken engine, while its reasoning may
-already hold the answer. ``lost_answer`` says when it happened, ``note`` puts one plain warning
-on the trace at finish (every view shows ``trace.warnings``), and two runs rescue it:
+already hold the answer. ``lost_answer`` says when it happened, ``warn_if_lost`` puts one plain
+warning on the trace at finish (every view shows ``trace.warnings``), and two runs rescue it:
 
 - Answer now: the reasoning so far goes back with an instruction to answer directly, with
   thinking off (``presets.plan`` falls back to the lowest level where it cannot be switched off).

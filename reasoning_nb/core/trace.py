@@ -1,8 +1,5 @@
-"""Trace: everything one run produced, folded from its events; what the notebook saves.
-
-``to_dict()`` is the saved schema (``"schema": 1``): JSON-safe, no secrets, and it round-trips
-through ``from_dict()``. Unknown keys in a saved dict are ignored so later schemas stay readable.
-"""
+"""Trace: everything one run produced, folded from its events; what the notebook saves (its
+saved form is declared in ``core.schema``)."""
 
 from __future__ import annotations
 
@@ -13,17 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from . import schema
-from .events import (
-    Event,
-    Finish,
-    Notice,
-    ProviderState,
-    ReasoningDelta,
-    Reclassify,
-    TextDelta,
-    Usage,
-)
+from . import events, schema
 from .schema import CACHE_KEYS, DISPLAY_KEY, TIMING, USAGE, USAGE_KEYS
 
 STARTED_AT = "%Y-%m-%dT%H:%M:%SZ"
@@ -186,15 +173,15 @@ class Trace:
             self.started_at = time.strftime(STARTED_AT, time.gmtime())
         return self
 
-    def fold(self, event: Event) -> None:
+    def fold(self, event: events.Event) -> None:
         """Apply one event to the trace."""
-        if isinstance(event, ReasoningDelta):
+        if isinstance(event, events.ReasoningDelta):
             self._on_reasoning(event.text)
-        elif isinstance(event, TextDelta):
+        elif isinstance(event, events.TextDelta):
             self._on_answer(event.text)
-        elif isinstance(event, Reclassify):
+        elif isinstance(event, events.Reclassify):
             self._reclassify()
-        elif isinstance(event, Usage):
+        elif isinstance(event, events.Usage):
             for key in USAGE_KEYS:
                 value = getattr(event, key)
                 if value is not None:
@@ -202,11 +189,11 @@ class Trace:
             for key in CACHE_KEYS:
                 if value := getattr(event, key):
                     self.usage[key] = value
-        elif isinstance(event, Notice):
+        elif isinstance(event, events.Notice):
             self.warn(event.text)
-        elif isinstance(event, Finish):
+        elif isinstance(event, events.Finish):
             self.finish_reason = event.reason
-        elif isinstance(event, ProviderState):
+        elif isinstance(event, events.ProviderState):
             self.provider_state.update(event.data)
 
     def warn(self, text: str) -> None:

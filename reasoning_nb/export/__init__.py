@@ -13,8 +13,7 @@ stock exporters: ``--MarkdownExporter.preprocessors=
 
 Modules: ``exporters`` (entry points; imports nothing heavy), ``preprocessor`` (the work),
 ``widgets`` (saved widget state), ``cli``. A saved trace is read as untrusted input by
-``core.schema``.
-The views per mode are ``render``'s and, for ``--compare`` outputs, ``compare_view``'s, shared
-with the notebook. Only the saved metadata and those two are read here — never ``notebook/`` or
-``providers/``.
+``core.schema``. The views per mode are ``views.render``'s and, for ``--compare`` outputs,
+``views.compare``'s, shared with the notebook. Only the saved metadata and those two are read
+here — never ``notebook/`` or ``providers/``.
 """

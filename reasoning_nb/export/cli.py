@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import glob
 
-MODES = ("collapsible", "inline", "strip")
+from ..views.render import MODES
+
 FORMATS = {
     "html": "reasoning-html",
     "md": "reasoning-markdown",

@@ -78,25 +78,21 @@ class ReasoningNotebookExporter(_ReasoningExport, NotebookExporter):
 # -- the names JupyterLab's menu uses (always enabled) -------------------------------------------
 
 
-class ReasoningHTMLMenuExporter(ReasoningHTMLExporter):
-    """``reasoning_html``: the same exporter under a name jupyter_server can route."""
+class _MenuName(HasTraits):
+    """The same exporter under a name jupyter_server can route, so enabled in a server too."""
 
     @default("enabled")
     def _enabled_default(self) -> bool:
         return True
 
 
-class ReasoningMarkdownMenuExporter(ReasoningMarkdownExporter):
-    """``reasoning_markdown``: the same exporter under a name jupyter_server can route."""
-
-    @default("enabled")
-    def _enabled_default(self) -> bool:
-        return True
+class ReasoningHTMLMenuExporter(_MenuName, ReasoningHTMLExporter):
+    """``reasoning_html``."""
 
 
-class ReasoningNotebookMenuExporter(ReasoningNotebookExporter):
-    """``reasoning_notebook``: the same exporter under a name jupyter_server can route."""
+class ReasoningMarkdownMenuExporter(_MenuName, ReasoningMarkdownExporter):
+    """``reasoning_markdown``."""
 
-    @default("enabled")
-    def _enabled_default(self) -> bool:
-        return True
+
+class ReasoningNotebookMenuExporter(_MenuName, ReasoningNotebookExporter):
+    """``reasoning_notebook``."""

@@ -19,23 +19,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import fields
 from typing import Any
 
-from ..core.events import (
-    Event,
-    Finish,
-    Notice,
-    ProviderState,
-    ReasoningDelta,
-    Reclassify,
-    TextDelta,
-    Usage,
-)
+from ..core import events
+from ..core.events import Event, ReasoningDelta, TextDelta
 from ..core.trace import TextBuffer, Trace
 
 MERGE_MS = 20.0
-_KINDS = {
-    cls.kind: cls
-    for cls in (ReasoningDelta, TextDelta, Reclassify, Usage, Notice, Finish, ProviderState)
-}
+_KINDS = {cls.kind: cls for cls in events.FOLDED}
 """What a replay sends again. ``Waiting`` is left out: a replay waits for nothing."""
 _TEXT = (ReasoningDelta.kind, TextDelta.kind)
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))

@@ -26,7 +26,7 @@ from . import code_look, render
 from .markdown_safety import md_escape
 from .math_text import IGNORE
 from .stats import row
-from .stats_table import cell_text
+from .stats_table import cell_text, markdown_lines, plain_lines
 from .theme import lab
 
 if TYPE_CHECKING:
@@ -97,18 +97,11 @@ def table_html(traces: list[Trace]) -> str:
 
 
 def table_markdown(traces: list[Trace]) -> str:
-    lines = ["| " + " | ".join(h for _, h in COLUMNS) + " |", "|" + " --- |" * len(COLUMNS)]
-    for cells in table_rows(traces):
-        lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
-    return "\n".join(lines)
+    return "\n".join(markdown_lines([[h for _, h in COLUMNS], *table_rows(traces)]))
 
 
 def table_plain(traces: list[Trace]) -> str:
-    rows = [[h for _, h in COLUMNS], *table_rows(traces)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
-    return "\n".join(
-        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
-    )
+    return "\n".join(plain_lines([[h for _, h in COLUMNS], *table_rows(traces)]))
 
 
 def answer_diff(traces: list[Trace]) -> str:

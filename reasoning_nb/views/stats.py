@@ -54,7 +54,7 @@ from ..core.trace import Trace, read_trace
 from ..store.log import is_log, read_log
 from .markdown_safety import md_escape
 from .stats_html import html_view, svg
-from .stats_table import COLUMNS, PROMPT_CHARS, cell_text, cost_total, legend
+from .stats_table import COLUMNS, PROMPT_CHARS, cell_text, legend, markdown_lines, plain_lines
 
 BUFFERED_MS = 50.0
 """Reasoning that took less than this (ms) arrived in one piece."""
@@ -262,10 +262,6 @@ class TraceStats:
         """The legend lines: what the marks mean, and which rows the plot leaves out."""
         return legend(self.rows)
 
-    def cost_total(self) -> str:
-        """The estimated cost of the runs, replays left out (see ``stats_table.cost_total``)."""
-        return cost_total(self.rows)
-
     def plot_svg(self) -> str | None:
         """Reasoning tokens by preset, a line per model; None when a plot would not help."""
         return svg(self.rows)
@@ -273,13 +269,7 @@ class TraceStats:
     def __str__(self) -> str:
         if not self.rows:
             return "\n".join(["No traces.", *self.notes])
-        table = self.table()
-        widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
-        lines = [
-            "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
-            for line in table
-        ]
-        lines.insert(1, "  ".join("-" * w for w in widths))
+        lines = plain_lines(self.table(), rule=True)
         return "\n".join([*lines, "", *self.legend(), *(f"! {n}" for n in self.notes)])
 
     def __repr__(self) -> str:
@@ -291,9 +281,7 @@ class TraceStats:
     def _repr_markdown_(self) -> str:
         if not self.rows:
             return "\n\n".join(["*No traces.*", *(md_escape(n) for n in self.notes)])
-        table = self.table()
-        lines = ["| " + " | ".join(md_escape(c) for c in line) + " |" for line in table]
-        lines.insert(1, "|" + " --- |" * len(COLUMNS))
+        lines = markdown_lines(self.table())
         notes = [*map(md_escape, self.legend()), *(f"⚠ {md_escape(n)}" for n in self.notes)]
         return "\n".join(lines) + "\n\n" + "  \n".join(notes)
 

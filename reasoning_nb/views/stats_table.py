@@ -8,6 +8,7 @@ from typing import Any
 from ..core import cost
 from ..core.presets import PRESETS
 from ..core.text import clip, one_line
+from .markdown_safety import md_escape
 
 PROMPT_CHARS = 40
 
@@ -85,3 +86,20 @@ def cost_total(rows: list[dict[str, Any]]) -> str:
         return ""
     runs = f"{len(billed)} run{'s' if len(billed) != 1 else ''}"
     return f"cost {cost.label({'usd': sum(billed)})} over {runs} (estimate; replays not counted)"
+
+
+def plain_lines(table: list[list[str]], *, rule: bool = False) -> list[str]:
+    """A table of text cells in columns as wide as their widest cell; ``rule``: dashes under the
+    head row."""
+    widths = [max(map(len, column)) for column in zip(*table, strict=True)]
+    lines = ["  ".join(map(str.ljust, line, widths)).rstrip() for line in table]
+    if rule:
+        lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines
+
+
+def markdown_lines(table: list[list[str]]) -> list[str]:
+    """A markdown table of text cells, the first row its head."""
+    lines = ["| " + " | ".join(md_escape(c) for c in line) + " |" for line in table]
+    lines.insert(1, "|" + " --- |" * len(table[0]))
+    return lines
