@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import ipywidgets as W
 
 from ..views.live_markdown import live_markdown, markdown_output
-from .blocks import TAIL_LIMIT, Cut, Scanner, closing, cut_at, find_cut, table_hold
+from ..views.markdown_blocks import TAIL_LIMIT, Cut, Scanner, closing, cut_at, find_cut, table_hold
 from .pacing import UpdateMeter
 from .pages import ID_BYTES, Pages
 from .style import CONT_CLASS
