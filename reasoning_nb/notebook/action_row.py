@@ -81,7 +81,7 @@ class ActionRow:
         actions = self._owner.actions
         parts: list[W.Widget] = []
         sent = 0
-        looping = live is not None and any(w.startswith(LOOP_NOTICE) for w in live.warnings)
+        looping = live is not None and any(w.startswith(LOOP_NOTICE) for w in live.trace.warnings)
         if looping and run is live and actions.rescue is not None:
             parts += self._rescues(run.trace)[:1]  # Answer now stops the loop
         if live is None and run is not None and run.finished:

@@ -1,16 +1,11 @@
 """Pin: what the reader selected in a run, reasoning or answer, copied as its markdown source
 into a new markdown cell below the ``%%think`` cell (all of the reasoning, with nothing selected).
 
-The button is a small anywidget (the ``pin`` part of the page's assets, ``static/pin.js``: see
-:mod:`.assets`): only the browser knows what the reader selected, and only the notebook's
-document model can take a new cell (a kernel can add a code cell while a cell runs, never a
-markdown cell from a button click). The page says where the selection lies; the kernel maps that
-back to the model's markdown (:mod:`.selection`) and writes the cell, so model text is made safe
-in one place (``render.safe_markdown``, as exports do); the page inserts it, or copies it to the
-clipboard where it cannot reach the document.
-
-The same widget offers "Use these flags" (``line``, see ``provenance``): the page puts that line
-in place of the cell's ``%%think`` line, for the same reason (only the page can edit a cell).
+An anywidget (``static/pin.js``): only the page knows the selection and can add a markdown cell.
+The page says where the selection lies; the kernel maps it back to the model's markdown
+(``views.selection``) and writes the cell, so model text is made safe in one place
+(``render.safe_markdown``); the page inserts it, or copies it where it cannot. The same widget
+offers "Use these flags": the page puts that line in place of the cell's ``%%think`` line.
 """
 
 from __future__ import annotations
@@ -56,8 +51,7 @@ class PinButton(AssetsWidget):
     ) -> None:
         super().__init__(part="pin", cell_id=executing_cell_id(), **kwargs)
         self._shown, self._on_line = shown, on_line
-        self.placed: list[str] = []
-        """How each pin landed, as the page reported it: inserted, copied or failed."""
+        self.placed: list[str] = []  # how each pin landed: inserted, copied or failed
         self.on_msg(self._on_msg)
 
     def _on_msg(self, _widget, content: Any, _buffers) -> None:

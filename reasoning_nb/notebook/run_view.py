@@ -150,7 +150,7 @@ class RunView:
             if self.reasoning.chars:  # the pane's title sums it up (folded, unless told not to)
                 # Tokens only if the server counted them: an estimate now would change at the
                 # end, when the server's output total is split (render.trace_tokens_label).
-                rt = self.usage.get("reasoning_tokens")
+                rt = self.trace.usage.get("reasoning_tokens")
                 tokens = tokens_label(rt, self.reasoning.chars) if rt is not None else ""
                 summary = thought_label(self.reasoning_ms(now), tokens)
                 self._set_pane(summary, self._open and not fold)
@@ -180,14 +180,6 @@ class RunView:
         self.detail = "truncated" if trace.status == "truncated" else ""  # (errors: own line)
         if lost_answer(trace):
             self.detail = LOST_DETAIL
-
-    @property
-    def usage(self) -> dict:
-        return self.trace.usage
-
-    @property
-    def warnings(self) -> list[str]:
-        return self.trace.warnings
 
     # -- widgets ---------------------------------------------------------------------------------
 
@@ -303,7 +295,7 @@ class RunView:
         return round(max(0.0, end - began) * 1000, 1)
 
     def tokens_per_s(self, now: float) -> str:
-        out = self.usage.get("output_tokens")
+        out = self.trace.usage.get("output_tokens")
         guessed = out is None
         if guessed:
             out = self.trace.chars / 4
@@ -333,7 +325,7 @@ class RunView:
         bits.append(seconds_label(elapsed * 1000))
         if self.reasoning.chars and self._title in (LIVE_TITLE, HIDDEN_TITLE):
             ms = self.reasoning_ms(now)
-            tokens = tokens_label(self.usage.get("reasoning_tokens"), self.reasoning.chars)
+            tokens = tokens_label(self.trace.usage.get("reasoning_tokens"), self.reasoning.chars)
             bits.append(f"reasoning {seconds_label(ms)}, {tokens}" if ms else f"reasoning {tokens}")
         if rate := self.tokens_per_s(now):
             bits.append(rate)
@@ -351,7 +343,7 @@ class RunView:
         replay = replay_note(self.trace)
         notes = (f"↻ {replay}" if replay else "", continue_note(self.trace.continued, short=True))
         lines += [html.escape(n) for n in (*notes, history_note(self.trace.request)) if n]
-        return "<br>".join([*lines, *(html.escape(f"⚠ {w}") for w in self.warnings)])
+        return "<br>".join([*lines, *(html.escape(f"⚠ {w}") for w in self.trace.warnings)])
 
     def live_subject(self, now: float) -> str:
         """What the model thinks about now (``core.subject``), never of hidden reasoning."""

@@ -45,7 +45,6 @@ class ThinkWidget:
         *,
         model: str,
         preset: str,
-        presets=PRESETS,
         hide_reasoning: bool = False,
         fold_on_answer: bool = True,
         max_rate: float = 25.0,
@@ -68,7 +67,7 @@ class ThinkWidget:
         self._quiet = False  # True while we set widget values ourselves
         self.handed_over: Trace | None = None  # the run the static output shows (hand_over)
 
-        options = list(presets) + ([preset] if preset not in presets else [])
+        options = list(PRESETS) + ([preset] if preset not in PRESETS else [])
         html_style = _unset_style(HTMLStyle)  # (the HTML parts and the dropdown share it)
         self.model_label = W.HTML(_model_html(model), layout=self.layout, style=html_style)
         self._labelled = model  # (the model it names: compared at every event)
@@ -387,4 +386,3 @@ class ThinkWidget:
 
 def _model_html(model: str) -> str:
     return f'<span class="{MODEL_CLASS}">{html.escape(model)}</span>'
-
