@@ -76,24 +76,13 @@ def parse_variants(spec: str, options: dict[str, Any], prompt: str) -> list[Vari
     return variants
 
 
-# -- the static output -----------------------------------------------------------------------
-
-
-def save(traces: list[Trace], *, replace: str | None = None) -> dict[str, Any]:
-    """The static output, in place of the live view shown as ``replace`` if given."""
-    metadata = {METADATA_KEY: traces[0].to_dict(), VARIANTS_KEY: [t.to_dict() for t in traces[1:]]}
-    if replace:
-        update_display(cell_bundle(traces), raw=True, metadata=metadata, display_id=replace)
-    else:
-        display(bundle(traces), raw=True, metadata=metadata)
-    return metadata
-
-
 # -- runners ----------------------------------------------------------------------------------
 
 
 class CompareRunner(Runner):
     """No widget frontend: each variant is printed as it ends, then the static output."""
+
+    _display_id: str | None = None  # of the live view the static output replaces
 
     async def run(self, prompt: str, variants: list[Variant], chat: Conversation | None):
         # (the chat's next turn is the first variant's, with no notice of its own)
@@ -125,14 +114,20 @@ class CompareRunner(Runner):
         await self._stream_all(runs, MAX_CONCURRENT, done=done)
 
     def _save(self, traces: list[Trace]) -> None:
-        save(traces)
+        """The static output, in place of the live view if one is shown; then close it."""
+        first, *others = (t.to_dict() for t in traces)
+        metadata = {METADATA_KEY: first, VARIANTS_KEY: others}
+        if replace := self._display_id:  # (the text saved once, as HTML)
+            update_display(cell_bundle(traces), raw=True, metadata=metadata, display_id=replace)
+        else:
+            display(bundle(traces), raw=True, metadata=metadata)
+        self.close()
 
 
 class CompareWidgetRunner(CompareRunner):
     """The live columns (``CompareWidget``); then, in their place, the static output."""
 
     view: CompareWidget | None = None
-    _display_id: str | None = None
 
     async def _variants(self, runs: list[Run], labels: list[str]) -> None:
         view = self.view = CompareWidget(
@@ -146,10 +141,6 @@ class CompareWidgetRunner(CompareRunner):
         self._display_id = display(live, raw=True, display_id=True).display_id
         columns = (view.start, view.on_event, view.finish)
         await self._live(view, partial(self._stream_all, runs, MAX_CONCURRENT, *columns))
-
-    def _save(self, traces: list[Trace]) -> None:
-        save(traces, replace=self._display_id)
-        self.close()
 
     def close(self) -> None:
         """The cell runs again, or the variants ended: stop, and close every widget."""

@@ -30,10 +30,9 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def follow_status(shell: Any, follow: Callable[[str, dict, Publish], object]) -> Publish | None:
-    """After each status this shell's kernel publishes, call ``follow(status, header, again)``:
-    ``header`` is the header of the request the status is about, and ``again`` publishes one
-    more status about it. Returns how to publish a status of the shell channel, or None where
-    there is no kernel (a terminal). Once per kernel: a second call returns None."""
+    """After each status the kernel publishes, call ``follow(status, header, again)`` (the
+    request's header; ``again`` publishes one more status about it). Returns how to publish a
+    shell status, or None (no kernel, or a second call)."""
     kernel = getattr(shell, "kernel", None)
     publish = getattr(kernel, "_publish_status", None)
     if publish is None or getattr(publish, "_reasoning_nb", False):

@@ -98,10 +98,6 @@ class LiveText:
         self._settled = True
 
     @property
-    def text(self) -> str:
-        return "".join(b.src for b in self._blocks) + self._open + "".join(self._pending)
-
-    @property
     def chars(self) -> int:
         return self._chars
 
@@ -271,7 +267,10 @@ class LiveText:
         """The tail (showing ``src``) becomes a block; a fresh tail showing ``rest`` follows."""
         self._blocks.append(_Block(src, self.tail, self._reopen, cut.forced))
         if not cut.forced and len(self._blocks) > 1 and self._blocks[-2].forced:
-            self._ended.append(self._blocks[self._chain_start(len(self._blocks) - 1) :])
+            first = len(self._blocks) - 1  # the chain of forced cuts this block ends
+            while first and self._blocks[first - 1].forced:
+                first -= 1
+            self._ended.append(self._blocks[first:])
         markdown = self._markdown(rest, cut.reopen)
         self.tail = W.Output(
             layout=self._layout,
@@ -281,12 +280,6 @@ class LiveText:
         self.meter.opened(self.tail, markdown)
         self._scanner, self._plan_key = Scanner(), None
         return self._pages.freeze(self.tail)
-
-    def _chain_start(self, last: int) -> int:
-        """The first block of the chain of forced cuts that ``last`` is in."""
-        while last and self._blocks[last - 1].forced:
-            last -= 1
-        return last
 
     def _join(self, chains: list[tuple[list[_Block], str | None]]) -> int:
         """Each chain of blocks cut by force (with ``more``: and the tail) as one new block, all
