@@ -17,7 +17,7 @@ import ipywidgets as W
 from ..core import rescue
 from ..core.loops import LOOP_NOTICE
 from ..core.trace import Trace
-from .pacing import UpdateMeter
+from .pacing import Pacer
 from .pin import PinButton
 from .run_view import RunView
 from .style import ASSETS_CLASS, STEER_CLASS
@@ -42,7 +42,7 @@ class Actions:
 class Owner(Protocol):
     """The widget around the row (``ThinkWidget``)."""
 
-    meter: UpdateMeter
+    pacer: Pacer
     layout: W.Layout
     stop_button: W.Button
     actions: Actions
@@ -53,14 +53,12 @@ class Owner(Protocol):
 
     def line_written(self, line: str) -> None: ...  # "Use these flags" wrote ``line``
 
-    def charged(self, send: Callable[[], object]) -> None: ...  # an unpaced update, counted
-
 
 class ActionRow:
     """``box``: the row; ``update`` sets its parts for the run on screen."""
 
     def __init__(self, owner: Owner) -> None:
-        self._owner, self._meter, self._layout = owner, owner.meter, owner.layout
+        self._owner, self._meter, self._layout = owner, owner.pacer.meter, owner.layout
         button = owner.stop_button
         self._look = {"layout": button.layout, "style": button.style}  # (as wide as its text)
         self.hint: W.Text | None = None
@@ -150,8 +148,9 @@ class ActionRow:
             return
         hint = ""
         if self.hint is not None:
-            hint, box = self.hint.value, self.hint
-            self._owner.charged(lambda: self._meter.set(box, value=""))
+            hint = self.hint.value
+            with self._owner.pacer.unpaced():
+                self._meter.set(self.hint, value="")
         go(run.trace, hint, run.number)
 
     def _on_rescue(self, action: str) -> None:

@@ -172,7 +172,7 @@ class CompareWidget:
         from .pacing import Pacer
         from .style import ASSETS_CLASS
 
-        self.labels, self.hide, self.fold = labels, hide_reasoning, fold_on_answer
+        self.hide, self.fold = hide_reasoning, fold_on_answer
         self.on_stop, self.clock = on_stop, clock
         max_rate = max(1.0, max_rate)
         fifth = max(3, round(max_rate / 5))

@@ -49,9 +49,8 @@ def follow_status(shell: Any, follow: Callable[[str, dict, Publish], object]) ->
 
 
 def on_idle_sigint(shell: Any, handler: Callable[[], object]) -> bool:
-    """Call ``handler`` on a SIGINT while this shell's kernel is idle (ipykernel ignores it
-    then), before what the kernel does with it. False where there is no kernel (a terminal:
-    SIGINT raises KeyboardInterrupt as it always did)."""
+    """Call ``handler`` on a SIGINT while the kernel is idle (ipykernel ignores it then).
+    False where there is no kernel (a terminal: SIGINT raises KeyboardInterrupt as ever)."""
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
         return False
@@ -77,9 +76,8 @@ def _chain(handler: Callable[[], object], previous: Any) -> Callable[[int, Any],
 
 
 def await_cell_magic(lines: list[str], magic: str, entry: str) -> list[str]:
-    """A cell's lines as IPython transformed them, with its call of the cell magic ``magic``
-    made ``await entry(line, cell)`` (a coroutine function in the user namespace): an input
-    transformer's work, after IPython's own."""
+    """IPython's transformed cell lines, its call of the cell magic ``magic`` made ``await
+    entry(line, cell)`` (a coroutine function in the user namespace)."""
     call = re.compile(rf"^(\s*)get_ipython\(\)\.run_cell_magic\({re.escape(repr(magic))}, ")
     if lines and call.match(lines[0]):
         return [call.sub(rf"\1await {entry}(", lines[0], count=1), *lines[1:]]

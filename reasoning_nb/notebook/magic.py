@@ -137,7 +137,6 @@ class ThinkMagics(Magics):
         super().__init__(shell=shell, **kwargs)
         self.session: dict[str, Any] = {}
         self.chats: dict[str, Conversation] = {}
-        self.last: Trace | None = None
         self.stats_rows: deque[dict[str, Any]] = deque(maxlen=MAX_STATS_ROWS)  # --stats
         self._cell_id: str | None = None  # of the cell running now, where the front end says
         self._outputs: dict[str, Any] = {}  # cell id -> the runner of its %%think output
@@ -281,15 +280,10 @@ class ThinkMagics(Magics):
             return self.widget == "always"
         return getattr(self.shell, "kernel", None) is not None
 
-    def record(self, trace: Trace) -> None:
-        self.stats_rows.append(row(trace))
-
     def remember(self, traces: list[Trace], chat: Conversation | None) -> None:
         """A cell's runs ended: ``_think`` is the first (the chat's next turn), ``_compare``
         all of a --compare."""
-        for trace in traces:
-            self.record(trace)
-        self.last = traces[0]
+        self.stats_rows.extend(row(trace) for trace in traces)
         if self.shell is not None:
             self.shell.user_ns["_think"] = traces[0]
             if len(traces) > 1:

@@ -25,17 +25,15 @@ from .run_view import RunView
 
 
 def pin_markdown(trace: Trace, text: str = "", part: str = "reasoning") -> str:
-    """The pinned cell: ``text``, the markdown of a ``part`` of ``trace`` (all of the reasoning
-    when empty), quoted under a head line."""
+    """``text`` of a ``part`` of ``trace`` (empty: all the reasoning), quoted under a head."""
     text = text.strip("\n") if text.strip() else trace.reasoning  # (indented code keeps its indent)
     body = render.quote(pinned(text, breaks=part == "reasoning"))
     return f"{render.pin_head(trace.model, trace.preset, part)}\n>\n{body}"
 
 
 class PinButton(AssetsWidget):
-    """The "Pin" button of a ``ThinkWidget``, which pins from the run ``shown()`` returns, and
-    its "Use these flags" button, which puts ``line`` in place of the cell's first line and then
-    calls ``on_line(line)``. Its script is the assets' ``pin`` part."""
+    """Pin (from the run ``shown()`` returns) and "Use these flags" (``line`` in place of the
+    cell's first line, then ``on_line(line)``)."""
 
     cell_id = Unicode("", help="The notebook cell the widget was made in.").tag(sync=True)
     line = Unicode("", help="The cell line 'Use these flags' writes (none: hidden).").tag(sync=True)
@@ -73,8 +71,7 @@ class PinButton(AssetsWidget):
 
 
 def _cell(run: RunView, selection: Selection | None) -> dict[str, Any]:
-    """One pinned cell: what ``selection`` selects in ``run`` (None: all of its reasoning, or
-    its answer when it has none)."""
+    """One pinned cell: ``selection`` in ``run`` (None: its reasoning, else its answer)."""
     trace = run.trace
     part, text = ("reasoning", trace.reasoning) if trace.reasoning else ("answer", trace.answer)
     if selection is not None:

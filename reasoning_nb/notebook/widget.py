@@ -274,11 +274,6 @@ class ThinkWidget:
         else:  # a new phase or warning: counted, but it delays no text
             pacer.note(sent, now, nbytes=charged)
 
-    def charged(self, send: Callable[[], object]) -> None:
-        """``send`` an update the pacer did not pace, and count it."""
-        with self.pacer.unpaced():
-            send()
-
     def _render_status(self, now: float) -> int:
         run = self._shown
         self._status_dirty = False
