@@ -58,6 +58,15 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'reasoning_nb' has no attribute {name!r}")
 
 
+def _markdown(trace: Trace) -> str:
+    from .views.render import to_markdown  # (markdown-it loads on a trace's first display)
+
+    return to_markdown(trace)
+
+
+Trace.markdown_view = _markdown  # the core knows no views: the package joins them
+
+
 def load_ipython_extension(ipython):  # pragma: no cover - exercised by the kernel tests
     """``%load_ext reasoning_nb``: register ``%%think`` / ``%think``."""
     from .notebook.magic import load_ipython_extension as load

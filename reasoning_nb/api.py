@@ -8,6 +8,7 @@ import contextvars
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
+import anyio
 from anyio.from_thread import start_blocking_portal
 
 from .core import rescue
@@ -16,6 +17,7 @@ from .core.events import Event
 from .core.trace import Trace
 from .errors import ConfigError
 from .options import keywords
+from .providers import catalog
 from .run import Run
 
 
@@ -28,15 +30,17 @@ async def astream(
     answer_now: bool = False,
     more_room: bool = False,
     history: Sequence[dict[str, Any]] = (),
+    sleep: Callable[[float], Awaitable[Any]] = anyio.sleep,
     **options: Any,
 ) -> AsyncIterator[Event]:
     """Stream one call: ``ReasoningDelta`` / ``TextDelta`` / ``Usage`` / ... then ``Done(trace)``.
 
     Options are those of :func:`think`, and ``history``: earlier turns (chat messages) sent
-    before the prompt. A ``ProviderError`` raised mid-stream carries the partial trace in
+    before the prompt; ``sleep``: how the run waits (a retry's Retry-After, a paced replay), a
+    fake one in tests. A ``ProviderError`` raised mid-stream carries the partial trace in
     ``.trace``.
     """
-    run = _prepare(prompt, options, continue_from, hint, answer_now, more_room, history)
+    run = _prepare(prompt, options, continue_from, hint, answer_now, more_room, history, sleep)
     async with contextlib.aclosing(run.events()) as events:
         async for event in events:
             yield event
@@ -94,6 +98,7 @@ def _prepare(
     answer_now: bool,
     more_room: bool,
     history: Sequence[dict[str, Any]] = (),
+    sleep: Callable[[float], Awaitable[Any]] = anyio.sleep,
 ) -> Run:
     """The run a call asks for: its options, and how it continues ``continue_from``."""
     continuation = None
@@ -109,14 +114,15 @@ def _prepare(
             if options.get("preset", "auto") == "auto":
                 options["preset"] = rescue.ANSWER_NOW_PRESET
         else:
-            max_tokens = options.get("max_tokens") or rescue.room(continue_from)
+            limit = catalog.output_limit(continue_from.model)
+            max_tokens = options.get("max_tokens") or rescue.room(continue_from, limit)
             if max_tokens is None:
                 raise ConfigError(rescue.AT_LIMIT)
             options["max_tokens"] = max_tokens
             continuation = rescue.more_room(continue_from, max_tokens)
     elif continue_from is not None:
         continuation = Continuation.of(continue_from, hint)
-    return Run(prompt, history=history, continuation=continuation, **options)
+    return Run(prompt, history=history, continuation=continuation, sleep=sleep, **options)
 
 
 def run_blocking(run: Run) -> Trace:

@@ -24,6 +24,7 @@ from .llama_server import choice as llama_choice
 from .llama_server.process import LlamaServer, find_model
 from .llama_server.progress import BuildProgress
 from .providers import local
+from .providers.profiles.local import LOCAL
 from .run import Run
 from .views.terminal import TerminalView
 
@@ -71,7 +72,7 @@ def build_only(flavor: llama_build.Flavor) -> int:
 
 
 def ask(question: str) -> int:
-    print(f"{local.NOTICE}\nStarting it…")
+    print(f"{LOCAL.notice}\nStarting it…")
     try:
         local.server()
     except llama_choice.NeedsBuild as exc:
@@ -86,7 +87,7 @@ def ask(question: str) -> int:
         async for event in run.events():
             if isinstance(event, Done):
                 view.finish(event.trace)
-            elif not (isinstance(event, Notice) and event.text == local.NOTICE):
+            elif not (isinstance(event, Notice) and event.text == LOCAL.notice):
                 view.on_event(event)
 
     anyio.run(stream)

@@ -12,10 +12,7 @@ Messages are one sentence that says what to do next, and never contain an API ke
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .core.trace import Trace
+from typing import Any
 
 
 class ReasoningNBError(Exception):
@@ -29,8 +26,10 @@ class ConfigError(ReasoningNBError, ValueError):
 class ProviderError(ReasoningNBError):
     """The server failed or answered with an error."""
 
-    def __init__(self, message: str, *, status: int | None = None, trace: Trace | None = None):
+    def __init__(self, message: str, *, status: int | None = None, trace: Any = None):
         super().__init__(message)
         self.message = message
         self.status = status
         self.trace = trace
+        """The ``Trace`` of what arrived before the failure, or None (not named as a type: every
+        module imports this one, so it imports none of theirs)."""

@@ -19,10 +19,11 @@ from typing import Any, get_args, get_type_hints
 
 from .core import presets
 from .core.presets import PRESETS
+from .core.schema import PACES
 from .errors import ConfigError
 from .providers import catalog
+from .providers.address import normalise
 from .providers.transport import HOSTED_WAIT, LOCAL_WAIT
-from .store.recording import PACES
 
 MAX_CHARS = 10_000_000
 """The default ``max_chars``: far beyond any model's output limit (about 2.5M tokens)."""
@@ -152,7 +153,7 @@ class RunOptions:
         # bad ids and addresses fail here, before any I/O
         info = catalog.parse_model(self.model).provider if self.model is not None else None
         if self.base_url is not None:
-            catalog.normalise(self.base_url, info)
+            normalise(self.base_url, info)
         key_env = self.api_key_env
         if key_env is not None and not (isinstance(key_env, str) and key_env.strip()):
             raise ConfigError(f"api_key_env must name an environment variable, not {key_env!r}.")

@@ -27,16 +27,16 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from .core import capabilities, history, presets
+from .core import history, rescue
 from .core.continuation import Continuation
 from .core.cost import estimate as estimate_cost
 from .core.events import Done, Event, Notice, ReasoningDelta, Waiting
 from .core.loops import LOOP_NOTICE, LoopWatch
-from .core.rescue import STREAM_ENDED
 from .core.trace import Trace
 from .errors import ConfigError, ProviderError, ReasoningNBError
 from .options import RunOptions, check_sendable
 from .providers import catalog
+from .providers.address import api_key_for, base_url_for, normalise
 from .providers.base import RequestContext
 from .providers.discovery import default_model, discovered_caps, model_loaded
 from .providers.protocols import protocol_module
@@ -141,8 +141,11 @@ class Run:
             raise
         looped = watch.detected and self.stop_on_loop
         trace.finish("cancelled" if looped else "truncated" if cut else None)
+        rescue.warn_if_lost(trace, catalog.output_limit(trace.model))  # said in every view
         # a replay bills nothing new: it shows the recorded cost (restored below) or none
-        trace.cost = estimate_cost(trace) if self._replayed is None else None
+        profile = catalog.PROVIDERS.get(trace.provider)
+        rule = profile.cost if profile is not None and self._replayed is None else None
+        trace.cost = estimate_cost(trace, rule)
         stopped = looped or cut
         if self._replayed is not None and not stopped:  # stopped: the partial trace is the run
             self._restore(self._replayed)
@@ -196,12 +199,12 @@ class Run:
         """The normalised base URL as known before any I/O; None where discovery or the embedded
         server decides it."""
         if self.model is None:
-            return self.base_url and catalog.normalise(self.base_url)
+            return self.base_url and normalise(self.base_url)
         info = catalog.parse_model(self.model).provider
-        if self.base_url is None and hasattr(protocol_module(info.protocol), "ensure_server"):
+        if self.base_url is None and protocol_module(info.protocol).SERVER is not None:
             return None
         try:
-            return catalog.base_url_for(info, self.base_url)  # the env var may point elsewhere
+            return base_url_for(info, self.base_url)  # the env var may point elsewhere
         except ConfigError:  # no default address: the run itself says so
             return None
 
@@ -247,21 +250,19 @@ class Run:
         info = ref.provider
         trace.model, trace.provider = ref.full, info.id
         proto = protocol_module(info.protocol)
-        if self.base_url is None and hasattr(proto, "ensure_server"):
-            if not proto.started():
+        embedded = proto.SERVER if self.base_url is None else None
+        if embedded is not None:
+            if not embedded.started():
                 yield Waiting(LOADING)  # the embedded demo server starts with its model loaded
-            base_url = await proto.ensure_server()
+            base_url = await embedded.start()
         else:
-            base_url = catalog.base_url_for(info, self.base_url)
-        api_key = catalog.api_key_for(info, base_url, self._api_key, self.api_key_env)
-        notice = getattr(proto, "NOTICE", None)
-        if notice:
-            yield Notice(notice)
+            base_url = base_url_for(info, self.base_url)
+        api_key = api_key_for(info, base_url, self._api_key, self.api_key_env)
+        if info.notice:
+            yield Notice(info.notice)
         found = await discovered_caps(info, base_url, ref.name, self.preset)
-        caps = capabilities.lookup(info.id, ref.name, found)
-        plan = presets.plan(
-            info.flavor, self.preset, self.budget_tokens, caps, max_tokens=self.max_tokens
-        )
+        caps = info.capabilities(ref.name, found)
+        plan = info.plan(self.preset, self.budget_tokens, caps, max_tokens=self.max_tokens)
         ctx = RequestContext(
             ref=ref,
             base_url=base_url,
@@ -273,8 +274,8 @@ class Run:
             temperature=self.temperature,
         )
         request = proto.build_request(ctx)
-        embedded = self.base_url is None and hasattr(proto, "ensure_server")
-        address = "embedded" if embedded else address_of(base_url)  # its port changes per start
+        # the embedded server's port changes per start
+        address = "embedded" if embedded is not None else address_of(base_url)
         self._entry = entry_key(info.id, address, ref.full, request.body)
         if lookups:
             recording = self._cache_call(store.lookup, entry=self._entry)
@@ -297,10 +298,10 @@ class Run:
         waiting = LOADING if info.loads_models and not loaded else FIRST_TOKEN
         fallback_used = False
         while True:
-            keys = (*plan.fields, *getattr(proto, "REASONING_KEYS", ()))
+            keys = (*plan.fields, *proto.REASONING_KEYS)
             trace.request = _sent_fields(request.body, keys)
             if self.history:  # what the earlier turns add to this request (an estimate)
-                trace.request |= history.size(self.history, ref.name)
+                trace.request |= history.size(self.history, ref.name, info)
             try:
                 async with transport.open(request) as sending:
                     if await sending.delivered():
@@ -322,7 +323,7 @@ class Run:
                     for event in _read(parser.close):
                         yield event
                     if not parser.finished:
-                        yield Notice(STREAM_ENDED)
+                        yield Notice(rescue.STREAM_ENDED)
                         trace.finish_reason = trace.finish_reason or "length"
                     return
             except ProviderError as exc:
@@ -331,7 +332,10 @@ class Run:
                 retry = None if fallback_used else proto.fallback(exc, request.body)
                 if retry is None:
                     if exc.status is not None:
-                        explained = proto.explain(exc, ctx)
+                        hint = info.hints.get(exc.status)  # the profile's word comes first
+                        explained = (
+                            hint.format(message=exc.message) if hint else proto.explain(exc, ctx)
+                        )
                         if explained:
                             _set_message(exc, explained)
                     raise

@@ -155,7 +155,7 @@ def small_disk(tmp_path):
         yield disk
 
 
-# -- the real llama-server (tests/test_real_llamacpp.py) ----------------------------------------
+# -- the real llama-server (tests/providers/test_real_llamacpp.py) ---------------------------
 
 
 def _start_real_llama_server(reasoning_format: str, binary: str):

@@ -9,7 +9,7 @@ import pytest
 from nbclient import NotebookClient
 from needs import unavailable
 
-from reasoning_nb.export.schema import VARIANTS_KEY, saved_variants
+from reasoning_nb.core.schema import VARIANTS_KEY, saved_variants
 from reasoning_nb.llama_server.process import INSTALL_HINT
 from reasoning_nb.providers import discovery
 

@@ -5,8 +5,9 @@ Usage (from the repo root)::
     python tools/build_capabilities.py [PATH/TO/models-dev-reasoning.json]
 
 The default input is ``../shared/data/models-dev-reasoning.json``. Only the providers that
-``reasoning_nb.core.capabilities`` maps to, and only the fields it reads, are kept; the output
-has one model per line so a refresh reads well as a diff. The models.dev license travels with
+the provider profiles name (``snapshot_id`` in ``reasoning_nb/providers/profiles``), and only
+the fields ``reasoning_nb.core.capabilities`` reads, are kept; the output has one model per
+line so a refresh reads well as a diff. The models.dev license travels with
 it as ``reasoning_nb/data/MODELS-DEV-LICENSE`` (MIT asks for the notice to be kept).
 """
 
@@ -22,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INPUT = ROOT.parent / "shared" / "data" / "models-dev-reasoning.json"
 OUT_DIR = ROOT / "reasoning_nb" / "data"
 
-# models.dev provider ids that our provider ids map to (see core/capabilities.py).
+# models.dev provider ids that our provider profiles name (their ``snapshot_id``).
 KEEP_PROVIDERS = (
     "anthropic",
     "deepseek",

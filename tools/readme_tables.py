@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 
-from reasoning_nb.core import capabilities, presets
+from reasoning_nb.core import presets
 from reasoning_nb.notebook.magic import FLAGS
+from reasoning_nb.providers.catalog import PROVIDERS
 
 # One row per provider flavour; hosted flavours whose row depends on the model get an example.
 EXAMPLES = [
@@ -40,10 +41,11 @@ def preset_table() -> str:
         "| model | " + " | ".join(COLUMNS) + " | `--budget 4096` |",
         "| --- " * (len(COLUMNS) + 2) + "|",
     ]
-    for provider, flavor, model in EXAMPLES:
-        caps = capabilities.lookup(provider, model)
-        cells = [_cell(presets.plan(flavor, p, None, caps)) for p in COLUMNS]
-        cells.append(_cell(presets.plan(flavor, "auto", 4096, caps)))
+    for provider, _flavor, model in EXAMPLES:
+        profile = PROVIDERS[provider]
+        caps = profile.capabilities(model)
+        cells = [_cell(profile.plan(p, None, caps)) for p in COLUMNS]
+        cells.append(_cell(profile.plan("auto", 4096, caps)))
         lines.append(f"| `{provider}:{model}` | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

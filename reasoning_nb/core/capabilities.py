@@ -1,9 +1,11 @@
 """What a model can do about reasoning, from four layers; later layers win field by field.
 
 1. ``snapshot``: the shipped models.dev data (``reasoning_nb/data/capabilities.json``, MIT,
-   rebuilt by ``tools/build_capabilities.py``), looked up under our provider's models.dev id.
+   rebuilt by ``tools/build_capabilities.py``), looked up under the models.dev provider id the
+   provider's profile names.
 2. ``family``: rules on local model names (``qwen3:0.6b``, ``hf.co/unsloth/Qwen3-8B-GGUF``),
-   for local providers only: hosted servers separate reasoning themselves.
+   for local providers only (the profile says which): hosted servers separate reasoning
+   themselves.
 3. ``server``: facts the provider layer discovered at run time (Ollama ``/api/show``).
 4. ``override``: what the user said with :func:`override`.
 
@@ -22,7 +24,6 @@ from importlib import resources
 from typing import Any
 
 from ..errors import ConfigError
-from ..providers.catalog import PROVIDERS
 
 
 @dataclass(frozen=True)
@@ -53,19 +54,6 @@ class Capabilities:
 
 
 FIELDS = frozenset(f.name for f in fields(Capabilities)) - {"model", "sources"}
-
-# Our provider id -> models.dev provider id. Ollama's cloud list names models the way a
-# local Ollama does (``gpt-oss:20b``), so it is a good hint for local names too.
-SNAPSHOT_PROVIDER = {
-    "openai": "openai",
-    "openai-chat": "openai",
-    "anthropic": "anthropic",
-    "gemini": "google",
-    "deepseek": "deepseek",
-    "openrouter": "openrouter",
-    "lmstudio": "lmstudio",
-    "ollama": "ollama-cloud",
-}
 
 _EFFORTS3 = ("low", "medium", "high")
 _THINK_ON = {"reasoning": True}
@@ -115,12 +103,20 @@ _COMPILED = tuple(
 _overrides: list[tuple[str, dict[str, Any]]] = []
 
 
-def lookup(provider_id: str, model: str, discovered: dict | None = None) -> Capabilities:
-    """What ``model`` on ``provider_id`` can do: snapshot < family < server < override."""
+def lookup(
+    provider_id: str,
+    model: str,
+    discovered: dict | None = None,
+    *,
+    snapshot_id: str | None = None,
+    family: bool = True,
+) -> Capabilities:
+    """What ``model`` on ``provider_id`` can do: snapshot < family < server < override.
+    ``snapshot_id``: the models.dev provider to look it up under (None: not listed there);
+    ``family``: whether the family rules on local names apply (the provider's profile says)."""
     caps = Capabilities(model=model)
-    caps = _apply(caps, "snapshot", _snapshot_facts(provider_id, model))
-    info = PROVIDERS.get(provider_id)
-    if info is None or info.local:
+    caps = _apply(caps, "snapshot", _snapshot_facts(snapshot_id, model))
+    if family:
         caps = _apply(caps, "family", family_facts(model))
     caps = _apply(caps, "server", _clean(discovered or {}, strict=False))
     full = f"{provider_id}:{model}".lower()
@@ -161,8 +157,8 @@ def snapshot() -> dict[str, Any]:
     return json.loads(text)
 
 
-def _snapshot_facts(provider_id: str, model: str) -> dict[str, Any]:
-    table = snapshot()["providers"].get(SNAPSHOT_PROVIDER.get(provider_id, ""), {})
+def _snapshot_facts(provider: str | None, model: str) -> dict[str, Any]:
+    table = snapshot()["providers"].get(provider or "", {})
     entry = _find(table, model)
     if entry is None:
         return {}

@@ -21,10 +21,6 @@ from typing import Any
 from .trace import Trace
 
 OPEN, CLOSE = "<partial_reasoning>", "</partial_reasoning>"
-ACTIONS = ("continue", "answer_now", "more_room")
-"""What a continued run does: pick up the reasoning (Continue), answer from it without reasoning
-further (Answer now), or ask the same question again with more tokens (More room; see
-``core.rescue``)."""
 ANSWER_NOW = "Do not reason any further: answer directly now, from this reasoning."
 
 
@@ -39,7 +35,7 @@ class Continuation:
     run: int | None = None
     """The number of the run it continues, in its widget (1 = the first)."""
     action: str = "continue"
-    """One of ``ACTIONS``."""
+    """One of ``core.schema.ACTIONS``."""
     max_tokens: int | None = None
     """More room: the larger output budget the run asks for."""
 

@@ -5,50 +5,39 @@ per provider and model, with dated price changes and cache rates). It is read of
 module never starts its ``UpdatePrices`` thread, so a run does no network I/O for a price.
 
 Reasoning tokens are billed as output tokens by every provider here; the bug to avoid is
-billing them twice. :data:`REASONING_IN_OUTPUT` is the one table of whether a trace's
-``output_tokens`` already holds them (the wire rules are in wire-formats.md):
+billing them twice. Each cloud provider's profile holds its :class:`CostRule`: its id in the
+price data, and whether a trace's ``output_tokens`` already holds the reasoning tokens (the wire
+rules are in wire-formats.md):
 
     from reasoning_nb.core.cost import estimate, label
-    trace.cost = estimate(trace)   # None for local models and unknown prices
-    label(trace.cost)              # "≈ $0.0123"
+    trace.cost = estimate(trace, profile.cost)   # None for local models and unknown prices
+    label(trace.cost)                            # "≈ $0.0123"
 
-Local providers cost nothing we can price: their cost is None (shown as nothing), not ``$0``.
+Local providers cost nothing we can price: they have no rule, and their cost is None (shown as
+nothing), not ``$0``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from ..providers import catalog
-from .trace import CACHE_KEYS, Trace, parse_time
+from .text import parse_time
+from .trace import CACHE_KEYS, Trace
 
-REASONING_IN_OUTPUT: dict[str, bool] = {
-    # Responses: output_tokens includes output_tokens_details.reasoning_tokens.
-    "openai": True,
-    # Chat Completions (OpenAI, OpenRouter, DeepSeek): completion_tokens includes
-    # completion_tokens_details.reasoning_tokens.
-    "openai-chat": True,
-    "openrouter": True,
-    "deepseek": True,
-    # Messages: output_tokens includes the thinking blocks (billed as output).
-    "anthropic": True,
-    # On the wire candidatesTokenCount excludes thoughtsTokenCount (billed too, at the output
-    # rate); providers/gemini.py adds the two into output_tokens, so the trace's total has them.
-    "gemini": True,
-}
-"""Per cloud provider: does the trace's ``output_tokens`` already count the reasoning tokens?"""
 
-PRICE_PROVIDER: dict[str, str] = {
-    "openai": "openai",
-    "openai-chat": "openai",
-    "openrouter": "openrouter",
-    "deepseek": "deepseek",
-    "anthropic": "anthropic",
-    "gemini": "google",
-}
-"""Our provider id → genai-prices' provider id."""
+@dataclass(frozen=True)
+class CostRule:
+    """How one cloud provider's runs are priced."""
+
+    prices: str
+    """The provider's id in genai-prices."""
+    reasoning_in_output: bool = True
+    """Whether the trace's ``output_tokens`` already counts the reasoning tokens (else they are
+    added once)."""
+
 
 PRICES_AS_OF: dict[str, str] = {"0.2.3": "2026-11-01"}
 """genai-prices release → the date of its prices. The package carries no data date of its own,
@@ -64,13 +53,14 @@ def source() -> tuple[str, str | None]:
     return f"genai-prices {release}", PRICES_AS_OF.get(release)
 
 
-def billed_tokens(provider: str, usage: dict[str, Any]) -> dict[str, int] | None:
-    """The tokens a provider bills, reasoning counted once; None if unknown. Cache reads and
-    writes are parts of ``input_tokens`` (every parser sums them in, as genai-prices expects)."""
+def billed_tokens(rule: CostRule | None, usage: dict[str, Any]) -> dict[str, int] | None:
+    """The tokens a provider bills by its ``rule``, reasoning counted once; None if unknown (no
+    rule: a local provider). Cache reads and writes are parts of ``input_tokens`` (every parser
+    sums them in, as genai-prices expects)."""
     inp, out, rsn = (usage.get(k) for k in ("input_tokens", "output_tokens", "reasoning_tokens"))
-    if provider not in REASONING_IN_OUTPUT or not _count(out):
+    if rule is None or not _count(out):
         return None
-    if not REASONING_IN_OUTPUT[provider] and _count(rsn):
+    if not rule.reasoning_in_output and _count(rsn):
         out += rsn
     billed = {"input_tokens": inp if _count(inp) else 0, "output_tokens": out}
     left = billed["input_tokens"]
@@ -84,13 +74,12 @@ def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def estimate(trace: Trace) -> dict[str, Any] | None:
-    """``trace.cost`` for a finished run: a dict marked as an estimate, or None (local model,
-    no usage, a model the price snapshot does not know)."""
-    info = catalog.PROVIDERS.get(trace.provider)
-    if info is None or info.local or trace.provider not in PRICE_PROVIDER:
+def estimate(trace: Trace, rule: CostRule | None) -> dict[str, Any] | None:
+    """``trace.cost`` for a finished run by its provider's ``rule``: a dict marked as an
+    estimate, or None (local model, no usage, a model the price snapshot does not know)."""
+    if rule is None:
         return None
-    billed = billed_tokens(trace.provider, trace.usage)
+    billed = billed_tokens(rule, trace.usage)
     if billed is None:
         return None
     # imported here: 150 ms of price tables, loaded only when a cloud run ends
@@ -101,7 +90,7 @@ def estimate(trace: Trace) -> dict[str, Any] | None:
         price = calc_price(
             Usage(**billed),
             name,
-            provider_id=PRICE_PROVIDER[trace.provider],
+            provider_id=rule.prices,
             genai_request_timestamp=_when(trace.started_at),
         )
     except (LookupError, ValueError):

@@ -7,10 +7,7 @@ string and tests can compare sequences.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
-
-if TYPE_CHECKING:
-    from .trace import Trace
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +90,9 @@ class ProviderState:
 class Done:
     """The last event of every stream: the folded trace."""
 
-    trace: Trace
+    trace: Any
+    """The ``core.trace.Trace`` (not named as a type: the trace is folded from these events, so
+    this module sits below it)."""
     kind: ClassVar[str] = "done"
 
 

@@ -1,9 +1,9 @@
-"""Conversation turns for ``--chat``: each protocol's rule for sending reasoning back.
+"""Conversation turns for ``--chat``: each provider's rule for sending reasoning back.
 
 Local servers get the answer only: their templates either drop past reasoning or were never
 trained to see it, and replaying it wastes context (llama.cpp replays it only for templates that
 declare ``supports_preserve_reasoning``). Hosted providers that need reasoning back (signatures,
-``reasoning_content`` on tool-call turns) get their rule here, keyed by flavour.
+``reasoning_content`` on tool-call turns) have a :class:`Replay` rule in their profile.
 
 ``--history answer`` sends every provider the answers only: no provider requires past reasoning
 on turns without tool calls (wire-formats §6–8), and it saves the context the reasoning takes.
@@ -11,45 +11,57 @@ on turns without tool calls (wire-formats §6–8), and it saves the context the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .tokens import estimate
 from .trace import Trace
 
 CHOICES = ("reasoning", "answer")
 """What earlier ``--chat`` turns send back: ``reasoning`` (the default, today's behaviour: the
-reasoning too where ``REPLAY`` says the provider takes it) or ``answer`` (the answers only)."""
-
-REPLAY = {
-    # flavour: (key in the saved provider_state, key on the assistant message)
-    # Anthropic: thinking / redacted_thinking / text blocks with their signatures, in order.
-    "anthropic": ("content", "blocks"),
-    # Gemini: the model's parts, ``thoughtSignature`` on the parts that carried it.
-    "gemini": ("parts", "parts"),
-    # OpenRouter: the merged ``reasoning_details``, unmodified and in order (Claude / Gemini 3 /
-    # DeepSeek upstreams need them for continuity).
-    "openrouter": ("reasoning_details", "reasoning_details"),
-}
-"""What each provider gets back from its own earlier turns. The protocol module sends it only
-when the next request goes to the same ``replay_model`` (signatures are model-specific) and the
-plain ``content`` otherwise; a turn made with another provider never carries it.
-
-Everyone else gets the answer text only. Local servers: their templates drop past reasoning or
-never saw it. OpenAI: requests keep ``store`` at its default and never ask for
-``reasoning.encrypted_content``, so there is no reasoning item to replay. DeepSeek:
-``reasoning_content`` must come back only on turns with tool calls, and we make none."""
+reasoning too where the provider's ``Replay`` rule says it takes it) or ``answer`` (the answers
+only)."""
 
 
-def assistant_turn(trace: Trace, flavor: str, *, reasoning: bool = True) -> dict[str, Any]:
-    """The assistant message that represents ``trace`` in the next request to ``flavor``."""
+@dataclass(frozen=True)
+class Replay:
+    """What a provider gets back from its own earlier turns. The protocol module sends it only
+    when the next request goes to the same ``replay_model`` (signatures are model-specific) and
+    the plain ``content`` otherwise; a turn made with another provider never carries it.
+
+    A provider with no rule gets the answer text only. Local servers: their templates drop past
+    reasoning or never saw it. OpenAI: requests keep ``store`` at its default and never ask for
+    ``reasoning.encrypted_content``, so there is no reasoning item to replay. DeepSeek:
+    ``reasoning_content`` must come back only on turns with tool calls, and we make none."""
+
+    saved: str
+    """The key in the trace's saved ``provider_state`` (its list of blocks, parts, details)."""
+    message: str
+    """The key on the assistant message that carries that list back."""
+    text: Callable[[dict[str, Any]], str]
+    """The reasoning text of one item of the list (what a history costs in tokens)."""
+
+
+class Provider(Protocol):
+    """What a history needs to know of the provider the next turn goes to (its profile)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def replay(self) -> Replay | None: ...
+
+
+def assistant_turn(trace: Trace, to: Provider, *, reasoning: bool = True) -> dict[str, Any]:
+    """The assistant message that represents ``trace`` in the next request to ``to``."""
     turn: dict[str, Any] = {"role": "assistant", "content": trace.answer}
-    if not reasoning or flavor not in REPLAY or trace.provider != flavor:
+    rule = to.replay
+    if not reasoning or rule is None or trace.provider != to.id:
         return turn
-    saved_key, message_key = REPLAY[flavor]
-    state = trace.provider_state.get(flavor)
-    if isinstance(state, dict) and state.get("model") and isinstance(state.get(saved_key), list):
-        turn |= {message_key: state[saved_key], "replay_model": state["model"]}
+    state = trace.provider_state.get(to.id)
+    if isinstance(state, dict) and state.get("model") and isinstance(state.get(rule.saved), list):
+        turn |= {rule.message: state[rule.saved], "replay_model": state["model"]}
     return turn
 
 
@@ -64,54 +76,43 @@ class Conversation:
     asked: bool = False
     """The cell asked for ``--history reasoning`` itself (the default stays quiet about it)."""
     told: set[str] = field(default_factory=set)
-    """Flavours already told that they take the answers only (the notice comes once)."""
+    """Providers already told that they take the answers only (the notice comes once)."""
 
     def add(self, trace: Trace) -> None:
         if trace.answer:  # a failed or empty turn would only confuse the next one
             self.turns.append((trace.prompt, trace))
 
-    def messages(self, flavor: str) -> list[dict[str, Any]]:
+    def messages(self, to: Provider) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for prompt, trace in self.turns:
             out.append({"role": "user", "content": prompt})
-            out.append(assistant_turn(trace, flavor, reasoning=self.send == "reasoning"))
+            out.append(assistant_turn(trace, to, reasoning=self.send == "reasoning"))
         return out
 
-    def notice(self, flavor: str, provider: str) -> str | None:
-        """Once per flavour: ``--history reasoning`` asked of a provider that takes answers only."""
-        if not self.asked or flavor in REPLAY or not self.turns or flavor in self.told:
+    def notice(self, to: Provider) -> str | None:
+        """Once per provider: ``--history reasoning`` asked of one that takes answers only."""
+        if not self.asked or to.replay is not None or not self.turns or to.id in self.told:
             return None
-        self.told.add(flavor)
+        self.told.add(to.id)
         return (
-            f"{provider} takes earlier turns back as answers only, so the chat history sent "
+            f"{to.id} takes earlier turns back as answers only, so the chat history sent "
             "their answers without the reasoning."
         )
 
 
-def size(messages: list[dict[str, Any]], model: str) -> dict[str, int]:
-    """``{"history_turns", "history_tokens"}`` of history messages sent to ``model``: an
-    estimate of the text the model reads again (prompts, answers, and the reasoning that
-    ``REPLAY`` sends back to the model that made it). Signatures and encrypted reasoning are
-    opaque, not text, and are not counted."""
+def size(messages: list[dict[str, Any]], model: str, to: Provider) -> dict[str, int]:
+    """``{"history_turns", "history_tokens"}`` of history messages sent to ``model`` on ``to``:
+    an estimate of the text the model reads again (prompts, answers, and the reasoning that
+    ``to``'s ``Replay`` rule sends back to the model that made it). Signatures and encrypted
+    reasoning are opaque, not text, and are not counted."""
     chars = 0
+    rule = to.replay
     for message in messages:
         chars += len(str(message.get("content") or ""))
-        if message.get("replay_model") != model:  # the protocol sends the answer text only
+        if rule is None or message.get("replay_model") != model:  # the answer text only
             continue
-        for _, key in REPLAY.values():
-            items = message.get(key)
-            if isinstance(items, list):
-                chars += sum(len(_text(item)) for item in items if isinstance(item, dict))
+        items = message.get(rule.message)
+        if isinstance(items, list):
+            chars += sum(len(rule.text(item)) for item in items if isinstance(item, dict))
     turns = sum(1 for m in messages if m.get("role") == "assistant")
     return {"history_turns": turns, "history_tokens": estimate(chars)}
-
-
-def _text(item: dict[str, Any]) -> str:
-    """The reasoning text of one replayed block, part or detail (answer text is in ``content``)."""
-    if item.get("type") == "thinking":  # Anthropic
-        return str(item.get("thinking") or "")
-    if item.get("thought") is True:  # Gemini thought summary part
-        return str(item.get("text") or "")
-    if item.get("type") in ("reasoning.text", "reasoning.summary"):  # OpenRouter
-        return str(item.get("text") or item.get("summary") or "")
-    return ""

@@ -1,10 +1,11 @@
-"""Presets -> request fields: ``spec/presets.md`` as data (``ROWS``) and one resolver (``plan``).
+"""Presets -> request fields: the shape of a ``spec/presets.md`` row (``Row``) and one resolver
+(``plan``).
 
-A row says how one provider flavor spells a reasoning level, "off" and a token budget; ``plan``
-does the rest the same way for every row: ``auto`` sends only what is needed to see reasoning,
-an explicit budget wins over the preset (and becomes a level where the provider has no budget),
-and every value changed to fit the provider or the model leaves a warning naming both values.
-A new provider is one more row (plus a selector when one flavor needs two rows).
+A row says how one provider flavor spells a reasoning level, "off" and a token budget; each
+provider's profile holds its rows (``providers/profiles``). ``plan`` does the rest the same way
+for every row: ``auto`` sends only what is needed to see reasoning, an explicit budget wins over
+the preset (and becomes a level where the provider has no budget), and every value changed to
+fit the provider or the model leaves a warning naming both values.
 """
 
 from __future__ import annotations
@@ -61,118 +62,6 @@ class Row:
     """Fields sent with every preset, ``auto`` included (needed to see reasoning at all)."""
     max_tokens_field: str | None = None
     """Budget rows whose output cap must exceed the budget (Anthropic ``max_tokens``)."""
-
-
-_LMH = ("low", "medium", "high")
-_NO_THINKING = {"chat_template_kwargs": {"enable_thinking": False}}
-_INCLUDE_THOUGHTS = {"generationConfig": {"thinkingConfig": {"includeThoughts": True}}}
-_OPENAI_LEVELS = ("none", "minimal", "low", "medium", "high", "xhigh")
-
-ROWS: dict[str, Row] = {
-    # Local servers: `auto` sends nothing.
-    "ollama": Row(effort={"think": LEVEL}, vocab=(*_LMH, "max"), off={"think": False}),
-    "llamacpp": Row(
-        effort={"reasoning_effort": LEVEL},
-        vocab=_LMH,
-        off={**_NO_THINKING, "reasoning_effort": "none"},
-        budget={"thinking_budget_tokens": BUDGET},
-    ),
-    "lmstudio": Row(
-        effort={"reasoning_effort": LEVEL}, vocab=_LMH, off={"reasoning_effort": "none"}
-    ),
-    "vllm": Row(
-        effort={"reasoning_effort": LEVEL},
-        vocab=_LMH,
-        off=_NO_THINKING,
-        budget={"thinking_token_budget": BUDGET},
-    ),
-    # As llamacpp without `thinking_budget_tokens`, which only llama.cpp reads.
-    "openai-compatible": Row(
-        effort={"reasoning_effort": LEVEL},
-        vocab=_LMH,
-        off={**_NO_THINKING, "reasoning_effort": "none"},
-    ),
-    # The embedded demo server: levels and budgets become a grammar's think length there.
-    "local": Row(
-        effort={"reasoning_effort": LEVEL},
-        vocab=(*_LMH, "max"),
-        off={**_NO_THINKING, "reasoning_effort": "none"},
-        budget={"thinking_budget_tokens": BUDGET},
-    ),
-    # Hosted rows.
-    "openai": Row(
-        effort={"reasoning": {"effort": LEVEL}},
-        vocab=_OPENAI_LEVELS,
-        rename={"max": "xhigh"},
-        off="none",
-        always={"reasoning": {"summary": "auto"}},
-    ),
-    "openai-chat": Row(
-        effort={"reasoning_effort": LEVEL},
-        vocab=_OPENAI_LEVELS,
-        rename={"max": "xhigh"},
-        off="none",
-    ),
-    "anthropic-manual": Row(
-        off={},
-        budget={"thinking": {"type": "enabled", "budget_tokens": BUDGET}},
-        budgets={"low": 2048, "medium": 8192, "high": 16000, "max": 31999},
-        budget_floor=1024,
-        max_tokens_field="max_tokens",
-    ),
-    "anthropic-adaptive": Row(
-        effort={"thinking": {"type": "adaptive"}, "output_config": {"effort": LEVEL}},
-        vocab=("low", "medium", "high", "xhigh", "max"),
-        off={},
-    ),
-    "gemini-2.5": Row(
-        budget={"generationConfig": {"thinkingConfig": {"thinkingBudget": BUDGET}}},
-        budgets={"off": 0, "low": 2048, "medium": 8192, "high": 16000, "max": None},
-        budget_ceiling=24576,
-        always=_INCLUDE_THOUGHTS,
-    ),
-    "gemini-3": Row(
-        effort={"generationConfig": {"thinkingConfig": {"thinkingLevel": LEVEL}}},
-        vocab=("minimal", *_LMH),
-        rename={"max": "high"},
-        off=None,
-        always=_INCLUDE_THOUGHTS,
-    ),
-    "openrouter": Row(
-        effort={"reasoning": {"effort": LEVEL}},
-        vocab=_OPENAI_LEVELS,
-        rename={"max": "xhigh"},
-        off="none",
-        budget={"reasoning": {"max_tokens": BUDGET}},
-    ),
-    "deepseek": Row(
-        effort={"thinking": {"type": "enabled"}, "reasoning_effort": LEVEL},
-        vocab=("high", "max"),
-        rename={"low": "high", "medium": "high"},
-        off={"thinking": {"type": "disabled"}},
-    ),
-}
-
-
-def _anthropic_row(caps: Capabilities) -> str:
-    # Adaptive models list efforts and either no budget (4.7+) or "max" (4.6); Opus 4.5 has
-    # effort and budget but no adaptive mode. Models newer than the snapshot are adaptive.
-    if caps.efforts:
-        adaptive = caps.budget_min is None or "max" in caps.efforts
-    else:
-        adaptive = caps.budget_min is None and caps.budget_max is None
-    return "anthropic-adaptive" if adaptive else "anthropic-manual"
-
-
-def _gemini_row(caps: Capabilities) -> str:
-    if caps.efforts:
-        return "gemini-3"
-    budgeted = caps.budget_min is not None or caps.budget_max is not None
-    return "gemini-2.5" if budgeted or "gemini-2" in caps.model.lower() else "gemini-3"
-
-
-SELECTORS = {"anthropic": _anthropic_row, "gemini": _gemini_row}
-"""Flavors whose row depends on the model."""
 
 
 @dataclass(frozen=True)
@@ -232,25 +121,19 @@ def merge(body: dict, fields: dict) -> dict:
     return body
 
 
-def row_for(flavor: str, caps: Capabilities) -> Row:
-    """The table row for a provider flavor (and model, where the flavor has two rows)."""
-    key = SELECTORS[flavor](caps) if flavor in SELECTORS else flavor
-    if key not in ROWS:
-        raise ConfigError(f"No preset table row for provider flavor {flavor!r}.")
-    return ROWS[key]
-
-
 def plan(
     flavor: str,
+    row: Row,
     preset: str,
     budget_tokens: int | None,
     caps: Capabilities,
     *,
     max_tokens: int | None = None,
 ) -> ReasoningPlan:
-    """The request fields that express ``preset`` / ``budget_tokens`` for this model."""
+    """The request fields that express ``preset`` / ``budget_tokens`` for this model, by the
+    provider's ``row`` (its profile's; ``flavor`` names the provider in warnings)."""
     preset, budget_tokens = check(preset, budget_tokens)
-    return _Planner(flavor, row_for(flavor, caps), caps, max_tokens).run(preset, budget_tokens)
+    return _Planner(flavor, row, caps, max_tokens).run(preset, budget_tokens)
 
 
 class _Planner:

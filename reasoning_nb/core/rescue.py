@@ -29,7 +29,6 @@ STREAM_ENDED = "The stream ended before the server said it was done; the answer 
 """The notice of a stream that stopped without the server's end: a dropped stream, not a model
 out of tokens (``Run`` yields it)."""
 
-
 def lost_answer(trace: Trace) -> bool:
     """The run hit its token limit after reasoning, with no answer (or nearly none)."""
     return (
@@ -49,41 +48,31 @@ def spent(trace: Trace) -> tuple[int, bool]:
     return tokens.estimate(len(trace.reasoning) + len(trace.answer)), True
 
 
-def output_limit(trace: Trace) -> int | None:
-    """The model's most output tokens per request, from the capability data (None: unknown)."""
-    from ..providers.catalog import parse_model  # (providers sit above core)
-    from .capabilities import lookup
-
-    try:
-        ref = parse_model(trace.model)
-        return lookup(ref.provider.id, ref.name).max_output
-    except Exception:  # an odd saved model id: the limit is simply unknown
-        return None
-
-
-def room(trace: Trace, max_tokens: int | None = None) -> int | None:
+def room(trace: Trace, limit: int | None, max_tokens: int | None = None) -> int | None:
     """The ``max_tokens`` for More room: twice the budget the run had (``max_tokens`` as sent,
-    else what it spent), capped at the model's output limit; None when it already had that."""
+    else what it spent), capped at the model's output ``limit`` (None: unknown; the providers
+    know it: ``catalog.output_limit``); None when it already had that."""
     sent = trace.request.get("max_tokens")
     used = max_tokens or (sent if isinstance(sent, int) else None) or spent(trace)[0]
-    limit = output_limit(trace)
     if limit is not None and used >= limit:
         return None
     return min(2 * used, limit) if limit is not None else 2 * used
 
 
-def message(trace: Trace) -> str:
+def message(trace: Trace, limit: int | None) -> str:
     """The warning of a run that lost its answer to thinking."""
     count, estimated = spent(trace)
     n = f"≈{count}" if estimated else str(count)
     lost = f"The model spent all {n} tokens thinking and gave no answer"
-    return f"{lost}, at its output limit: {TRY_NOW}" if room(trace) is None else f"{lost}: {TRY}"
+    at_limit = room(trace, limit) is None
+    return f"{lost}, at its output limit: {TRY_NOW}" if at_limit else f"{lost}: {TRY}"
 
 
-def note(trace: Trace) -> None:
-    """At finish: say plainly that the answer was lost to thinking (not just "truncated")."""
+def warn_if_lost(trace: Trace, limit: int | None) -> None:
+    """At finish: say plainly that the answer was lost to thinking (not just "truncated");
+    ``limit``: the model's output limit, as for :func:`room`."""
     if lost_answer(trace):
-        trace.warn(message(trace))
+        trace.warn(message(trace, limit))
 
 
 def answer_now(trace: Trace, run: int | None = None) -> Continuation:

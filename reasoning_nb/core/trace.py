@@ -11,9 +11,9 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any
+from typing import Any, ClassVar
 
+from . import schema
 from .events import (
     Event,
     Finish,
@@ -24,37 +24,11 @@ from .events import (
     TextDelta,
     Usage,
 )
-
-SCHEMA = 1
-STATUSES = ("running", "complete", "truncated", "cancelled", "error")
-USAGE_KEYS = ("input_tokens", "output_tokens", "reasoning_tokens")
-CACHE_KEYS = ("cache_read_tokens", "cache_write_tokens")
-"""In ``usage`` only when the server reported some (the prices differ: see ``core.cost``)."""
-TIMING_KEYS = ("first_token_ms", "reasoning_ms", "total_ms")
-DISPLAY_KEY = "reasoning_nb_display"
-"""Output metadata of a displayed trace (``_think`` as a cell's value): the trace itself, so an
-export rebuilds that output and ``strip`` takes its reasoning out without matching text. Not
-``reasoning_nb``, which marks the run's own output (the one analytics counts)."""
-
+from .schema import CACHE_KEYS, DISPLAY_KEY, TIMING, USAGE, USAGE_KEYS
 
 STARTED_AT = "%Y-%m-%dT%H:%M:%SZ"
 """How ``started_at`` is written (UTC)."""
-_FRACTION = re.compile(r"\.(\d+)")
 _BLANK_LINES = re.compile(r"\A(?:[ \t\r]*\n)+")
-
-
-def parse_time(text: str) -> datetime:
-    """An ISO 8601 date or time (``started_at``, a recorded time, a user's ``since``) as an
-    aware UTC datetime; an unmarked one is read as UTC. ValueError if it is none.
-    (Python 3.10's ``fromisoformat`` takes no ``Z`` and only 3 or 6 digits of a fraction.)"""
-    text = text.strip()
-    if text.endswith(("z", "Z")):
-        text = text[:-1] + "+00:00"
-    text = _FRACTION.sub(lambda m: "." + m.group(1)[:6].ljust(6, "0"), text, count=1)
-    moment = datetime.fromisoformat(text)
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
 
 
 def answer_start(held: str, text: str) -> tuple[str, str]:
@@ -66,14 +40,6 @@ def answer_start(held: str, text: str) -> tuple[str, str]:
     if not text.strip():
         return "", text
     return _BLANK_LINES.sub("", text), ""
-
-
-def _empty_usage() -> dict[str, int | None]:
-    return dict.fromkeys(USAGE_KEYS)
-
-
-def _empty_timing() -> dict[str, float | None]:
-    return dict.fromkeys(TIMING_KEYS)
 
 
 class TextBuffer:
@@ -174,8 +140,8 @@ class Trace:
     """All reasoning text; separate blocks are joined with a blank line."""
     answer: str = _Text()  # type: ignore[assignment]
     """The answer, with no reasoning tags left in it."""
-    usage: dict[str, int | None] = field(default_factory=_empty_usage)
-    timing: dict[str, float | None] = field(default_factory=_empty_timing)
+    usage: dict[str, int | None] = field(default_factory=USAGE.default)
+    timing: dict[str, float | None] = field(default_factory=TIMING.default)
     status: str = "running"
     finish_reason: str | None = None
     warnings: list[str] = field(default_factory=list)
@@ -188,7 +154,7 @@ class Trace:
     """Wall-clock start, ISO 8601 UTC."""
     continued: dict[str, Any] | None = None
     """Set on a run that continues a stopped one: ``{"run", "hint", "reasoning_chars"}``, plus
-    ``"action"`` (and ``"max_tokens"``) for Answer now and More room (see ``core.steering``,
+    ``"action"`` (and ``"max_tokens"``) for Answer now and More room (see ``core.continuation``,
     ``core.rescue``); saved only when set."""
     replay: dict[str, Any] | None = None
     """Set on a run served from the replay cache instead of the model: ``{"recorded_at": the
@@ -206,6 +172,10 @@ class Trace:
     _first_answer: float | None = field(default=None, repr=False, compare=False)
     _last_kind: str = field(default="", repr=False, compare=False)
     _held: str = field(default="", repr=False, compare=False)  # whitespace before the answer
+
+    markdown_view: ClassVar[Callable[[Trace], str]] = str
+    """How a trace shows in a notebook (``_repr_markdown_``). The views sit above the core, so
+    the package sets it (to ``views.render.to_markdown``); the answer alone until then."""
 
     # -- folding -------------------------------------------------------------------------------
 
@@ -304,10 +274,6 @@ class Trace:
             self.timing["reasoning_ms"] = round(max(0.0, end - self._first_reasoning) * 1000, 1)
         self._reasoning_parts.strip("\n")  # (not joined here: a long text is joined once,
         self._answer_parts.strip("\n")  # when it is read, after the replay cache has saved)
-        if status == "truncated":
-            from .rescue import note  # (rescue reads traces: imported when needed)
-
-            note(self)  # an answer lost to thinking says so, in every view
         return self
 
     def _ms(self, now: float) -> float:
@@ -345,9 +311,7 @@ class Trace:
         return self.answer
 
     def _repr_markdown_(self) -> str:
-        from ..views.render import to_markdown  # render sits above core; imported lazily
-
-        return to_markdown(self)
+        return Trace.markdown_view(self)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         # The markdown view plus a marker in the output's metadata (IPython adds text/plain).
@@ -356,78 +320,25 @@ class Trace:
     # -- saving -------------------------------------------------------------------------------
 
     def to_dict(self, *, text: bool = True) -> dict[str, Any]:
-        """The saved form (schema 1): JSON-safe, never a secret. ``text=False`` leaves out the
-        reasoning and the answer (a replay recording holds them in its timeline)."""
-        return {
-            "schema": SCHEMA,
-            "model": self.model,
-            "provider": self.provider,
-            "preset": self.preset,
-            "budget_tokens": self.budget_tokens,
-            "prompt": self.prompt,
-            **({"reasoning": self.reasoning, "answer": self.answer} if text else {}),
-            "usage": dict(self.usage),
-            "timing": dict(self.timing),
-            "status": self.status,
-            "finish_reason": self.finish_reason,
-            "warnings": list(self.warnings),
-            "error": self.error,
-            "request": _json_copy(self.request),
-            "provider_state": _json_copy(self.provider_state),
-            "started_at": self.started_at,
-            **({"continued": _json_copy(self.continued)} if self.continued else {}),
-            **({"replay": _json_copy(self.replay)} if self.replay else {}),
-            **({"cost": _json_copy(self.cost)} if self.cost else {}),
-        }
+        """The saved form (schema 1, see ``core.schema``): JSON-safe, never a secret.
+        ``text=False`` leaves out the reasoning and the answer (a replay recording holds them in
+        its timeline)."""
+        return schema.saved(self, text=text)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Trace:
         """Rebuild a trace from ``to_dict()`` output; unknown keys are ignored."""
-        if not isinstance(data, dict):
-            raise TypeError("a saved trace must be a dict")
-        schema = data.get("schema", SCHEMA)
-        if schema != SCHEMA:
-            raise ValueError(f"saved trace has schema {schema!r}; this version reads schema 1")
-        usage = _empty_usage() | {
-            k: v for k, v in (data.get("usage") or {}).items() if k in USAGE_KEYS + CACHE_KEYS
-        }
-        timing = _empty_timing() | {
-            k: v for k, v in (data.get("timing") or {}).items() if k in TIMING_KEYS
-        }
-        return cls(
-            model=str(data.get("model", "")),
-            provider=str(data.get("provider", "")),
-            preset=str(data.get("preset", "auto")),
-            budget_tokens=data.get("budget_tokens"),
-            prompt=str(data.get("prompt", "")),
-            reasoning=str(data.get("reasoning", "")),
-            answer=str(data.get("answer", "")),
-            usage=usage,
-            timing=timing,
-            status=str(data.get("status", "complete")),
-            finish_reason=data.get("finish_reason"),
-            warnings=[str(w) for w in data.get("warnings") or []],
-            error=data.get("error"),
-            request=dict(data.get("request") or {}),
-            provider_state=dict(data.get("provider_state") or {}),
-            started_at=data.get("started_at"),
-            continued=dict(data["continued"]) if data.get("continued") else None,
-            replay=dict(data["replay"]) if data.get("replay") else None,
-            cost=dict(data["cost"]) if data.get("cost") else None,
-        )
+        return cls(**schema.loaded(data))
+
+
+def read_trace(data: Any) -> tuple[Trace | None, list[str]]:
+    """A saved trace from anyone (a notebook's metadata, a log), checked field by field:
+    ``(trace, warnings)``; ``trace`` is None when unreadable, and nothing raises. ``from_dict``
+    trusts its input (our own ``to_dict``); this is the gate for everyone else's."""
+    fields, warnings = schema.checked(data)
+    return (None if fields is None else Trace(**fields)), warnings
 
 
 def _first_set(*times: float | None) -> float:
     """The first timestamp that is set (0.0 is a time like any other, not "unset")."""
     return next(t for t in times if t is not None)
-
-
-def _json_copy(value: Any) -> Any:
-    """A deep copy limited to JSON types, so a saved trace never holds live objects."""
-    if isinstance(value, dict):
-        return {str(k): _json_copy(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_copy(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)

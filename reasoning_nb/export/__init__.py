@@ -12,7 +12,8 @@ stock exporters: ``--MarkdownExporter.preprocessors=
 '["reasoning_nb.export.preprocessor.ReasoningPreprocessor"]'``.
 
 Modules: ``exporters`` (entry points; imports nothing heavy), ``preprocessor`` (the work),
-``schema`` (reads a saved trace as untrusted input), ``widgets`` (saved widget state), ``cli``.
+``widgets`` (saved widget state), ``cli``. A saved trace is read as untrusted input by
+``core.schema``.
 The views per mode are ``render``'s and, for ``--compare`` outputs, ``compare_view``'s, shared
 with the notebook. Only the saved metadata and those two are read here — never ``notebook/`` or
 ``providers/``.

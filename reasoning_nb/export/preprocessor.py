@@ -6,13 +6,13 @@ displayed ``Trace``, e.g. ``_think``).
 These keys are the package's marker: its outputs are recognised by them, not by their text.
 For each traced output:
 
-* the trace is read through :func:`schema.read_trace` (validated; bad fields skipped with a
+* the trace is read through :func:`core.trace.read_trace` (validated; bad fields skipped with a
   warning) and the output's ``text/html``, ``text/markdown`` and ``text/plain`` are rebuilt
   from it in the chosen ``mode``. The saved HTML is never reused: it came with the notebook,
   and the notebook may come from anyone. A re-run cell's earlier runs (``reasoning_nb_history``,
   validated too) fold under the run it shows, which says which run it is and the cell line that
-  asks for it (``provenance``, from the cell's own ``%%think`` line); ``strip`` strips them too.
-* a ``--compare`` output is rebuilt as the comparison (``compare_view``: table, every readable
+  asks for it (``cell_runs``, from the cell's own ``%%think`` line); ``strip`` strips them too.
+* a ``--compare`` output is rebuilt as the comparison (``views.compare``: table, every readable
   variant's section, answer diff); when its list is not a list or no variant is readable, as
   its single trace, with a warning.
 * when the trace cannot be read at all, only the saved ``text/plain`` is kept (exporters
@@ -48,23 +48,22 @@ from nbconvert.preprocessors import Preprocessor
 from nbformat import from_dict
 from traitlets import Enum, Int
 
-from ..core.trace import DISPLAY_KEY, Trace
-from ..views import compare as compare_view
-from ..views import render
-from ..views.cell_runs import CellRuns, first_line
-from . import widgets
-from .redaction import REMOVED, Redactor
-from .schema import (
+from ..core.schema import (
     COMPARE_KEY,
+    DISPLAY_KEY,
     HISTORY_KEY,
     METADATA_KEY,
     PIN_KEY,
     VARIANTS_KEY,
-    read_trace,
     saved_variants,
     stripped,
     variants_key,
 )
+from ..core.trace import Trace, read_trace
+from ..views import compare, render
+from ..views.cell_runs import CellRuns, first_line
+from . import widgets
+from .redaction import REMOVED, Redactor
 
 TARGETS = ("auto", "html", "markdown", "notebook")
 TRACEBACK_REMOVED = "[traceback removed: it may hold reasoning]"
@@ -212,7 +211,7 @@ class ReasoningPreprocessor(Preprocessor):
                     if shown is not None:
                         shown.reasoning = ""
             if variants is not None:
-                new_data = compare_view.bundle(variants, self.mode)
+                new_data = compare.bundle(variants, self.mode)
             else:
                 runs = CellRuns(line, tuple(history))
                 new_data = render.bundle(trace, self.mode, runs=runs)

@@ -17,6 +17,7 @@ import ipywidgets as W
 from ..core import rescue
 from ..core.loops import LOOP_NOTICE
 from ..core.trace import Trace
+from ..providers.catalog import output_limit
 from .pacing import Pacer
 from .pin import PinButton
 from .run_view import RunView
@@ -133,7 +134,7 @@ class ActionRow:
             )
             self.answer_button.on_click(lambda _b: self._on_rescue("answer_now"))
             self.room_button.on_click(lambda _b: self._on_rescue("more_room"))
-        if self._owner.live is None and rescue.room(trace) is not None:
+        if self._owner.live is None and rescue.room(trace, output_limit(trace.model)) is not None:
             return [self.answer_button, self.room_button]
         return [self.answer_button]
 

@@ -24,15 +24,15 @@ from IPython.display import display, update_display
 from ..core.events import Event
 from ..core.history import Conversation
 from ..core.presets import PRESETS
+from ..core.schema import METADATA_KEY, VARIANTS_KEY
 from ..core.trace import Trace
 from ..errors import ConfigError
-from ..export.schema import VARIANTS_KEY
 from ..providers import catalog
 from ..run import Run
-from ..views import render
 from ..views.compare import bundle, cell_bundle, label
+from ..views.trace_labels import footer, summary
 from .host import widget_only
-from .runners import METADATA_KEY, Runner, ended
+from .runners import Runner, ended
 from .style import COMPARE_CLASS, LIVE_CLASS
 
 MAX_CONCURRENT = 4
@@ -104,10 +104,10 @@ class CompareRunner(Runner):
         def done(i: int, trace: Trace) -> None:
             print(f"\n== {labels[i]} ==")
             if trace.reasoning and not self.hide:
-                print(f"[{render.summary(trace)}]\n{trace.reasoning}\n[/reasoning]")
+                print(f"[{summary(trace)}]\n{trace.reasoning}\n[/reasoning]")
             if trace.answer:
                 print(trace.answer)
-            print(f"({render.footer(trace)})")
+            print(f"({footer(trace)})")
             if trace.error:
                 print(f"error ({labels[i]}): {trace.error}", file=sys.stderr)
 

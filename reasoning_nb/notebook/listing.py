@@ -9,8 +9,11 @@ import anyio
 from ..errors import ReasoningNBError
 from ..llama_server.process import INSTALL_HINT
 from ..providers import local
-from ..providers.catalog import PROVIDERS, ProviderInfo, base_url_for
+from ..providers.address import base_url_for
+from ..providers.catalog import PROVIDERS
 from ..providers.discovery import embedded_installed, local_servers, resolve_default
+from ..providers.profile import Profile
+from ..providers.protocols import protocol_module
 
 
 async def list_text() -> str:
@@ -40,11 +43,12 @@ async def list_text() -> str:
     return "\n".join(lines)
 
 
-def _address(info: ProviderInfo) -> str:
+def _address(info: Profile) -> str:
     """Where a call with no base_url goes: the address a run would use (OLLAMA_HOST read as a
     run reads it), or why there is none."""
     if not info.base_url:
-        return "started on demand" if info.id == "local" else "base_url required"
+        started = protocol_module(info.protocol).SERVER is not None
+        return "started on demand" if started else "base_url required"
     try:
         return base_url_for(info)
     except ReasoningNBError as exc:

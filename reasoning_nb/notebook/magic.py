@@ -26,6 +26,7 @@ from ..core.trace import Trace
 from ..errors import ReasoningNBError
 from ..options import HIDE_REASONING, Flag, given, option_flags
 from ..providers import catalog
+from ..providers.profile import Profile
 from ..run import Run
 from ..store import db as store
 from ..views.stats import row, session_stats
@@ -294,19 +295,18 @@ class ThinkMagics(Magics):
     def history_for(self, chat: Conversation | None, model: str | None) -> list[dict[str, Any]]:
         if chat is None:
             return []
-        return chat.messages(self._flavor(model)[0])
+        return chat.messages(self._provider(model))
 
     def note_history(self, trace: Trace, chat: Conversation | None, model: str | None) -> None:
-        if chat is not None and (note := chat.notice(*self._flavor(model))):
+        if chat is not None and (note := chat.notice(self._provider(model))):
             trace.warn(note)
 
     @staticmethod
-    def _flavor(model: str | None) -> tuple[str, str]:
-        """``(flavor, provider name)`` of the model a chat's next turn goes to."""
+    def _provider(model: str | None) -> Profile:
+        """The provider a chat's next turn goes to."""
         if not model:
-            return "openai-compatible", "openai-compatible"
-        info = catalog.parse_model(model).provider
-        return info.flavor, info.id
+            return catalog.PROVIDERS["openai-compatible"]
+        return catalog.parse_model(model).provider
 
 
 def transform_think_cells(lines: list[str]) -> list[str]:

@@ -15,8 +15,8 @@ from typing import Any
 
 from traitlets import Bool, Unicode
 
+from ..core.schema import PIN_KEY  # an export strips the reasoning of a cell marked so
 from ..core.trace import Trace
-from ..export.schema import PIN_KEY  # an export strips the reasoning of a cell marked so
 from ..views import render
 from ..views.selection import Selection, pinned, selected_source
 from .assets import AssetsWidget

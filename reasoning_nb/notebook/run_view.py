@@ -17,14 +17,9 @@ from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, 
 from ..core.rescue import lost_answer
 from ..core.subject import Subject
 from ..core.trace import Trace
-from ..views.cell_runs import continue_note, replay_note
-from ..views.render import (
-    ERROR_CLASS,
-    reasoning_summary,
-    seconds_label,
-    thought_label,
-    tokens_label,
-)
+from ..views.cell_runs import continued_line, replay_line
+from ..views.render import ERROR_CLASS
+from ..views.trace_labels import reasoning_summary, seconds_label, thought_label, tokens_label
 from .live_text import LiveText
 from .pacing import UpdateMeter
 from .style import (
@@ -149,7 +144,7 @@ class RunView:
             self.reasoning.settle()  # it paused: hold nothing of it back
             if self.reasoning.chars:  # the pane's title sums it up (folded, unless told not to)
                 # Tokens only if the server counted them: an estimate now would change at the
-                # end, when the server's output total is split (render.trace_tokens_label).
+                # end, when the server's output total is split (trace_labels.trace_tokens_label).
                 rt = self.trace.usage.get("reasoning_tokens")
                 tokens = tokens_label(rt, self.reasoning.chars) if rt is not None else ""
                 summary = thought_label(self.reasoning_ms(now), tokens)
@@ -340,8 +335,8 @@ class RunView:
         lines = [" · ".join(parts)]
         if subject := self.live_subject(now):
             lines.append(f"<i>{html.escape(subject)}</i>")
-        replay = replay_note(self.trace)
-        notes = (f"↻ {replay}" if replay else "", continue_note(self.trace.continued, short=True))
+        replay = replay_line(self.trace)
+        notes = (f"↻ {replay}" if replay else "", continued_line(self.trace.continued, short=True))
         lines += [html.escape(n) for n in (*notes, history_note(self.trace.request)) if n]
         return "<br>".join([*lines, *(html.escape(f"⚠ {w}") for w in self.trace.warnings)])
 

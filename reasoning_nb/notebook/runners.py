@@ -18,8 +18,10 @@ from ..core import rescue
 from ..core.continuation import Continuation
 from ..core.events import Done, Event
 from ..core.history import Conversation
+from ..core.schema import HISTORY_KEY, METADATA_KEY
 from ..core.trace import Trace
 from ..errors import ReasoningNBError
+from ..providers.catalog import output_limit
 from ..run import Run
 from ..views import render
 from ..views.cell_runs import CellRuns
@@ -27,8 +29,6 @@ from ..views.terminal import TerminalView, inert
 from . import interrupts, kernel_status
 from .host import executing_cell_line, widget_only
 from .style import ERROR_IN_CELL_CLASS, ERROR_IN_CELL_STYLE, PAIRING_STYLE, STATIC_CLASS
-
-METADATA_KEY = "reasoning_nb"
 
 
 def error_line(exc: BaseException, debug: bool) -> str:
@@ -264,7 +264,7 @@ class WidgetRunner(Runner):
             options = {**self.options, "preset": rescue.ANSWER_NOW_PRESET}
             self._again(options, rescue.answer_now(trace, number))
             return
-        room = rescue.room(trace, self.options.get("max_tokens"))
+        room = rescue.room(trace, output_limit(trace.model), self.options.get("max_tokens"))
         if room is not None:  # (the widget offers More room only then)
             options = {**self.options, "preset": trace.preset, "max_tokens": room}
             self._again(options, rescue.more_room(trace, room, number))
@@ -336,7 +336,7 @@ class WidgetRunner(Runner):
         data["text/html"] = f'<div class="{classes}">{style}{data["text/html"]}</div>'
         metadata: dict[str, Any] = {METADATA_KEY: trace.to_dict()}
         if len(self.runs) > 1:
-            metadata[f"{METADATA_KEY}_history"] = [t.to_dict() for t in self.runs[:-1]]
+            metadata[HISTORY_KEY] = [t.to_dict() for t in self.runs[:-1]]
         if self.static is None:
             self.static = display(data, raw=True, metadata=metadata, display_id=True)
         else:

@@ -27,6 +27,7 @@ from .transport import HttpRequest
 
 FRAMING = "sse"
 REASONING_KEYS = ("thinking", "output_config", "max_tokens")
+SERVER = None
 """Body fields kept in ``trace.request`` (as sent, after any fallback)."""
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 16000
@@ -242,7 +243,7 @@ class Parser:
 
     def __init__(self, ctx: RequestContext):
         self.finished = False
-        self._model = ctx.ref.name
+        self._model, self._provider = ctx.ref.name, ctx.ref.provider.id
         self._blocks: dict[int, dict[str, Any]] = {}
         self._done: list[dict[str, Any]] = []
         self._last = ""  # kind of the last text emitted: "reasoning" / "answer"
@@ -384,7 +385,7 @@ class Parser:
         ]
         if not any(b["type"] != "text" for b in blocks):
             return []  # nothing opaque to carry: the answer text replays as it is
-        return [ProviderState({"anthropic": {"model": self._model, "content": blocks}})]
+        return [ProviderState({self._provider: {"model": self._model, "content": blocks}})]
 
 
 def _finish(reason: str) -> list[Event]:

@@ -1,8 +1,10 @@
-"""What every protocol module gets and gives: the request context and the parser contract."""
+"""What every protocol module gets and gives: the request context, the parser contract, an
+embedded server (``protocols.WireProtocol`` is the whole interface)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -14,7 +16,7 @@ from ..core.presets import ReasoningPlan
 from ..core.tags import InlineSplitter
 from ..core.tokens import count, shown
 from ..errors import ProviderError
-from .catalog import ModelRef
+from .profile import ModelRef
 
 
 @dataclass
@@ -31,6 +33,16 @@ class RequestContext:
     temperature: float | None = None
     warnings: list[str] = field(default_factory=list)
     """Warnings the request builder adds (dropped parameters...)."""
+
+
+@dataclass(frozen=True)
+class EmbeddedServer:
+    """A server the package starts itself, where no base URL is given (``local:``)."""
+
+    started: Callable[[], bool]
+    """Whether it runs (else starting it loads its model first)."""
+    start: Callable[[], Awaitable[str]]
+    """Its base URL, starting it if needed."""
 
 
 class Parser(Protocol):

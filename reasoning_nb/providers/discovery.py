@@ -10,16 +10,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import httpx
 
 from ..config import configured_model
-from ..core.capabilities import lookup
 from ..errors import ConfigError
 from ..llama_server.process import find_model
-from .catalog import PROVIDERS, ProviderInfo, base_url_for
-from .transport import ssl_context
+from .address import base_url_for
+from .catalog import PROVIDERS
+from .probes import FAILED
+from .profile import Profile
 
-PROBE_TIMEOUT = 0.5
 _show_cache: dict[tuple[str, str], dict[str, Any] | None] = {}
 
 
@@ -33,102 +32,53 @@ class LocalServer:
 
 
 async def discovered_caps(
-    info: ProviderInfo, base_url: str, model: str, preset: str
+    info: Profile, base_url: str, model: str, preset: str
 ) -> dict[str, Any] | None:
     """Runtime facts for the capability registry; only asked when a control would be sent."""
-    if info.id != "ollama" or preset == "auto":
+    show = info.probes.show if info.probes else None
+    if show is None or preset == "auto":
         return None
     key = (base_url, model)
     if key not in _show_cache:
-        _show_cache[key] = await _ollama_show(base_url, model)
+        _show_cache[key] = await show(base_url, model)
     return _show_cache[key]
 
 
-async def model_loaded(info: ProviderInfo, base_url: str, model: str) -> bool | None:
-    """Whether the server holds ``model`` in memory (Ollama's ``/api/ps``), so a request waits
-    for its first token, not for a model load; None where it cannot say."""
-    if info.id != "ollama":
-        return None
-    try:
-        async with httpx.AsyncClient(
-            timeout=PROBE_TIMEOUT, trust_env=False, verify=ssl_context()
-        ) as client:
-            response = await client.get(f"{base_url}/api/ps")
-            running = response.json().get("models") if response.status_code == 200 else None
-    except (httpx.HTTPError, ValueError, AttributeError):
-        return None
-    if not isinstance(running, list):
-        return None
-    names = {
-        _untagged(entry[key])
-        for entry in running
-        if isinstance(entry, dict)
-        for key in ("name", "model")
-        if isinstance(entry.get(key), str)
-    }
-    return _untagged(model) in names
-
-
-def _untagged(name: str) -> str:
-    return name.removesuffix(":latest")  # (Ollama's default tag, which names may leave out)
-
-
-async def _ollama_show(base_url: str, model: str) -> dict[str, Any] | None:
-    try:
-        async with httpx.AsyncClient(timeout=2.0, trust_env=False, verify=ssl_context()) as client:
-            response = await client.post(f"{base_url}/api/show", json={"model": model})
-            if response.status_code != 200:
-                return None
-            caps = response.json().get("capabilities")
-    except (httpx.HTTPError, ValueError, AttributeError):
-        return None
-    if not isinstance(caps, list):
-        return None
-    return {"reasoning": "thinking" in caps}
+async def model_loaded(info: Profile, base_url: str, model: str) -> bool | None:
+    """Whether the server holds ``model`` in memory, so a request waits for its first token,
+    not for a model load; None where it cannot say."""
+    loaded = info.probes.loaded if info.probes else None
+    return None if loaded is None else await loaded(base_url, model)
 
 
 async def local_servers() -> list[LocalServer]:
     """Probe the default addresses of the local providers concurrently."""
     found: dict[str, LocalServer] = {}
 
-    async def probe(info: ProviderInfo) -> None:
+    async def probe(info: Profile) -> None:
         server = await _probe(info)
         if server is not None:
             found[info.id] = server
 
     async with anyio.create_task_group() as tg:
         for info in PROVIDERS.values():
-            if info.local and info.base_url:  # `local` has none: it is started, not probed
+            if info.probes and info.base_url:  # `local` has none: it is started, not probed
                 tg.start_soon(probe, info)
     return [found[p] for p in PROVIDERS if p in found]
 
 
-async def _probe(info: ProviderInfo) -> LocalServer | None:
+async def _probe(info: Profile) -> LocalServer | None:
+    assert info.probes is not None
     try:
         base = base_url_for(info)  # OLLAMA_HOST's forms read as a call reads them
     except ConfigError:  # a malformed OLLAMA_HOST: a call says so; a probe finds nothing
         return None
     try:
-        async with httpx.AsyncClient(
-            timeout=PROBE_TIMEOUT, trust_env=False, verify=ssl_context()
-        ) as client:
-            if info.protocol == "ollama":
-                data = (await client.get(f"{base}/api/tags")).json()
-                entries = data.get("models") or []
-                names = [m.get("name") or m.get("model") for m in entries]
-                thinking = [
-                    m.get("name")
-                    for m in entries
-                    if "thinking" in (m.get("capabilities") or ())
-                    or lookup(info.id, m.get("name") or "").reasoning
-                ]
-            else:
-                data = (await client.get(f"{base}/models")).json()
-                names = [m.get("id") for m in data.get("data") or []]
-                thinking = [n for n in names if n and lookup(info.id, n).reasoning]
-    except (httpx.HTTPError, ValueError, AttributeError, TypeError):
+        listing = await info.probes.models(base)
+        thinking = [n for n, says in listing if says or info.capabilities(n or "").reasoning]
+    except FAILED:
         return None
-    names = [n for n in names if isinstance(n, str)]
+    names = [n for n, _ in listing if isinstance(n, str)]
     return LocalServer(info.id, base, names, [n for n in thinking if isinstance(n, str)])
 
 

@@ -32,6 +32,7 @@ from .transport import HttpRequest
 
 FRAMING = "sse"
 REASONING_KEYS = ("generationConfig",)
+SERVER = None
 """Body fields kept in ``trace.request`` (as sent, after any fallback)."""
 API_VERSION = "v1beta"
 LEVEL_BUDGETS = {"minimal": 512, "low": 2048, "medium": 8192, "high": 16000}
@@ -206,7 +207,7 @@ class Parser:
 
     def __init__(self, ctx: RequestContext):
         self.finished = False
-        self._model = ctx.ref.name
+        self._model, self._provider = ctx.ref.name, ctx.ref.provider.id
         self._parts: list[dict[str, Any]] = []
         self._finish_seen = False
         self._usage: list[Event] = []  # the last chunk's: the counts are cumulative
@@ -247,7 +248,7 @@ class Parser:
         out = list(self._usage)
         if self._signed:
             parts = [_clean(p) for p in self._parts]
-            out.append(ProviderState({"gemini": {"model": self._model, "parts": parts}}))
+            out.append(ProviderState({self._provider: {"model": self._model, "parts": parts}}))
         return out
 
     def _part(self, part: dict[str, Any]) -> list[Event]:

@@ -25,7 +25,7 @@ from ..core.tokens import CHARS_PER_TOKEN
 from ..llama_server import choice as llama_choice
 from ..llama_server.process import LlamaServer
 from . import openai_chat
-from .base import RequestContext
+from .base import EmbeddedServer, RequestContext
 from .transport import HttpRequest
 
 FRAMING = openai_chat.FRAMING
@@ -35,9 +35,6 @@ Parser = openai_chat.Parser
 explain = openai_chat.explain
 fallback = openai_chat.fallback
 
-NOTICE = (
-    "local: is a demo (SmolLM2-135M): its thinking is shaped by the server, not real reasoning."
-)
 THINK_CHARS = {"low": 60, "medium": 200, "high": 500, "max": 1000}
 ANSWER_CHARS = 400
 CLOSE = "</think>\n\n"
@@ -83,6 +80,9 @@ async def ensure_server() -> str:
     """The base URL of the embedded server, starting it without blocking the event loop."""
     running = await anyio.to_thread.run_sync(server)
     return f"{running.url}/v1"
+
+
+SERVER = EmbeddedServer(started, ensure_server)
 
 
 def stop() -> None:

@@ -12,11 +12,13 @@ from typing import Any
 from ..core.events import Event, Finish
 from ..core.presets import merge
 from ..errors import ProviderError
+from .address import refused_key
 from .base import ReasoningSource, RequestContext, UsageCounts, decode_json
-from .catalog import refused_key
 from .transport import HttpRequest
 
 FRAMING = "ndjson"
+REASONING_KEYS: tuple[str, ...] = ()
+SERVER = None
 
 
 def build_request(ctx: RequestContext) -> HttpRequest:

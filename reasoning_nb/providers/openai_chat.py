@@ -6,12 +6,12 @@ Reasoning may come as ``delta.reasoning_content`` (llama.cpp, LM Studio, DeepSee
 parts of a ``content`` list (Mistral) or inline in ``content`` (``--reasoning-format none``,
 servers without a reasoning parser): all are read.
 
-Hosted flavours (the ``# -- hosted flavours`` section at the end): ``openai-chat`` (OpenAI through
-Chat Completions: ``max_completion_tokens``, no sampling parameters on reasoning models, and no
-reasoning text, only its token count, said once in a warning), ``openrouter`` (``reasoning``
-object; ``reasoning_details`` fragments merged by type+index and kept for the history as
-provider state) and ``deepseek`` (``thinking`` toggle, ``reasoning_effort``,
-``reasoning_content``).
+Dialects (the ``# -- dialects`` section at the end), as the provider's profile states them:
+OpenAI through Chat Completions (``max_completion_tokens``, no sampling parameters on reasoning
+models, and no reasoning text, only its token count, said once in a warning), OpenRouter
+(``reasoning`` object; ``reasoning_details`` fragments merged by type+index and kept for the
+history as provider state, its replay rule) and DeepSeek (``thinking`` toggle,
+``reasoning_effort``, ``reasoning_content``; a temperature ignored while it thinks).
 """
 
 from __future__ import annotations
@@ -23,12 +23,14 @@ from ..core.events import Event, Finish, Notice, ProviderState
 from ..core.presets import merge
 from ..errors import ProviderError
 from . import openai_responses as openai
+from .address import refused_key
 from .base import ReasoningSource, RequestContext, UsageCounts, decode_json
-from .catalog import refused_key
 from .http_errors import server_message
 from .transport import HttpRequest
 
 FRAMING = "sse"
+REASONING_KEYS: tuple[str, ...] = ()
+SERVER = None
 
 
 def build_request(ctx: RequestContext) -> HttpRequest:
@@ -43,9 +45,7 @@ def build_request(ctx: RequestContext) -> HttpRequest:
     if ctx.temperature is not None:
         body["temperature"] = ctx.temperature
     merge(body, ctx.plan.fields)
-    hosted = _HOSTED_REQUEST.get(ctx.ref.provider.flavor)
-    if hosted is not None:
-        hosted(ctx, body)
+    _dialect(ctx, body)
     headers = {"authorization": f"Bearer {ctx.api_key}"} if ctx.api_key else {}
     return HttpRequest(f"{ctx.base_url}/chat/completions", body, headers, framing=FRAMING)
 
@@ -78,9 +78,6 @@ def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any]
 
 
 def explain(error: ProviderError, ctx: RequestContext) -> str | None:
-    hosted = _hosted_explain(error, ctx)
-    if hosted:
-        return hosted
     if error.status == 404:
         return (
             f"{ctx.base_url} has no chat endpoint or no model {ctx.ref.name!r} "
@@ -188,7 +185,7 @@ def _text_of(value: Any) -> str | None:
     return None
 
 
-# -- hosted flavours: openai-chat, openrouter, deepseek -------------------------------------------
+# -- dialects: what a profile says beyond the common protocol ------------------------------------
 
 NO_REASONING_TEXT = (
     "OpenAI's Chat Completions API does not return reasoning text, only its token count; use "
@@ -196,23 +193,27 @@ NO_REASONING_TEXT = (
 )
 
 
-def _openai_chat_request(ctx: RequestContext, body: dict[str, Any]) -> None:
-    """OpenAI: ``max_completion_tokens`` (o-series reject ``max_tokens``; reasoning included),
-    no temperature on reasoning models, and a word that no reasoning text will come."""
-    if "max_tokens" in body:
-        body["max_completion_tokens"] = body.pop("max_tokens")
-    if "temperature" in body and openai.drops_sampling(ctx):
+def _dialect(ctx: RequestContext, body: dict[str, Any]) -> None:
+    profile = ctx.ref.provider
+    if "max_tokens" in body and profile.tokens_field != "max_tokens":
+        body[profile.tokens_field] = body.pop("max_tokens")
+    if "temperature" in body and not profile.sampling_on_reasoning and openai.drops_sampling(ctx):
         del body["temperature"]
         ctx.warnings.append(openai.sampling_warning(ctx, "temperature"))
-    if _expects_hidden_reasoning(ctx):
+    if not profile.reasoning_text and _expects_hidden_reasoning(ctx):
         ctx.warnings.append(NO_REASONING_TEXT.format(model=ctx.ref.name))
+    if profile.thinking_ignores_temperature:
+        _temperature_while_thinking(ctx, body)
+    if profile.replay is not None:  # past reasoning goes back only to the model that made it
+        key = profile.replay.message
+        body["messages"] = [_replayed(m, ctx.ref.name, key) for m in body["messages"]]
 
 
 def _expects_hidden_reasoning(ctx: RequestContext) -> bool:
     return ctx.caps.reasoning is True and ctx.plan.effort != "none"
 
 
-def _deepseek_request(ctx: RequestContext, body: dict[str, Any]) -> None:
+def _temperature_while_thinking(ctx: RequestContext, body: dict[str, Any]) -> None:
     """DeepSeek takes the preset row as is; temperature is sent but ignored while thinking."""
     thinking = (body.get("thinking") or {}).get("type")
     on = thinking == "enabled" or (thinking is None and ctx.caps.reasoning is True)
@@ -223,26 +224,14 @@ def _deepseek_request(ctx: RequestContext, body: dict[str, Any]) -> None:
         )
 
 
-def _openrouter_request(ctx: RequestContext, body: dict[str, Any]) -> None:
-    """OpenRouter: past ``reasoning_details`` go back only to the model that made them
-    (``replay_model``, set by ``core/history.py``); a signature never crosses models."""
-    body["messages"] = [_replayed(m, ctx.ref.name) for m in body["messages"]]
-
-
-def _replayed(message: dict[str, Any], model: str) -> dict[str, Any]:
+def _replayed(message: dict[str, Any], model: str, key: str) -> dict[str, Any]:
+    """(``replay_model`` is set by ``core/history.py``; a signature never crosses models.)"""
     if "replay_model" not in message:
         return message
     out = {k: v for k, v in message.items() if k != "replay_model"}
     if message["replay_model"] != model:
-        out.pop("reasoning_details", None)
+        out.pop(key, None)
     return out
-
-
-_HOSTED_REQUEST = {
-    "openai-chat": _openai_chat_request,
-    "openrouter": _openrouter_request,
-    "deepseek": _deepseek_request,
-}
 
 
 def _hosted_fallback(
@@ -267,38 +256,21 @@ def _hosted_fallback(
     return None
 
 
-def _hosted_explain(error: ProviderError, ctx: RequestContext) -> str | None:
-    flavor = ctx.ref.provider.flavor
-    if error.status == 402 and flavor == "openrouter":
-        return (
-            f"OpenRouter cannot bill this request ({error.message[:160]}): add credits at "
-            "openrouter.ai/settings/credits, or lower max_tokens."
-        )
-    if error.status == 402 and flavor == "deepseek":
-        return (
-            f"DeepSeek reports an empty balance ({error.message[:160]}): top up at "
-            "platform.deepseek.com."
-        )
-    if error.status == 429 and flavor in ("openai-chat", "openrouter", "deepseek"):
-        return (
-            "The provider's rate limit or quota stopped the request (check the account's "
-            f"limits if it goes on): {error.message}"
-        )
-    return None
-
-
 class HostedStream:
-    """Per-flavour extras while parsing: OpenRouter ``reasoning_details`` (merged and kept as
-    provider state for the history), OpenAI chat's one notice about hidden reasoning."""
+    """A dialect's extras while parsing: ``reasoning_details`` merged and kept as provider state
+    for the history (a profile that replays them: OpenRouter), the one notice about hidden
+    reasoning (a profile with no reasoning text: OpenAI chat)."""
 
     def __init__(self, ctx: RequestContext):
-        self.flavor = ctx.ref.provider.flavor
+        profile = ctx.ref.provider
+        self.provider = profile.id
+        self.keeps_details = profile.replay is not None and profile.replay.saved == DETAILS
         self.model = ctx.ref.name
         self.details: list[dict[str, Any]] = []
         self._text_index: Any = None
         self._finished_ok = False
         self._ended = False
-        self._warned = self.flavor != "openai-chat" or _expects_hidden_reasoning(ctx)
+        self._warned = profile.reasoning_text or _expects_hidden_reasoning(ctx)
 
     def reasoning(self, delta: dict[str, Any], text: str | None) -> str | None:
         """The reasoning text of one delta, from ``reasoning_details`` when that is the only
@@ -307,7 +279,7 @@ class HostedStream:
         fragments = delta.get("reasoning_details")
         if not isinstance(fragments, list):
             return text
-        if self.flavor == "openrouter":
+        if self.keeps_details:
             merge_reasoning_details(self.details, fragments)
         texty = [
             f
@@ -339,14 +311,15 @@ class HostedStream:
         return [Notice(NO_REASONING_TEXT.format(model=self.model))]
 
     def end(self) -> list[Event]:
-        """OpenRouter: the merged details, once, if the stream finished normally."""
+        """The merged details, once, if the stream finished normally."""
         if self._ended or not self.details or not self._finished_ok:
             return []
         self._ended = True
-        state = {"model": self.model, "reasoning_details": json.loads(json.dumps(self.details))}
-        return [ProviderState({"openrouter": state})]
+        state = {"model": self.model, DETAILS: json.loads(json.dumps(self.details))}
+        return [ProviderState({self.provider: state})]
 
 
+DETAILS = "reasoning_details"
 _CONCATENATED = ("text", "summary", "data")
 
 

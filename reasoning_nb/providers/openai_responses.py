@@ -31,6 +31,8 @@ from .base import RequestContext, UsageCounts, decode_json
 from .transport import HttpRequest
 
 FRAMING = "sse"
+REASONING_KEYS: tuple[str, ...] = ()
+SERVER = None
 SAMPLING = ("temperature", "top_p")
 
 

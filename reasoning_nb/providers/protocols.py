@@ -1,11 +1,43 @@
-"""Protocol id (from the catalog) -> the module that speaks it."""
+"""The interface every wire-protocol module implements (``WireProtocol``), and protocol id (from
+a profile) -> the module that speaks it."""
 
 from __future__ import annotations
 
 from importlib import import_module
-from types import ModuleType
+from typing import Any, Protocol, runtime_checkable
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ProviderError
+from .base import EmbeddedServer, Parser, RequestContext
+from .transport import HttpRequest
+
+
+@runtime_checkable
+class WireProtocol(Protocol):
+    """One wire protocol, as a module: ``run`` reads nothing else of it."""
+
+    FRAMING: str
+    """How the response stream is cut into frames (``sse``, ``ndjson``)."""
+    REASONING_KEYS: tuple[str, ...]
+    """Request fields the module sets itself, besides the preset's, that the trace shows."""
+    SERVER: EmbeddedServer | None
+    """The server it starts itself; None: it speaks to one at a base URL."""
+
+    def build_request(self, ctx: RequestContext) -> HttpRequest: ...
+
+    def Parser(self, ctx: RequestContext) -> Parser:
+        """The stream parser of one response (a class in each module)."""
+        ...
+
+    def fallback(
+        self, error: ProviderError, body: dict[str, Any]
+    ) -> tuple[dict[str, Any], str] | None:
+        """One retry's body and its warning, when the server rejected what was sent."""
+        ...
+
+    def explain(self, error: ProviderError, ctx: RequestContext) -> str | None:
+        """A clearer message for an HTTP error, or None to keep the server's."""
+        ...
+
 
 _MODULES = {
     "ollama": "ollama",
@@ -17,14 +49,18 @@ _MODULES = {
 }
 
 
-def protocol_module(protocol: str) -> ModuleType:
+def protocol_module(protocol: str) -> WireProtocol:
+    """The module that speaks ``protocol`` (imported on first use: each pulls in its own)."""
     name = _MODULES.get(protocol)
     try:
         if name is None:
             raise ModuleNotFoundError(protocol)
-        return import_module(f"{__package__}.{name}")
+        module = import_module(f"{__package__}.{name}")
     except ModuleNotFoundError:
         raise ConfigError(
             f"The {protocol!r} protocol is not implemented yet; use a local provider "
             "(ollama, llamacpp, lmstudio, vllm, openai-compatible)."
         ) from None
+    if not isinstance(module, WireProtocol):  # a module missing part of the interface
+        raise TypeError(f"{module.__name__} does not implement WireProtocol.")
+    return module

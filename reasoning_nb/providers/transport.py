@@ -24,7 +24,7 @@ import anyio
 import httpx
 
 from ..errors import ConfigError, ProviderError
-from .catalog import on_this_machine
+from .address import on_this_machine
 from .framing import Frame, Framer
 from .http_errors import (
     not_a_stream,

@@ -31,7 +31,7 @@ def _digest(kind: str, parts: dict[str, Any]) -> str:
 
 
 def address_of(base_url: str | None) -> str | None:
-    """A normalised base URL (``catalog.base_url_for``, the one the request URL is built from)
+    """A normalised base URL (``address.base_url_for``, the one the request URL is built from)
     as a key holds it: scheme, host, port and path, for two gateways or per-model URLs on one
     host are two servers. Credentials stay out: ``user:password@`` is dropped, as the API key
     is (who asks does not change the answer, and a new password must still replay). A query,

@@ -21,13 +21,10 @@ import os
 import sqlite3
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from ..core.trace import parse_time
-from . import db as store
-
-if TYPE_CHECKING:
-    from ..views.stats import _Reader
+from ..core.text import parse_time
+from . import db
 
 LOG = "log"
 """``stats(LOG)`` reads the default log."""
@@ -36,6 +33,14 @@ HOW_TO_LOG = (
     "turn logging on with c.ThinkMagics.log = True (or REASONING_NB_LOG=1 before starting "
     "Jupyter), run some %%think cells, then call stats('log') again"
 )
+
+
+class Reader(Protocol):
+    """What takes the logged runs (the stats table's reader)."""
+
+    def add_note(self, text: str) -> None: ...
+
+    def add(self, data: Any, source: str, *, replay: bool = False) -> None: ...
 
 
 def is_log(source: str | os.PathLike) -> bool:
@@ -67,10 +72,10 @@ def _since(since: Any) -> datetime | None:
         raise ValueError(f"since={since!r} is not an ISO date or datetime") from None
 
 
-def read_log(source: str | os.PathLike, since: Any, reader: _Reader) -> None:
+def read_log(source: str | os.PathLike, since: Any, reader: Reader) -> None:
     """Add each logged run (started at or after ``since``, if given) to ``reader`` as
     ``log #<id>``, in the order they were logged."""
-    path = store.path() if source == LOG else Path(source)
+    path = db.path() if source == LOG else Path(source)
     cutoff = _since(since)
     if not path.is_file():
         raise FileNotFoundError(f"No trace log at {path}: {HOW_TO_LOG}.")
@@ -90,12 +95,12 @@ def read_log(source: str | os.PathLike, since: Any, reader: _Reader) -> None:
                 if utc(started_at) < cutoff:
                     continue
             except (TypeError, ValueError):  # cannot be said to be recent
-                reader.note(f"{label}: its start time cannot be read; left out (since= given)")
+                reader.add_note(f"{label}: its start time cannot be read; left out (since= given)")
                 continue
         try:
             data = json.loads(text)
         except (TypeError, ValueError, RecursionError):
-            reader.note(f"{label}: its trace is not JSON; skipped")
+            reader.add_note(f"{label}: its trace is not JSON; skipped")
             continue
         # The replay column is the writer's word; the trace's own note of it (not a field the
         # notebook reader knows) is taken out so it does not read as an unknown field.

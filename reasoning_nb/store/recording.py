@@ -32,7 +32,6 @@ from ..core.events import (
 from ..core.trace import TextBuffer, Trace
 
 MERGE_MS = 20.0
-PACES = ("instant", "recorded")
 _KINDS = {
     cls.kind: cls
     for cls in (ReasoningDelta, TextDelta, Reclassify, Usage, Notice, Finish, ProviderState)

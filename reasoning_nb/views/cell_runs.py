@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.subject import LIMIT, shorten
-from ..core.trace import parse_time
-from .markdown_safety import one_line
+from ..core.text import one_line, parse_time
 
 if TYPE_CHECKING:
     from ..core.trace import Trace
@@ -98,7 +97,7 @@ def run_label(number: int, trace: Trace, total: int | None = None) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def replay_note(trace: Trace) -> str:
+def replay_line(trace: Trace) -> str:
     """``replay of a run recorded 2026-11-25 05:10 UTC, at its recorded pace``, or ""."""
     if not trace.replay:
         return ""
@@ -112,9 +111,9 @@ ACTION_NOTES = {"answer_now": "answer now", "more_room": "more room"}
 """How a run made by Answer now or More room says so (see ``core.rescue``)."""
 
 
-def continue_note(continued: dict | None, *, short: bool = False) -> str:
+def continued_line(continued: dict | None, *, short: bool = False) -> str:
     """``continues run 1 · hint: think about the ocean`` for a run that continues a stopped one
-    (see ``core.steering``); ``short``: the hint cut to a status line's length."""
+    (see ``core.continuation``); ``short``: the hint cut to a status line's length."""
     if not continued:
         return ""
     run = continued.get("run")

@@ -21,10 +21,12 @@ import html
 import re
 from typing import TYPE_CHECKING
 
+from ..core.text import one_line
 from . import code_look, render
-from .markdown_safety import md_escape, one_line
+from .markdown_safety import md_escape
 from .math_text import IGNORE
-from .stats import cell_text, row
+from .stats import row
+from .stats_table import cell_text
 from .theme import lab
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ A ``.md`` file is rendered later by a renderer we do not know, possibly one that
 through, or one that reads attribute lists: ``{: onmouseover="…"}`` after a paragraph, a heading
 or an emphasis sets attributes on it in Python-Markdown's ``attr_list`` (MkDocs) and in kramdown
 (Jekyll). So model text goes into markdown verbatim only when it cannot hold HTML, an unsafe link
-or such an attribute list in *any* renderer (:func:`is_inert`; ``math_text.to_markdown`` escapes
+or such an attribute list in *any* renderer (:func:`is_inert`; ``math_text.dollar_math`` escapes
 the braces of prose first); otherwise its safe HTML rendering is embedded as one HTML block
 (:func:`html_block`). Labels (model ids, warnings) become one escaped line.
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 import html
 import re
 
-# C0/C1 controls and bidi overrides (a "Trojan source" label could reorder what is shown).
-_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]+")
+from ..core.text import one_line
+
 # $: Jupyter reads "$0.02 ... $1" as math; {: an attribute list (see the module doc)
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~${])")
 _UNSAFE_SCHEME = re.compile(r"(javascript|vbscript|data|file):")
@@ -28,11 +28,6 @@ _FENCE_OPEN = re.compile(r"^(`{3,})[^`{]*$")  # ("```{.py onclick=…}" sets att
 # name that acts (an event handler, a style, a link) where a name in a list may start.
 _ATTRIBUTE_PARTS = re.compile(r"\\.|\{:?|[}\n]|(?<![^\s{:])(?:on[a-z]{3}|style|href|src)", re.I)
 _PRE = re.compile(r"<pre[\s>].*?</pre>", re.S)
-
-
-def one_line(text: str) -> str:
-    """Collapse whitespace and control characters: a label must stay one line."""
-    return " ".join(_CONTROLS.sub(" ", text).split())
 
 
 def md_escape(text: str) -> str:

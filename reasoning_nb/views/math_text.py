@@ -17,7 +17,7 @@ before it and no digit after it; TeX may hold ``\$``. Display math has no blank 
 (neither has LaTeX), so a text still splits into blocks at its blank lines (``LiveText``).
 Code spans and code blocks are code: their ``$`` and backslashes are never touched.
 
-For markdown files, :func:`to_markdown` rewrites ``\(…\)`` as ``$…$`` and ``\[…\]`` as ``$$…$$``
+For markdown files, :func:`dollar_math` rewrites ``\(…\)`` as ``$…$`` and ``\[…\]`` as ``$$…$$``
 (JupyterLab's markdown, like CommonMark, drops those backslashes), and escapes each ``{`` of
 prose, which Python-Markdown and kramdown could read as an attribute list (``markdown_safety``).
 A ``$`` that is not math has no markdown spelling that JupyterLab leaves alone (it typesets
@@ -280,7 +280,7 @@ def _apply(region: str, edits: list[tuple[str, str]]) -> str:
     return "".join(out)
 
 
-def to_markdown(md: MarkdownIt, text: str) -> str | None:
+def dollar_math(md: MarkdownIt, text: str) -> str | None:
     r"""``text`` for a markdown file: ``\(…\)`` → ``$…$``, ``\[…\]`` → ``$$…$$``, a ``{`` of prose
     → ``\{``; code, and everything else, as it was. None when it holds a dollar of prose (see
     the module doc). ``md`` has :func:`math_plugin`."""

@@ -29,14 +29,12 @@ from typing import TYPE_CHECKING
 
 from markdown_it import MarkdownIt
 
-from ..core.cost import note as cost_note
-from ..core.tokens import reasoning_tokens
-from .cell_runs import CellRuns, continue_note, replay_note, run_label
+from .cell_runs import CellRuns, run_label
 from .code_look import CODE_PREFIX, CODE_STYLE, code_html
-from .markdown_safety import SAFE_LINK, html_block, html_label, is_inert, md_escape, one_line
-from .math_text import IGNORE, PROCESS, holds_math, math_plugin, prose_html
-from .math_text import to_markdown as math_markdown
+from .markdown_safety import SAFE_LINK, html_block, html_label, is_inert, md_escape
+from .math_text import IGNORE, PROCESS, dollar_math, holds_math, math_plugin, prose_html
 from .theme import lab
+from .trace_labels import error_label, notes, summary
 
 if TYPE_CHECKING:
     from ..core.trace import Trace
@@ -119,62 +117,6 @@ TABLE_STYLE = (
 aligned as the markdown says, else as there), in Lab's colours or ones that read on any page."""
 
 
-def tokens_label(
-    count: int | None, chars: int, *, output: int | None = None, answer_chars: int = 0
-) -> str:
-    """``2,310 tokens`` from the server's count, else ``≈812 tokens`` (see
-    ``core.tokens.reasoning_tokens``); ``1 token`` in the singular; empty with neither."""
-    n, estimated = reasoning_tokens(count, output, chars, answer_chars)
-    if n is None:
-        return ""
-    return f"{'≈' if estimated else ''}{n:,} token{'' if n == 1 else 's'}"
-
-
-def seconds_label(ms: float | None) -> str:
-    """``4.2 s``; ``<0.1 s`` for what would read ``0.0 s``."""
-    if ms is None:
-        return ""
-    return "<0.1 s" if ms < 50 else f"{ms / 1000:.1f} s"
-
-
-def thought_label(ms: float | None, tokens: str) -> str:
-    """``Thought for 12.4 s · 2,310 tokens`` (``Reasoning · …`` when it was not timed), from a
-    ``tokens_label``."""
-    parts = [f"Thought for {seconds_label(ms)}" if ms is not None else "Reasoning"]
-    if tokens:
-        parts.append(tokens)
-    return " · ".join(parts)
-
-
-def reasoning_summary(trace: Trace) -> str:
-    """One line for a finished trace, e.g. ``Thought for 12.4 s · 2,310 tokens``."""
-    return thought_label(trace.timing.get("reasoning_ms"), trace_tokens_label(trace))
-
-
-def trace_tokens_label(trace: Trace) -> str:
-    """The reasoning tokens of a finished trace (its output total split when that is all the
-    server said), as the stats table counts them."""
-    usage = trace.usage
-    return tokens_label(
-        usage.get("reasoning_tokens"),
-        len(trace.reasoning),
-        output=usage.get("output_tokens"),
-        answer_chars=len(trace.answer),
-    )
-
-
-def footer(trace: Trace) -> str:
-    """``ollama:qwen3 · preset high · complete · 3.2 s``, plus warnings on their own."""
-    parts = [trace.model or trace.provider, f"preset {trace.preset}"]
-    if trace.budget_tokens:
-        parts.append(f"budget {trace.budget_tokens:,}")
-    parts.append(trace.status)
-    total = seconds_label(trace.timing.get("total_ms"))
-    if total:
-        parts.append(total)
-    return " · ".join(p for p in parts if p)
-
-
 MODES = ("collapsible", "inline", "strip")
 
 # A background always with its text colour: Lab Dark's text is white.
@@ -189,41 +131,6 @@ _SUMMARY = f"cursor:pointer;{_MUTED};font-size:0.95em"
 _FOLDED_BODY = "opacity:0.85;border-left:3px solid #ccc;padding-left:0.8em;margin:0.3em 0"
 _META = "font-size:0.85em;opacity:0.7"
 _EARLIER_BODY = "border-left:3px solid #ccc;padding-left:0.8em;margin:0.3em 0"
-
-
-def _short(text: str, limit: int = 80) -> str:
-    """A label part (model id, preset) of sane length."""
-    text = one_line(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def summary(trace: Trace) -> str:
-    """``Reasoning · 12.4 s · 2,310 tokens · preset high · ollama:deepseek-r1``."""
-    parts = ["Reasoning", seconds_label(trace.timing.get("reasoning_ms"))]
-    parts.append(trace_tokens_label(trace))
-    parts.append(f"preset {_short(trace.preset, 24)}" if trace.preset else "")
-    if trace.budget_tokens:
-        parts.append(f"budget {trace.budget_tokens:,}")
-    parts.append(_short(trace.model or trace.provider))
-    return one_line(" · ".join(p for p in parts if p))
-
-
-def notes(trace: Trace) -> list[str]:
-    """The lines under the answer: who/how (unless the summary said it), warnings; the error
-    is ``error_note``."""
-    if trace.reasoning:  # model and preset are in the summary already
-        total = seconds_label(trace.timing.get("total_ms"))
-        first = " · ".join(p for p in (trace.status, total) if p)
-    else:
-        first = footer(trace)
-    lines = [first, cost_note(trace.cost), *(f"⚠ {w}" for w in trace.warnings)]
-    lines += [continue_note(trace.continued), replay_note(trace)]
-    return [one_line(n) for n in lines if one_line(n)]
-
-
-def error_note(trace: Trace) -> str:
-    """``✖ the error`` of a failed run on one line, or nothing."""
-    return f"✖ {one_line(trace.error)}" if trace.error else ""
 
 
 def page_style(fragment: str) -> str:
@@ -241,7 +148,7 @@ def to_html(
     runs: CellRuns | None = None,
 ) -> str:
     """``trace`` as HTML; with ``runs``, which of the cell's runs it is (and the cell line
-    for it), and the earlier runs, folded (see ``provenance``)."""
+    for it), and the earlier runs, folded (see ``cell_runs``)."""
     out = [f'<div class="{CSS_CLASS} {CSS_CLASS}-export {CSS_CLASS}-{mode} {IGNORE}">']
     out += _which_run_html(trace, runs) if runs else []
     out += _run_html(trace, mode, highlight)
@@ -318,7 +225,7 @@ def _math_class(fragment: str) -> str:
 
 def safe_markdown(text: str, *, breaks: bool = False, allow_fences: bool = True) -> str:
     """Model text for a markdown file: itself when inert (its math delimited as markdown
-    renderers expect, see ``math_text.to_markdown``), else its safe HTML rendering.
+    renderers expect, see ``math_text.dollar_math``), else its safe HTML rendering.
 
     In that HTML every ``$`` and backslash is a character reference: JupyterLab's markdown
     lifts ``$…$`` and ``\\begin{…}`` out of the source before parsing it and escapes them
@@ -326,7 +233,7 @@ def safe_markdown(text: str, *, breaks: bool = False, allow_fences: bool = True)
     Code is highlighted with classes and no stylesheet (markdown renderers drop ``<style>``):
     plain, in the text colour, unless the page holds :data:`CODE_STYLE`.
     """
-    written = math_markdown(_md(False, False), text)
+    written = dollar_math(_md(False, False), text)
     if written is not None and is_inert(written, allow_fences=allow_fences):
         return written
     return safe_html(text, breaks=breaks)
@@ -365,7 +272,7 @@ def to_markdown(trace: Trace, mode: str = "collapsible", *, runs: CellRuns | Non
     answer = safe_markdown(trace.answer)
     if answer:
         parts.append(answer)
-    lines = [*notes(trace), error_note(trace)]
+    lines = [*notes(trace), error_label(trace)]
     parts.append("  \n".join(f"*{md_escape(n)}*" for n in lines if n))
     if runs and runs.earlier:
         opened = " open" if mode == "inline" else ""
@@ -391,7 +298,7 @@ def to_plain(trace: Trace, mode: str = "collapsible", *, runs: CellRuns | None =
     if trace.reasoning and mode != "strip":
         parts.append(f"[{summary(trace)}]\n{trace.reasoning}\n[/reasoning]")
     parts.append(trace.answer)
-    lines = [*notes(trace), error_note(trace)]
+    lines = [*notes(trace), error_label(trace)]
     parts.extend(f"({n})" if i == 0 else n for i, n in enumerate(lines) if n)
     for number, earlier in enumerate(runs.earlier if runs else (), 1):
         parts.append(f"[Earlier: {run_label(number, earlier)}]\n\n{to_plain(earlier, mode)}")
@@ -407,7 +314,7 @@ def bundle(
     trace: Trace, mode: str = "collapsible", *, runs: CellRuns | None = None
 ) -> dict[str, str]:
     """The static MIME bundle: what every ``%%think`` output saves, and what exports show;
-    ``runs``: the cell's line and earlier runs (see ``provenance``)."""
+    ``runs``: the cell's line and earlier runs (see ``cell_runs``)."""
     return {
         "text/html": to_html(trace, mode, runs=runs),
         "text/markdown": to_markdown(trace, mode, runs=runs),

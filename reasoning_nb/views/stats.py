@@ -2,11 +2,11 @@
 
     from reasoning_nb import stats
     stats("their.ipynb")          # or a notebook dict, a list of traces / trace dicts, or None
-    stats("log", since="2025-06-01")  # every logged run (see analytics_log)
+    stats("log", since="2025-06-01")  # every logged run (see ``store.log``)
     %think --stats                # this session's runs
 
 Only the saved metadata is read (``metadata["reasoning_nb"]`` and the earlier preset runs in
-``metadata["reasoning_nb_history"]``), through :func:`~reasoning_nb.export.schema.read_trace`:
+``metadata["reasoning_nb_history"]``), through :func:`~reasoning_nb.core.trace.read_trace`:
 a notebook is untrusted input. An entry that cannot be read is skipped with a note under the
 table; every string is escaped in every view.
 
@@ -47,12 +47,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.cost import label as cost_label
-from ..core.presets import PRESETS
+from ..core.schema import HISTORY_KEY, METADATA_KEY, saved_variants, variants_key
+from ..core.text import clip, one_line
 from ..core.tokens import count, estimate, reasoning_tokens
-from ..core.trace import Trace
-from ..export.schema import HISTORY_KEY, METADATA_KEY, read_trace, saved_variants, variants_key
-from .markdown_safety import md_escape, one_line
+from ..core.trace import Trace, read_trace
+from ..store.log import is_log, read_log
+from .markdown_safety import md_escape
+from .stats_html import html_view, svg
+from .stats_table import COLUMNS, PROMPT_CHARS, cell_text, cost_total, legend
 
 BUFFERED_MS = 50.0
 """Reasoning that took less than this (ms) arrived in one piece."""
@@ -61,31 +63,6 @@ BUFFERED_RATE = 2000.0
 UNTIMED_CHARS = 200
 """Reasoning this long with no timing at all did not stream."""
 MAX_NOTES = 50
-PROMPT_CHARS = 40
-
-COLUMNS = (
-    ("source", "run", "where the trace came from"),
-    ("prompt", "prompt", f"the question's first {PROMPT_CHARS} characters"),
-    ("model", "model", ""),
-    ("preset", "preset", ""),
-    ("status", "status", ""),
-    ("reasoning_tokens", "reasoning tok", "≈: estimated from the text's length"),
-    ("answer_tokens", "answer tok", "≈: estimated from the text's length"),
-    ("first_token_ms", "first token", "request to the first token of either kind"),
-    ("reasoning_ms", "thinking", "first reasoning token to first answer token"),
-    ("total_ms", "total", "request to the end"),
-    ("tokens_per_s", "tok/s", "output tokens / (total - first token)"),
-    ("cost_usd", "cost", "an estimate from published prices; blank: a local model or unknown"),
-    ("warnings", "warnings", ""),
-)
-LEGEND = (
-    "≈ estimated from the text's length · first token: of either kind · "
-    "buffered: the reasoning arrived in one piece, so its time is not thinking time"
-)
-UNPLOTTED = (
-    "the plot shows complete runs only: cancelled, failed, truncated and replayed runs "
-    "are listed, not plotted"
-)
 
 
 def stats(source: Any = None, *, since: Any = None) -> TraceStats:
@@ -95,8 +72,6 @@ def stats(source: Any = None, *, since: Any = None) -> TraceStats:
     ``.sqlite3``, ``.sqlite`` or ``.db``. ``since`` (an ISO date or datetime, UTC unless it says
     otherwise) keeps the log's runs started then or later. Logged replays are listed, marked
     ``replay``, and left out of the plot (see :mod:`~reasoning_nb.store.log`)."""
-    from ..store.log import is_log, read_log
-
     reader = _Reader()
     is_path = isinstance(source, (str, os.PathLike))
     if since is not None and not (is_path and is_log(source)):
@@ -105,7 +80,7 @@ def stats(source: Any = None, *, since: Any = None) -> TraceStats:
         rows = _session_rows()
         if rows is not None:
             return session_stats(rows)
-        reader.note("no %think session here: %load_ext reasoning_nb, or pass a notebook")
+        reader.add_note("no %think session here: %load_ext reasoning_nb, or pass a notebook")
     elif is_path and is_log(source):
         read_log(source, since, reader)
     elif is_path:
@@ -153,7 +128,7 @@ class _Reader:
         self.notes: list[str] = []
         self.dropped = 0
 
-    def note(self, text: str) -> None:
+    def add_note(self, text: str) -> None:
         if len(self.notes) < MAX_NOTES:
             self.notes.append(one_line(text))
         else:
@@ -167,7 +142,7 @@ class _Reader:
         """``replay``: the run was served from the replay cache (the log's own column says so)."""
         trace, problems = read_trace(data)
         for problem in problems:
-            self.note(f"{source}: {problem}" + ("" if trace else "; skipped"))
+            self.add_note(f"{source}: {problem}" + ("" if trace else "; skipped"))
         if trace is not None:
             found = row(trace, source)
             found["replay"] = found["replay"] or replay
@@ -176,7 +151,7 @@ class _Reader:
     def notebook(self, nb: Any) -> None:
         cells = nb.get("cells") if isinstance(nb, dict) else None
         if not isinstance(cells, list):
-            self.note("not an nbformat 4 notebook (no list of cells); nothing read")
+            self.add_note("not an nbformat 4 notebook (no list of cells); nothing read")
             return
         for n, cell in enumerate(cells, 1):
             outputs = cell.get("outputs") if isinstance(cell, dict) else None
@@ -202,7 +177,7 @@ class _Reader:
     def listed(self, found: Any, key: str, cell: str) -> list[Any]:
         """``found`` (saved under ``key``) if it is a list; else noted, and none."""
         if not isinstance(found, list):
-            self.note(f"{cell}: {key} is {type(found).__name__}, not a list; skipped")
+            self.add_note(f"{cell}: {key} is {type(found).__name__}, not a list; skipped")
             return []
         return found
 
@@ -245,9 +220,9 @@ def row(trace: Trace, source: str = "") -> dict[str, Any]:
         "preset": trace.preset,
         "budget_tokens": trace.budget_tokens,
         "status": trace.status,
-        "continued": bool(trace.continued),  # re-asked after a stop (see core.steering)
+        "continued": bool(trace.continued),  # re-asked after a stop (see core.continuation)
         "replay": bool(trace.replay),  # served from the replay cache: the recorded run's numbers
-        "prompt": _short(trace.prompt, PROMPT_CHARS),
+        "prompt": clip(trace.prompt, PROMPT_CHARS),
         "reasoning_tokens": reasoning,
         "reasoning_estimated": reasoning_est,
         "answer_tokens": answer,
@@ -265,46 +240,6 @@ def row(trace: Trace, source: str = "") -> dict[str, Any]:
         "cost_usd": (trace.cost or {}).get("usd"),  # read_trace checked it; None: no cost known
         "prices_as_of": (trace.cost or {}).get("prices_as_of"),
     }
-
-
-def plotted(r: dict[str, Any]) -> bool:
-    """The rule in the module docstring: a complete run, not a replay, at a known preset."""
-    return r["status"] == "complete" and not r.get("replay") and r["preset"] in PRESETS
-
-
-def _short(text: str, limit: int) -> str:
-    text = one_line(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def seconds(ms: float | None) -> str:
-    return "—" if ms is None else f"{ms / 1000:.2f} s"
-
-
-def cell_text(r: dict[str, Any], key: str, *, full: bool = False) -> str:
-    """The shown text of one cell (one line, not escaped)."""
-    value = r[key]
-    if key in ("reasoning_tokens", "answer_tokens"):
-        return ("≈" if r[key.replace("tokens", "estimated")] else "") + f"{value:,}"
-    if key == "reasoning_ms":
-        return "buffered" if r["buffered"] else seconds(value)
-    if key in ("first_token_ms", "total_ms"):
-        return seconds(value)
-    if key == "tokens_per_s":
-        if value is None:
-            return "—"
-        return ("≈" if r["tokens_per_s_estimated"] else "") + f"{value:,.1f}"
-    if key == "cost_usd":
-        return cost_label({"usd": value}) if value is not None else ""
-    if key == "status":
-        marks = [m for m in ("continued", "replay") if r.get(m)]
-        return ", ".join([value, *marks])
-    if key == "warnings":
-        if full:
-            return " · ".join(one_line(w) for w in value)
-        more = f" (+{len(value) - 1})" if len(value) > 1 else ""
-        return _short(value[0], 48) + more if value else ""
-    return _short(str(value), 200 if full else 40)
 
 
 @dataclass
@@ -325,24 +260,14 @@ class TraceStats:
 
     def legend(self) -> list[str]:
         """The legend lines: what the marks mean, and which rows the plot leaves out."""
-        lines = [LEGEND] + ([UNPLOTTED] if not all(map(plotted, self.rows)) else [])
-        return lines + ([total] if (total := self.cost_total()) else [])
+        return legend(self.rows)
 
     def cost_total(self) -> str:
-        """``cost ≈ $0.0400 over 3 runs (estimate; replays not counted)``: a replay repeats a
-        recorded run, so its cost was billed once already; empty when no run has a cost."""
-        billed = [r["cost_usd"] for r in self.rows if r["cost_usd"] is not None and not r["replay"]]
-        if not billed:
-            return ""
-        runs = f"{len(billed)} run{'s' if len(billed) != 1 else ''}"
-        return (
-            f"cost {cost_label({'usd': sum(billed)})} over {runs} (estimate; replays not counted)"
-        )
+        """The estimated cost of the runs, replays left out (see ``stats_table.cost_total``)."""
+        return cost_total(self.rows)
 
     def plot_svg(self) -> str | None:
         """Reasoning tokens by preset, a line per model; None when a plot would not help."""
-        from .stats_html import svg
-
         return svg(self.rows)
 
     def __str__(self) -> str:
@@ -373,9 +298,7 @@ class TraceStats:
         return "\n".join(lines) + "\n\n" + "  \n".join(notes)
 
     def _repr_html_(self) -> str:
-        from .stats_html import html_view
-
-        return html_view(self)
+        return html_view(self.rows, self.notes)
 
     def to_csv(self, path: str | os.PathLike | None = None) -> str:
         """Every row key as a column (warnings joined by `` | ``); written to ``path`` if given.
@@ -400,4 +323,4 @@ def _csv_cell(value: Any) -> Any:
     return "" if value is None else value
 
 
-__all__ = ["TraceStats", "is_buffered", "plotted", "row", "stats"]
+__all__ = ["TraceStats", "is_buffered", "row", "stats"]

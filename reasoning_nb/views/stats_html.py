@@ -1,11 +1,11 @@
-"""The HTML view of :class:`~reasoning_nb.stats.TraceStats`: the escaped table, and the plot of
-reasoning tokens (y) by preset (x), one series per model, as inline SVG.
+"""The HTML view of :class:`~reasoning_nb.views.stats.TraceStats`: the escaped table, and the
+plot of reasoning tokens (y) by preset (x), one series per model, as inline SVG.
 
 Drawn by hand (no plotting library); every label comes from a notebook, so all text is escaped
-and shortened. Only complete runs are drawn (:func:`~reasoning_nb.views.stats.plotted`); the rest
-are dimmed in the table. A filled point is the server's count, a hollow one an estimate from
-characters; the line joins each model's mean per preset from ``off`` to ``max`` (``auto`` is not
-a level, so its point stands alone).
+and shortened. Only complete runs are drawn (:func:`~reasoning_nb.views.stats_table.plotted`);
+the rest are dimmed in the table. A filled point is the server's count, a hollow one an estimate
+from characters; the line joins each model's mean per preset from ``off`` to ``max`` (``auto``
+is not a level, so its point stands alone).
 
 Text and grid take ``currentColor``, the colour of the text around the plot, so the plot reads in
 JupyterLab Light and Dark and on a white page; the series colours (Okabe-Ito, a mid grey last)
@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import html
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core.presets import PRESETS
-from .markdown_safety import one_line
-from .stats import plotted
+from ..core.text import one_line
+from .stats_table import COLUMNS, cell_text, legend, plotted, seconds
 from .theme import lab
-
-if TYPE_CHECKING:
-    from .stats import TraceStats
 
 WIDTH, HEIGHT = 480, 240
 LEFT, RIGHT, TOP, BOTTOM = 46, 320, 26, 206  # the plot area; the legend sits right of it
@@ -42,17 +39,15 @@ _UNPLOTTED_ROW = '<tr style="opacity:0.6" title="not plotted: only complete runs
 _SMALL = "font-size:0.85em"
 
 
-def html_view(stats: TraceStats) -> str:
+def html_view(rows: list[dict[str, Any]], notes: list[str]) -> str:
     """The table (every cell escaped), the plot when it helps, the legend and the notes."""
-    from .stats import COLUMNS, cell_text, seconds
-
     e = html.escape
     out = ['<div class="reasoning-nb-stats">']
-    if stats.rows:
+    if rows:
         out.append('<table style="font-size:0.9em"><thead><tr>')
         out.extend(f'<th title="{e(tip)}">{e(title)}</th>' for _, title, tip in COLUMNS)
         out.append("</tr></thead><tbody>")
-        for r in stats.rows:
+        for r in rows:
             out.append("<tr>" if plotted(r) else _UNPLOTTED_ROW)
             for key, _, _ in COLUMNS:
                 tip = ""
@@ -63,13 +58,13 @@ def html_view(stats: TraceStats) -> str:
                 out.append(f'<td style="padding:1px 6px;{style}"{tip}>{text}</td>')
             out.append("</tr>")
         out.append("</tbody></table>")
-        plot = svg(stats.rows)
+        plot = svg(rows)
         if plot:
             out.append(f"<div>{plot}</div>")
-        out.extend(f'<div style="{_SMALL};opacity:0.7">{e(line)}</div>' for line in stats.legend())
+        out.extend(f'<div style="{_SMALL};opacity:0.7">{e(line)}</div>' for line in legend(rows))
     else:
         out.append("<p>No traces.</p>")
-    out.extend(f'<div style="{_SMALL}">⚠ {e(n)}</div>' for n in stats.notes)
+    out.extend(f'<div style="{_SMALL}">⚠ {e(n)}</div>' for n in notes)
     out.append("</div>")
     return "".join(out)
 

@@ -7,7 +7,7 @@ from typing import TextIO
 
 from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Waiting
 from ..core.trace import Trace
-from .render import footer, reasoning_summary
+from .trace_labels import footer, reasoning_summary
 
 DIM, RESET, ERASE_LINE = "\x1b[2m", "\x1b[0m", "\r\x1b[K"
 # Model text is untrusted: a terminal obeys escape sequences in it (OSC 52 writes the clipboard),

@@ -1,0 +1,78 @@
+"""Short questions to a running server: what models it has, what it says about one, what it
+holds in memory. The profiles name which a provider answers (``Profile.probes``); a probe that
+fails tells nothing (an empty list or None), never an error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from .profile import Listing
+from .transport import ssl_context
+
+PROBE_TIMEOUT = 0.5
+SHOW_TIMEOUT = 2.0
+FAILED = (httpx.HTTPError, ValueError, AttributeError, TypeError)
+"""What a listing probe may raise (``discovery`` reads it as "nothing found")."""
+
+
+def _client(timeout: float) -> httpx.AsyncClient:
+    return httpx.AsyncClient(timeout=timeout, trust_env=False, verify=ssl_context())
+
+
+async def openai_models(base_url: str) -> Listing:
+    """``GET /models`` (Chat Completions servers): ids only; they say nothing of thinking."""
+    async with _client(PROBE_TIMEOUT) as client:
+        data = (await client.get(f"{base_url}/models")).json()
+    return [(m.get("id"), False) for m in data.get("data") or []]
+
+
+async def ollama_models(base_url: str) -> Listing:
+    """``GET /api/tags``: names, and the ``thinking`` capability newer servers list."""
+    async with _client(PROBE_TIMEOUT) as client:
+        data = (await client.get(f"{base_url}/api/tags")).json()
+    return [
+        (m.get("name") or m.get("model"), "thinking" in (m.get("capabilities") or ()))
+        for m in data.get("models") or []
+    ]
+
+
+async def ollama_show(base_url: str, model: str) -> dict[str, Any] | None:
+    """``POST /api/show``: whether the model thinks, for the capability registry."""
+    try:
+        async with _client(SHOW_TIMEOUT) as client:
+            response = await client.post(f"{base_url}/api/show", json={"model": model})
+            if response.status_code != 200:
+                return None
+            caps = response.json().get("capabilities")
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    if not isinstance(caps, list):
+        return None
+    return {"reasoning": "thinking" in caps}
+
+
+async def ollama_loaded(base_url: str, model: str) -> bool | None:
+    """``GET /api/ps``: whether Ollama holds ``model`` in memory, so a request waits for its
+    first token, not for a model load; None where it cannot say."""
+    try:
+        async with _client(PROBE_TIMEOUT) as client:
+            response = await client.get(f"{base_url}/api/ps")
+            running = response.json().get("models") if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    if not isinstance(running, list):
+        return None
+    names = {
+        _untagged(entry[key])
+        for entry in running
+        if isinstance(entry, dict)
+        for key in ("name", "model")
+        if isinstance(entry.get(key), str)
+    }
+    return _untagged(model) in names
+
+
+def _untagged(name: str) -> str:
+    return name.removesuffix(":latest")  # (Ollama's default tag, which names may leave out)

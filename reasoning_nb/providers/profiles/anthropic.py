@@ -1,0 +1,53 @@
+"""Anthropic's Messages API: two preset rows (budgets, or adaptive thinking with an effort)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...core.capabilities import Capabilities
+from ...core.cost import CostRule
+from ...core.history import Replay
+from ...core.presets import BUDGET, LEVEL, Row
+from ..profile import Profile
+
+MANUAL = Row(
+    off={},
+    budget={"thinking": {"type": "enabled", "budget_tokens": BUDGET}},
+    budgets={"low": 2048, "medium": 8192, "high": 16000, "max": 31999},
+    budget_floor=1024,
+    max_tokens_field="max_tokens",
+)
+ADAPTIVE = Row(
+    effort={"thinking": {"type": "adaptive"}, "output_config": {"effort": LEVEL}},
+    vocab=("low", "medium", "high", "xhigh", "max"),
+    off={},
+)
+
+
+def row(caps: Capabilities) -> Row:
+    # Adaptive models list efforts and either no budget (4.7+) or "max" (4.6); Opus 4.5 has
+    # effort and budget but no adaptive mode. Models newer than the snapshot are adaptive.
+    if caps.efforts:
+        adaptive = caps.budget_min is None or "max" in caps.efforts
+    else:
+        adaptive = caps.budget_min is None and caps.budget_max is None
+    return ADAPTIVE if adaptive else MANUAL
+
+
+def _thinking_text(block: dict[str, Any]) -> str:
+    return str(block.get("thinking") or "") if block.get("type") == "thinking" else ""
+
+
+ANTHROPIC = Profile(
+    "anthropic",
+    "anthropic",
+    "https://api.anthropic.com",
+    row,
+    key_envs=("ANTHROPIC_API_KEY",),
+    key_required=True,
+    snapshot_id="anthropic",
+    # output_tokens includes the thinking blocks (billed as output).
+    cost=CostRule("anthropic"),
+    # thinking / redacted_thinking / text blocks with their signatures, in order.
+    replay=Replay("content", "blocks", _thinking_text),
+)

@@ -1,0 +1,156 @@
+"""The providers that speak Chat Completions: local servers (llama.cpp, LM Studio, vLLM, any
+OpenAI-compatible one) and hosted ones (OpenAI's chat endpoint, OpenRouter, DeepSeek)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...core.cost import CostRule
+from ...core.history import Replay
+from ...core.presets import BUDGET, LEVEL, Row
+from ..probes import openai_models
+from ..profile import Probes, Profile
+from .openai import levels_row
+
+LMH = ("low", "medium", "high")
+NO_THINKING = {"chat_template_kwargs": {"enable_thinking": False}}
+_SERVER = Probes(openai_models)
+_RATE_LIMIT = (
+    "The provider's rate limit or quota stopped the request (check the account's limits if it "
+    "goes on): {message}"
+)
+
+# Local servers: `auto` sends nothing.
+LLAMACPP = Profile(
+    "llamacpp",
+    "chat",
+    "http://127.0.0.1:8080/v1",
+    Row(
+        effort={"reasoning_effort": LEVEL},
+        vocab=LMH,
+        off={**NO_THINKING, "reasoning_effort": "none"},
+        budget={"thinking_budget_tokens": BUDGET},
+    ),
+    key_envs=("LLAMACPP_API_KEY",),
+    own_server_key=True,
+    local=True,
+    loads_models=True,  # in router mode (--models-dir)
+    start_hint="start it with `llama-server -m MODEL.gguf --jinja --port 8080`",
+    probes=_SERVER,
+)
+
+LMSTUDIO = Profile(
+    "lmstudio",
+    "chat",
+    "http://127.0.0.1:1234/v1",
+    Row(effort={"reasoning_effort": LEVEL}, vocab=LMH, off={"reasoning_effort": "none"}),
+    local=True,
+    loads_models=True,  # just in time, by default
+    start_hint="start LM Studio's server (Developer tab, or `lms server start`)",
+    snapshot_id="lmstudio",
+    probes=_SERVER,
+)
+
+VLLM = Profile(
+    "vllm",
+    "chat",
+    "http://127.0.0.1:8000/v1",
+    Row(
+        effort={"reasoning_effort": LEVEL},
+        vocab=LMH,
+        off=NO_THINKING,
+        budget={"thinking_token_budget": BUDGET},
+    ),
+    key_envs=("VLLM_API_KEY",),
+    own_server_key=True,
+    local=True,
+    start_hint="start it with `vllm serve MODEL --reasoning-parser PARSER`",
+    probes=_SERVER,
+)
+
+OPENAI_COMPATIBLE = Profile(
+    "openai-compatible",
+    "chat",
+    None,
+    # As llamacpp without `thinking_budget_tokens`, which only llama.cpp reads.
+    Row(
+        effort={"reasoning_effort": LEVEL},
+        vocab=LMH,
+        off={**NO_THINKING, "reasoning_effort": "none"},
+    ),
+    key_envs=("OPENAI_API_KEY",),
+    local=True,
+    start_hint="start your OpenAI-compatible server or fix `base_url`",
+)
+
+# Hosted: completion_tokens includes completion_tokens_details.reasoning_tokens (cost rules).
+
+# The same API as `openai` through Chat Completions, for users who ask for it: reasoning text
+# is not returned there, only its token count.
+OPENAI_CHAT = Profile(
+    "openai-chat",
+    "chat",
+    "https://api.openai.com/v1",
+    levels_row({"reasoning_effort": LEVEL}),
+    base_url_env="OPENAI_BASE_URL",
+    key_envs=("OPENAI_API_KEY",),
+    key_required=True,
+    snapshot_id="openai",
+    cost=CostRule("openai"),
+    hints={429: _RATE_LIMIT},
+    # o-series reject max_tokens; the cap includes the reasoning
+    tokens_field="max_completion_tokens",
+    reasoning_text=False,
+    sampling_on_reasoning=False,
+)
+
+
+def _details_text(detail: dict[str, Any]) -> str:
+    if detail.get("type") in ("reasoning.text", "reasoning.summary"):
+        return str(detail.get("text") or detail.get("summary") or "")
+    return ""
+
+
+OPENROUTER = Profile(
+    "openrouter",
+    "chat",
+    "https://openrouter.ai/api/v1",
+    levels_row({"reasoning": {"effort": LEVEL}}, budget={"reasoning": {"max_tokens": BUDGET}}),
+    key_envs=("OPENROUTER_API_KEY",),
+    key_required=True,
+    snapshot_id="openrouter",
+    cost=CostRule("openrouter"),
+    # The merged ``reasoning_details``, unmodified and in order (Claude / Gemini 3 / DeepSeek
+    # upstreams need them for continuity).
+    replay=Replay("reasoning_details", "reasoning_details", _details_text),
+    hints={
+        402: (
+            "OpenRouter cannot bill this request ({message:.160}): add credits at "
+            "openrouter.ai/settings/credits, or lower max_tokens."
+        ),
+        429: _RATE_LIMIT,
+    },
+)
+
+DEEPSEEK = Profile(
+    "deepseek",
+    "chat",
+    "https://api.deepseek.com",
+    Row(
+        effort={"thinking": {"type": "enabled"}, "reasoning_effort": LEVEL},
+        vocab=("high", "max"),
+        rename={"low": "high", "medium": "high"},
+        off={"thinking": {"type": "disabled"}},
+    ),
+    key_envs=("DEEPSEEK_API_KEY",),
+    key_required=True,
+    snapshot_id="deepseek",
+    cost=CostRule("deepseek"),
+    hints={
+        402: (
+            "DeepSeek reports an empty balance ({message:.160}): top up at platform.deepseek.com."
+        ),
+        429: _RATE_LIMIT,
+    },
+    thinking_ignores_temperature=True,
+)

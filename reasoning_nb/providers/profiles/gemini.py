@@ -1,0 +1,55 @@
+"""Google's Gemini API: budgets (2.5) or levels (3), thoughts asked for on every request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...core.capabilities import Capabilities
+from ...core.cost import CostRule
+from ...core.history import Replay
+from ...core.presets import BUDGET, LEVEL, Row
+from ..profile import Profile
+
+_INCLUDE_THOUGHTS = {"generationConfig": {"thinkingConfig": {"includeThoughts": True}}}
+BUDGETS = Row(
+    budget={"generationConfig": {"thinkingConfig": {"thinkingBudget": BUDGET}}},
+    budgets={"off": 0, "low": 2048, "medium": 8192, "high": 16000, "max": None},
+    budget_ceiling=24576,
+    always=_INCLUDE_THOUGHTS,
+)
+"""Gemini 2.5."""
+LEVELS = Row(
+    effort={"generationConfig": {"thinkingConfig": {"thinkingLevel": LEVEL}}},
+    vocab=("minimal", "low", "medium", "high"),
+    rename={"max": "high"},
+    off=None,
+    always=_INCLUDE_THOUGHTS,
+)
+"""Gemini 3."""
+
+
+def row(caps: Capabilities) -> Row:
+    if caps.efforts:
+        return LEVELS
+    budgeted = caps.budget_min is not None or caps.budget_max is not None
+    return BUDGETS if budgeted or "gemini-2" in caps.model.lower() else LEVELS
+
+
+def _thought_text(part: dict[str, Any]) -> str:
+    return str(part.get("text") or "") if part.get("thought") is True else ""
+
+
+GEMINI = Profile(
+    "gemini",
+    "gemini",
+    "https://generativelanguage.googleapis.com",
+    row,
+    key_envs=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    key_required=True,
+    snapshot_id="google",
+    # On the wire candidatesTokenCount excludes thoughtsTokenCount (billed too, at the output
+    # rate); providers/gemini.py adds the two into output_tokens, so the trace's total has them.
+    cost=CostRule("google"),
+    # the model's parts, ``thoughtSignature`` on the parts that carried it.
+    replay=Replay("parts", "parts", _thought_text),
+)

@@ -1,0 +1,100 @@
+"""One-line labels of a trace, shared by the static views, the live widget and the terminal:
+``Thought for 12.4 s · 2,310 tokens``, the summary line of the folded reasoning, the notes under
+the answer."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..core import cost
+from ..core.text import clip, one_line
+from ..core.tokens import reasoning_tokens
+from .cell_runs import continued_line, replay_line
+
+if TYPE_CHECKING:
+    from ..core.trace import Trace
+
+
+def tokens_label(
+    count: int | None, chars: int, *, output: int | None = None, answer_chars: int = 0
+) -> str:
+    """``2,310 tokens`` from the server's count, else ``≈812 tokens`` (see
+    ``core.tokens.reasoning_tokens``); ``1 token`` in the singular; empty with neither."""
+    n, estimated = reasoning_tokens(count, output, chars, answer_chars)
+    if n is None:
+        return ""
+    return f"{'≈' if estimated else ''}{n:,} token{'' if n == 1 else 's'}"
+
+
+def seconds_label(ms: float | None) -> str:
+    """``4.2 s``; ``<0.1 s`` for what would read ``0.0 s``."""
+    if ms is None:
+        return ""
+    return "<0.1 s" if ms < 50 else f"{ms / 1000:.1f} s"
+
+
+def thought_label(ms: float | None, tokens: str) -> str:
+    """``Thought for 12.4 s · 2,310 tokens`` (``Reasoning · …`` when it was not timed), from a
+    ``tokens_label``."""
+    parts = [f"Thought for {seconds_label(ms)}" if ms is not None else "Reasoning"]
+    if tokens:
+        parts.append(tokens)
+    return " · ".join(parts)
+
+
+def reasoning_summary(trace: Trace) -> str:
+    """One line for a finished trace, e.g. ``Thought for 12.4 s · 2,310 tokens``."""
+    return thought_label(trace.timing.get("reasoning_ms"), trace_tokens_label(trace))
+
+
+def trace_tokens_label(trace: Trace) -> str:
+    """The reasoning tokens of a finished trace (its output total split when that is all the
+    server said), as the stats table counts them."""
+    usage = trace.usage
+    return tokens_label(
+        usage.get("reasoning_tokens"),
+        len(trace.reasoning),
+        output=usage.get("output_tokens"),
+        answer_chars=len(trace.answer),
+    )
+
+
+def footer(trace: Trace) -> str:
+    """``ollama:qwen3 · preset high · complete · 3.2 s``, plus warnings on their own."""
+    parts = [trace.model or trace.provider, f"preset {trace.preset}"]
+    if trace.budget_tokens:
+        parts.append(f"budget {trace.budget_tokens:,}")
+    parts.append(trace.status)
+    total = seconds_label(trace.timing.get("total_ms"))
+    if total:
+        parts.append(total)
+    return " · ".join(p for p in parts if p)
+
+
+def summary(trace: Trace) -> str:
+    """``Reasoning · 12.4 s · 2,310 tokens · preset high · ollama:deepseek-r1``."""
+    parts = ["Reasoning", seconds_label(trace.timing.get("reasoning_ms"))]
+    parts.append(trace_tokens_label(trace))
+    parts.append(f"preset {clip(trace.preset, 24)}" if trace.preset else "")
+    if trace.budget_tokens:
+        parts.append(f"budget {trace.budget_tokens:,}")
+    parts.append(clip(trace.model or trace.provider, 80))
+    return one_line(" · ".join(p for p in parts if p))
+
+
+def notes(trace: Trace) -> list[str]:
+    """The lines under the answer: who/how (unless the summary said it), warnings; the error
+    is ``error_label``."""
+    if trace.reasoning:  # model and preset are in the summary already
+        total = seconds_label(trace.timing.get("total_ms"))
+        first = " · ".join(p for p in (trace.status, total) if p)
+    else:
+        first = footer(trace)
+    lines = [first, cost.note(trace.cost), *(f"⚠ {w}" for w in trace.warnings)]
+    lines += [continued_line(trace.continued), replay_line(trace)]
+    return [one_line(n) for n in lines if one_line(n)]
+
+
+def error_label(trace: Trace) -> str:
+    """``✖ the error`` of a failed run on one line, or nothing."""
+    return f"✖ {one_line(trace.error)}" if trace.error else ""
