@@ -1,11 +1,9 @@
 """The action row of a ``%%think`` widget: what a user can do next with the run on screen.
 
-Under a run that ended: Continue and its hint (stopped, cut short, or failed with text), Answer
-now and More room (every token went to thinking: ``core.rescue``), Pin (it has text). Under a
-live run that loops: Answer now. Its buttons are made the first time they are offered, so a
-saved notebook holds no model of a button never shown. Pin is in the row from the start, idle
-and hidden until offered: it brings the page its assets (see ``assets``). What a click asks for goes
-to the runner through the widget's :class:`Actions`.
+Under an ended run: Continue and its hint, Answer now and More room (``core.rescue``), Pin.
+Under a live run that loops: Answer now. Buttons are made when first offered, so a saved
+notebook holds no button never shown; Pin is there from the start (hidden until offered), as it
+brings the page its assets. Clicks go to the runner through :class:`Actions`.
 """
 
 from __future__ import annotations
@@ -20,36 +18,32 @@ from ..core import rescue
 from ..core.loops import LOOP_NOTICE
 from ..core.trace import Trace
 from ..providers.catalog import output_limit
-from .pacing import UpdateMeter
+from .pacing import Pacer
 from .pin import PinButton
 from .run_view import RunView
 from .style import ASSETS_CLASS, STEER_CLASS
 
+# The statuses Continue picks up; also an error after text arrived (a dropped stream), never one
+# before (a 404, a refused connection: asking again would fail the same way).
 STEERABLE = ("cancelled", "truncated")
-"""The statuses of a run that Continue can pick up; also an error after text arrived (a dropped
-stream), never one before (a 404, a refused connection: asking again would fail the same way)."""
 
 
 @dataclass
 class Actions:
     """What a live widget's controls ask of its runner; None: that control is not offered."""
 
-    rerun: Callable[[str], object] | None = None
-    """The preset dropdown changed: run the prompt again with that preset."""
+    rerun: Callable[[str], object] | None = None  # (preset)
     stop: Callable[[], object] | None = None
-    """Stop: end the live run."""
-    continue_run: Callable[[Trace, str, int], object] | None = None
-    """Continue under a run (trace, hint, run number)."""
+    continue_run: Callable[[Trace, str, int], object] | None = None  # (trace, hint, run number)
+    # (trace, "answer_now" or "more_room", run number)
     rescue: Callable[[Trace, str, int], object] | None = None
-    """Answer now or More room under a run (trace, "answer_now" or "more_room", run number)."""
-    line_written: Callable[[str], object] | None = None
-    """The page wrote "Use these flags"'s line into the cell."""
+    line_written: Callable[[str], object] | None = None  # "Use these flags" wrote this line
 
 
 class Owner(Protocol):
     """The widget around the row (``ThinkWidget``)."""
 
-    meter: UpdateMeter
+    pacer: Pacer
     layout: W.Layout
     stop_button: W.Button
     actions: Actions
@@ -60,15 +54,12 @@ class Owner(Protocol):
 
     def line_written(self, line: str) -> None: ...  # "Use these flags" wrote ``line``
 
-    def charged(self, send: Callable[[], object]) -> None: ...  # an unpaced update, counted
-
 
 class ActionRow:
-    """``box``: the row's widget. ``update`` sets its parts for the widget's run on screen; a
-    click asks the widget's actions about that run."""
+    """``box``: the row; ``update`` sets its parts for the run on screen."""
 
     def __init__(self, owner: Owner) -> None:
-        self._owner, self._meter, self._layout = owner, owner.meter, owner.layout
+        self._owner, self._meter, self._layout = owner, owner.pacer.meter, owner.layout
         button = owner.stop_button
         self._look = {"layout": button.layout, "style": button.style}  # (as wide as its text)
         self.hint: W.Text | None = None
@@ -81,17 +72,15 @@ class ActionRow:
         self.box = W.HBox((self.pin,), layout=self._layout, _dom_classes=(STEER_CLASS,))
 
     def _runs(self) -> tuple[RunView | None, RunView | None]:
-        """The run on screen, and the live one (if one streams)."""
         return self._owner.view, self._owner.live
 
     def update(self, flags_line: Callable[[Trace], str]) -> int:
-        """The parts for the run on screen; ``flags_line``: the cell line that asks for a run's
-        preset ("" when the cell's does), which Pin offers to write. Returns messages sent."""
+        """The parts for the run on screen; ``flags_line``: the line Pin offers to write."""
         run, live = self._runs()
         actions = self._owner.actions
         parts: list[W.Widget] = []
         sent = 0
-        looping = live is not None and any(w.startswith(LOOP_NOTICE) for w in live.warnings)
+        looping = live is not None and any(w.startswith(LOOP_NOTICE) for w in live.trace.warnings)
         if looping and run is live and actions.rescue is not None:
             parts += self._rescues(run.trace)[:1]  # Answer now stops the loop
         if live is None and run is not None and run.finished:
@@ -108,12 +97,10 @@ class ActionRow:
         return sent + self._meter.set(self.box, children=kids)
 
     def widgets(self) -> list[W.Widget]:
-        """Every widget of the row made so far (to close)."""
         made = [self.box, self.pin, self.continue_button, self.hint]
         return [w for w in [*made, self.answer_button, self.room_button] if w is not None]
 
     def _steering(self) -> list[W.Widget]:
-        """Continue and its hint."""
         if self.hint is None or self.continue_button is None:
             self.hint = W.Text(  # (continuous: the page sends Enter before the text typed last)
                 placeholder="Hint for the model (optional)",
@@ -131,8 +118,7 @@ class ActionRow:
         return [self.continue_button, self.hint]
 
     def _rescues(self, trace: Trace) -> list[W.Widget]:
-        """Answer now, and More room unless ``trace`` had its model's whole output limit (its
-        warning then says so)."""
+        """Answer now, and More room unless ``trace`` had its model's whole output limit."""
         if self.answer_button is None or self.room_button is None:
             self.answer_button = W.Button(
                 description="Answer now",
@@ -163,13 +149,13 @@ class ActionRow:
             return
         hint = ""
         if self.hint is not None:
-            hint, box = self.hint.value, self.hint
-            self._owner.charged(lambda: self._meter.set(box, value=""))
+            hint = self.hint.value
+            with self._owner.pacer.unpaced():
+                self._meter.set(self.hint, value="")
         go(run.trace, hint, run.number)
 
     def _on_rescue(self, action: str) -> None:
-        """Answer now or More room under the run on screen; Answer now also under a live run
-        that loops (the runner stops it first)."""
+        """Under the run on screen; Answer now also under a live run that loops."""
         run, live = self._runs()
         go = self._owner.actions.rescue
         if run is None or go is None:
@@ -184,6 +170,5 @@ class ActionRow:
 
 
 def steerable(trace: Trace) -> bool:
-    """Continue is offered under ``trace`` (see ``STEERABLE``)."""
     arrived = bool(trace.reasoning or trace.answer)
     return trace.status in STEERABLE or (trace.status == "error" and arrived)

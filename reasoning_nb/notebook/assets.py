@@ -1,10 +1,8 @@
 """The page's part of the live view, its stylesheet and Pin's script, sent by message.
 
-A widget's synced state is saved with the notebook, once per cell: the stylesheet and the
-script held as state were half of a one-run cell's saved bytes. So an :class:`AssetsWidget`
-holds only a small loader (``static/loader.js``), which asks the kernel for the assets once per
-page and version; a message is never saved. A widget restored without a kernel behind it gets
-no assets, and is not shown: the static twin below it is (see ``style.PAIRING_STYLE``).
+Held as widget state they were half a one-run cell's saved bytes, so an :class:`AssetsWidget`
+holds only a small loader (``static/loader.js``) that asks the kernel for them once per page
+and version: a message is never saved. Without a kernel, no assets: the static twin shows.
 """
 
 from __future__ import annotations
@@ -25,9 +23,7 @@ _STATIC = Path(__file__).parent / "static"
 
 @cache
 def assets() -> dict[str, str]:
-    """What the page asks for: the stylesheet, the script of the widgets' parts (``pin``), with
-    the selectors it needs from :mod:`.style` put before it, and their version (a page keeps
-    the assets of each version it was sent)."""
+    """The stylesheet, the parts' script (with :mod:`.style`'s selectors) and their version."""
     script = (_STATIC / "pin.js").read_text(encoding="utf-8")
     js = f"const CSS = {json.dumps(PAGE_CSS)};\n{script}"
     version = hashlib.sha256((STYLE + js).encode()).hexdigest()[:12]

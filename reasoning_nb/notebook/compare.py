@@ -1,19 +1,12 @@
 """``%%think --compare low,high``: several variants of one prompt, run concurrently, side by side.
 
-Each item of ``--compare`` is a preset name (same model, that preset) or a model id (that model,
-the cell's preset). The variants run at once (at most ``MAX_CONCURRENT``), each folding its own
-Trace, through the same :class:`~.runners.Runner` as a single run. The widget shows one column per
-variant (a :class:`~.run_view.RunView` each, flushed by the runner's ticker under one
-:class:`~.pacing.Pacer`, final renders included) and one Stop for all.
-
-Once every variant has ended, the static output takes the widget's place (``update_display``)
-and the widgets close. That output (``views.compare``, which the exporters share) shows the
-summary table, the variants side by side and the answers' diff, saved once as HTML and never
-again as widget state. It carries the first trace under ``reasoning_nb`` (exactly one output
-carries it) and the others under ``reasoning_nb_variants``.
-
-Model text reaches the front end only escaped, as inert markdown (``live_markdown``, in the
-columns' ``Output`` widgets) or through ``render.markdown_html`` (raw HTML off).
+Each item is a preset (same model) or a model id (the cell's preset). The variants run through
+the same :class:`~.runners.Runner` as a single run, at most ``MAX_CONCURRENT`` at once, shown as
+one column each (a :class:`~.run_view.RunView`) under one :class:`~.pacing.Pacer` and one Stop.
+Once all have ended, the static output (``views.compare``: summary, columns, diff) takes the
+widget's place and the widgets close, so the text is saved once, as HTML. It carries the first
+trace under ``reasoning_nb`` and the others under ``reasoning_nb_variants``.
+Model text reaches the page only as inert markdown or through ``render`` (raw HTML off).
 """
 
 from __future__ import annotations
@@ -44,16 +37,12 @@ from .style import COMPARE_CLASS, LIVE_CLASS
 
 MAX_CONCURRENT = 4
 MAX_VARIANTS = 8
-COLUMN_TAIL = 2_000
-"""A column's live tail is cut by force past this many chars (a tail is re-sent whole)."""
-STATUS_EVERY = 2.0
-"""A column's status line refreshes at most this often (its clock counts on in the page)."""
+COLUMN_TAIL = 2_000  # a column's live tail is cut by force past this (it is re-sent whole)
+STATUS_EVERY = 2.0  # seconds between a column's status lines (its clock counts in the page)
 
 
 @dataclass
 class Variant:
-    """One column: its label (``views.compare.label`` of its trace) and the run's options."""
-
     label: str
     options: dict[str, Any]
 
@@ -87,26 +76,13 @@ def parse_variants(spec: str, options: dict[str, Any], prompt: str) -> list[Vari
     return variants
 
 
-# -- the static output -----------------------------------------------------------------------
-
-
-def save(traces: list[Trace], *, replace: str | None = None) -> dict[str, Any]:
-    """The static output: in place of the live view shown under display id ``replace``, which
-    saves the text once (``cell_bundle``), else a new output with the text view's bundle."""
-    metadata = {METADATA_KEY: traces[0].to_dict(), VARIANTS_KEY: [t.to_dict() for t in traces[1:]]}
-    if replace:
-        update_display(cell_bundle(traces), raw=True, metadata=metadata, display_id=replace)
-    else:
-        display(bundle(traces), raw=True, metadata=metadata)
-    return metadata
-
-
 # -- runners ----------------------------------------------------------------------------------
 
 
 class CompareRunner(Runner):
-    """Run the variants concurrently (at most ``MAX_CONCURRENT`` at once), then the static
-    output with every trace. No widget frontend: each variant's result is printed as it ends."""
+    """No widget frontend: each variant is printed as it ends, then the static output."""
+
+    _display_id: str | None = None  # of the live view the static output replaces
 
     async def run(self, prompt: str, variants: list[Variant], chat: Conversation | None):
         # (the chat's next turn is the first variant's, with no notice of its own)
@@ -138,14 +114,20 @@ class CompareRunner(Runner):
         await self._stream_all(runs, MAX_CONCURRENT, done=done)
 
     def _save(self, traces: list[Trace]) -> None:
-        save(traces)
+        """The static output, in place of the live view if one is shown; then close it."""
+        first, *others = (t.to_dict() for t in traces)
+        metadata = {METADATA_KEY: first, VARIANTS_KEY: others}
+        if replace := self._display_id:  # (the text saved once, as HTML)
+            update_display(cell_bundle(traces), raw=True, metadata=metadata, display_id=replace)
+        else:
+            display(bundle(traces), raw=True, metadata=metadata)
+        self.close()
 
 
 class CompareWidgetRunner(CompareRunner):
     """The live columns (``CompareWidget``); then, in their place, the static output."""
 
     view: CompareWidget | None = None
-    _display_id: str | None = None
 
     async def _variants(self, runs: list[Run], labels: list[str]) -> None:
         view = self.view = CompareWidget(
@@ -160,13 +142,8 @@ class CompareWidgetRunner(CompareRunner):
         columns = (view.start, view.on_event, view.finish)
         await self._live(view, partial(self._stream_all, runs, MAX_CONCURRENT, *columns))
 
-    def _save(self, traces: list[Trace]) -> None:
-        save(traces, replace=self._display_id)
-        self.close()
-
     def close(self) -> None:
-        """The cell runs again, or the variants ended: stop, and close every widget of the live
-        view."""
+        """The cell runs again, or the variants ended: stop, and close every widget."""
         self.stop()
         if self.view is not None:
             from .run_view import close_tree
@@ -195,14 +172,13 @@ class CompareWidget:
         from .pacing import Pacer
         from .style import ASSETS_CLASS
 
-        self.labels, self.hide, self.fold = labels, hide_reasoning, fold_on_answer
+        self.hide, self.fold = hide_reasoning, fold_on_answer
         self.on_stop, self.clock = on_stop, clock
         max_rate = max(1.0, max_rate)
         fifth = max(3, round(max_rate / 5))
+        # One budget for all: 80% of the rate paced, in bursts of a fifth. No byte budget: a
+        # column's tail is cut short instead (COLUMN_TAIL).
         self.pacer = Pacer(max_rate, clock, headroom=fifth, burst=fifth)
-        """One budget for all the columns, starts, final renders and clicks included: 80% of
-        the rate paced, in bursts of up to a fifth of it. No byte budget: a column's tail is cut
-        short (``COLUMN_TAIL``)."""
         self.meter = self.pacer.meter
         self._layout = layout = W.Layout()  # every part's with no layout of its own
         self.views: list[Any] = [None] * len(labels)
@@ -259,15 +235,13 @@ class CompareWidget:
         return bool(self._finals)
 
     def tick(self) -> int:
-        """One flush round under the shared budget: a waiting final render first, else the
-        columns in turn, text then status line. The column whose turn it is waits for the
-        budget its flush needs; the next ones do not overtake it (each cheaper flush would
-        spend what it waits for: a column with a long tail to cut would never go out)."""
+        """One flush round: a waiting final render first, else the columns in turn. The column
+        whose turn it is waits for its budget, and no cheaper one overtakes it (else a column
+        with a long tail to cut would never go out)."""
         now, pacer = self.clock(), self.pacer
         if self._finals:
-            # What a final render sends is not known ahead (joins, resends): it waits for a
-            # whole burst, and the paced flushes wait with it, so it cannot be starved; the
-            # pacing after it repays what it took.
+            # (its cost is not known ahead: it waits for a whole burst, and the flushes with
+            # it, so it cannot be starved)
             if not pacer.ready(pacer.burst, now):
                 return 0
             i = next(iter(self._finals))

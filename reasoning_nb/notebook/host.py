@@ -30,10 +30,9 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def follow_status(shell: Any, follow: Callable[[str, dict, Publish], object]) -> Publish | None:
-    """After each status this shell's kernel publishes, call ``follow(status, header, again)``:
-    ``header`` is the header of the request the status is about, and ``again`` publishes one
-    more status about it. Returns how to publish a status of the shell channel, or None where
-    there is no kernel (a terminal). Once per kernel: a second call returns None."""
+    """After each status the kernel publishes, call ``follow(status, header, again)`` (the
+    request's header; ``again`` publishes one more status about it). Returns how to publish a
+    shell status, or None (no kernel, or a second call)."""
     kernel = getattr(shell, "kernel", None)
     publish = getattr(kernel, "_publish_status", None)
     if publish is None or getattr(publish, "_reasoning_nb", False):
@@ -50,9 +49,8 @@ def follow_status(shell: Any, follow: Callable[[str, dict, Publish], object]) ->
 
 
 def on_idle_sigint(shell: Any, handler: Callable[[], object]) -> bool:
-    """Call ``handler`` on a SIGINT while this shell's kernel is idle (ipykernel ignores it
-    then), before what the kernel does with it. False where there is no kernel (a terminal:
-    SIGINT raises KeyboardInterrupt as it always did)."""
+    """Call ``handler`` on a SIGINT while the kernel is idle (ipykernel ignores it then).
+    False where there is no kernel (a terminal: SIGINT raises KeyboardInterrupt as ever)."""
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
         return False
@@ -78,9 +76,8 @@ def _chain(handler: Callable[[], object], previous: Any) -> Callable[[int, Any],
 
 
 def await_cell_magic(lines: list[str], magic: str, entry: str) -> list[str]:
-    """A cell's lines as IPython transformed them, with its call of the cell magic ``magic``
-    made ``await entry(line, cell)`` (a coroutine function in the user namespace): an input
-    transformer's work, after IPython's own."""
+    """IPython's transformed cell lines, its call of the cell magic ``magic`` made ``await
+    entry(line, cell)`` (a coroutine function in the user namespace)."""
     call = re.compile(rf"^(\s*)get_ipython\(\)\.run_cell_magic\({re.escape(repr(magic))}, ")
     if lines and call.match(lines[0]):
         return [call.sub(rf"\1await {entry}(", lines[0], count=1), *lines[1:]]

@@ -1,11 +1,8 @@
 """A kernel interrupt stops every run this kernel is streaming, in a cell or not.
 
-ipykernel 7.4 turns an interrupt during an async cell into a ``CancelledError`` in that cell and
-ignores SIGINT while no cell runs. Re-runs from the preset dropdown and Continue may stream from
-the kernel's event loop after their cell ended, out of an interrupt's reach. So every stream
-registers its stop here (:func:`streaming`), and both kinds of interrupt stop them all: one that
-ends a cell (any cell: IPython's ``post_run_cell`` event) and a SIGINT while the kernel is idle
-(``host.on_idle_sigint``).
+Re-runs and Continue may stream after their cell ended, where ipykernel 7.4 ignores SIGINT. So
+every stream registers its stop here (:func:`streaming`), and both an interrupt that ends any
+cell (``post_run_cell``) and a SIGINT while the kernel is idle (``host``) stop them all.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """The kernel's status reads Busy while any ``%%think`` stream runs, in its cell or after it.
 
-A front end shows the state of the newest IOPub ``status`` message, whatever request it is about,
-so two kinds of idle would show while a model streams:
-
-- A re-run from the preset dropdown, or a Continue, streams after ipykernel has handled the comm
-  message that asked for it, and published idle for it.
-- JupyterLab (4.4+) sends the comms of a target over a subshell that it asks for when the first
-  comm opens: during the first ``%%think`` after a kernel start, ipykernel answers that control
-  request with busy, then idle (and again when the last widget closes and Lab deletes it).
-
-So the first stream to start publishes busy, each idle ipykernel publishes while a stream runs is
-followed by busy, and the last stream to end publishes idle, unless a cell is executing: that
-cell's idle is ipykernel's to send.
+A front end shows the newest IOPub ``status``, whatever request it is about, so an idle would
+show while a model streams: after the comm message of a re-run or a Continue, and around the
+subshell request JupyterLab (4.4+) sends when the first comm opens. So the first stream publishes
+busy, each idle during a stream is followed by busy, and the last stream publishes idle (unless
+a cell is executing: its idle is ipykernel's to send).
 """
 
 from __future__ import annotations
@@ -25,10 +18,8 @@ from . import host
 
 _lock = threading.Lock()  # the kernel publishes from its shell, control and subshell threads
 _streams = 0
-_cells: set[str] = set()
-"""The execute requests ipykernel is working on: it published busy for them, not yet idle."""
-_publish: host.Publish | None = None
-"""Publishes the kernel's status, once :func:`install` follows it."""
+_cells: set[str] = set()  # execute requests ipykernel published busy for, not yet idle
+_publish: host.Publish | None = None  # set once install() follows the kernel
 
 
 def install(shell: Any) -> None:

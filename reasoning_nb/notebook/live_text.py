@@ -1,25 +1,16 @@
 """A growing markdown text shown live as ``Output`` widgets: frozen blocks, then one live tail.
 
-Each ``Output`` holds a single ``text/markdown`` display of inert markdown
-(:mod:`..views.live_markdown`), so the front end renders it: math typeset, code in the theme's
-colours, tables in its style. Only the tail's content changes: an update replaces its one output
-as the text grows. A finished block (see :mod:`.blocks`) freezes in place: the tail, showing
-exactly the block, stays where it is and a fresh tail is appended after it (:mod:`.pages`). No
-``Output`` holding more than the tail is ever reassigned, and nothing is copied into another
-widget while it shows: the front end re-renders nothing and never shows a block twice.
+Each ``Output`` holds one display of inert markdown (``views.live_markdown``), so the front end
+renders it (math, code, tables). Only the tail changes. A finished block (``markdown_blocks``)
+freezes in place and a fresh tail is appended after it (:mod:`.pages`): nothing is ever copied
+into another widget while it shows, so the page re-renders nothing and never shows a block twice.
 
-So that a freeze never takes back text the tail showed, the tail never shows text past a place
-where it may be cut: after a blank line that ends a list item, what follows waits until its
-first characters tell whether the list goes on; a word shows once it is whole (or the text
-paused: ``settle``). A table shows only as a table, paused or not: a header row waits for its
-delimiter row, a row for its line end (``blocks.table_hold``). A tail past ``tail_limit`` with
-no block end (a long paragraph, list, code fence or table) is then cut by force where the tail
-ends, if a cut may go there (``blocks.may_cut``: before a word, outside math), else at the next
-place one may. The fresh tail after a forced cut carries ``CONT_CLASS`` (the stylesheet runs the
-two pieces on as one paragraph, code box or table). Once the block has ended,
-``flush(join=True)`` shows its pieces as one new ``Output`` swapped in for them in a single
-message. At the end ``finalize`` swaps one ``Output`` holding the whole text in for all of them,
-the same way: what a saved notebook keeps is one widget per text.
+So that a freeze never takes back text the tail showed, the tail stops where a cut may come:
+after a blank line that may end a list, before a word not whole yet (unless the text paused:
+``settle``), before a table row not whole. A tail past ``tail_limit`` with no block end is cut
+by force (``markdown_blocks.may_cut``); the next piece carries ``CONT_CLASS``, so the stylesheet
+runs the two on as one. ``flush(join=True)`` later swaps one ``Output`` in for the pieces of an
+ended block, and ``finalize`` one for the whole text: a saved notebook keeps one per text.
 """
 
 from __future__ import annotations
@@ -29,19 +20,16 @@ from dataclasses import dataclass
 import ipywidgets as W
 
 from ..views.live_markdown import live_markdown, markdown_output
-from .blocks import TAIL_LIMIT, Cut, Scanner, closing, cut_at, find_cut, table_hold
+from ..views.markdown_blocks import TAIL_LIMIT, Cut, Scanner, closing, cut_at, find_cut, table_hold
 from .pacing import UpdateMeter
 from .pages import ID_BYTES, Pages
 from .style import CONT_CLASS
 
 __all__ = ["OUTPUT_BYTES", "LiveText"]
 
-PAGE_SIZE = 4
-"""Frozen blocks per page box (each freeze sends the children of one page)."""
-WORD = 24
-"""The tail shows a word once the space after it arrived (up to this long a word)."""
-OUTPUT_BYTES = 95
-"""The bytes of an ``outputs`` update around its markdown (the display_data's JSON)."""
+PAGE_SIZE = 4  # frozen blocks per page box (each freeze sends the children of one page)
+WORD = 24  # the tail shows a word (up to this long) once the space after it arrived
+OUTPUT_BYTES = 95  # the bytes of an ``outputs`` update around its markdown
 
 
 @dataclass(eq=False)
@@ -110,10 +98,6 @@ class LiveText:
         self._settled = True
 
     @property
-    def text(self) -> str:
-        return "".join(b.src for b in self._blocks) + self._open + "".join(self._pending)
-
-    @property
     def chars(self) -> int:
         return self._chars
 
@@ -133,8 +117,7 @@ class LiveText:
 
     @property
     def sources(self) -> list[str]:
-        """The text each ``Output`` shows, before ``live_markdown``, in the page's order (the
-        frozen blocks, then the tail): what Pin maps a selection back to (:mod:`.selection`)."""
+        """The text each ``Output`` shows, in order: what Pin maps a selection back to."""
         shown = [(b.src, b.reopen) for b in self._blocks]
         shown.append((self._open[: self._shown], self._reopen))
         open_out = [reopen for _, reopen in shown[1:]] + [None]  # (a cut inside a fence closes it)
@@ -173,8 +156,8 @@ class LiveText:
     # -- sending -------------------------------------------------------------------------------
 
     def flush(self, *, join: bool = False) -> int:
-        """Send what changed; returns the number of ``update`` messages sent. ``join``: also
-        show the pieces of one block cut by force, which has ended, as one."""
+        """Send what changed; returns the messages sent. ``join``: also join the pieces of one
+        ended block cut by force."""
         sent = self._empty() if self._reset else 0
         if join and self._ended:
             sent += self._join([(self._ended.pop(0), None)])
@@ -195,9 +178,7 @@ class LiveText:
         return sent
 
     def finalize(self, text: str) -> int:
-        """Show ``text``, all of it, in one ``Output``: the frozen blocks and the tail are
-        joined (one message), so a saved notebook keeps one widget model per text, not one per
-        block."""
+        """Show all of ``text`` in one ``Output``, swapped in for the blocks (one message)."""
         sent = self._empty() if self._reset else 0
         self._pending.clear()
         self._chars = len(text)
@@ -223,12 +204,7 @@ class LiveText:
 
     def _plan(self, text: str) -> tuple[Cut, int]:
         """The cut the next flush makes in the unfrozen ``text`` (at 0: none), and how much of
-        ``text`` the tail shows after it.
-
-        A block end at or after what the tail shows is a cut. A cut by force goes exactly where
-        the tail ends if it can, else after it. The tail then shows the text up to a blank line
-        that may yet turn out to be a block end (after a list item), else all of it.
-        """
+        ``text`` the tail shows after it. A forced cut goes where the tail ends if it can."""
         key = (len(text), self._reopen, self._shown, self.tail_limit, self._settled)
         if key == self._plan_key:
             return self._plan_value
@@ -264,8 +240,7 @@ class LiveText:
         return cut, show
 
     def _cut_where_shown(self, text: str) -> Cut | None:
-        """``cut_at`` where the tail ends, remembered: it reads only the text the tail shows,
-        which stays the same until a flush (a forced cut may wait for many deltas)."""
+        """``cut_at`` where the tail ends, kept until a flush (a cut may wait many deltas)."""
         reopen, shown = self._reopen, self._shown
         if self._here[:2] != (reopen, text[:shown]):
             self._here = (reopen, text[:shown], cut_at(text, reopen, shown))
@@ -273,8 +248,7 @@ class LiveText:
 
     @staticmethod
     def _source(src: str, reopen: str | None, open_out: str | None = None) -> str:
-        """The model text one Output shows: a piece inside a code fence or a table opens it
-        again (``reopen``), and a code fence open at its end (``open_out``) closes."""
+        """One Output's text: reopening a fence or table it is inside, closing one left open."""
         if reopen is not None:
             src = f"{reopen}\n{src}"
         if open_out is not None and (close := closing(open_out)):
@@ -290,11 +264,13 @@ class LiveText:
         return self.meter.set(out, outputs=markdown_output(self._markdown(src, reopen, open_out)))
 
     def _freeze(self, src: str, cut: Cut, rest: str) -> int:
-        """The tail (showing ``src``) becomes a block; a fresh tail goes after it, made
-        showing ``rest`` (so it appears with it: one message, the append)."""
+        """The tail (showing ``src``) becomes a block; a fresh tail showing ``rest`` follows."""
         self._blocks.append(_Block(src, self.tail, self._reopen, cut.forced))
         if not cut.forced and len(self._blocks) > 1 and self._blocks[-2].forced:
-            self._ended.append(self._blocks[self._chain_start(len(self._blocks) - 1) :])
+            first = len(self._blocks) - 1  # the chain of forced cuts this block ends
+            while first and self._blocks[first - 1].forced:
+                first -= 1
+            self._ended.append(self._blocks[first:])
         markdown = self._markdown(rest, cut.reopen)
         self.tail = W.Output(
             layout=self._layout,
@@ -305,15 +281,9 @@ class LiveText:
         self._scanner, self._plan_key = Scanner(), None
         return self._pages.freeze(self.tail)
 
-    def _chain_start(self, last: int) -> int:
-        """The first block of the chain of forced cuts that ``last`` is in."""
-        while last and self._blocks[last - 1].forced:
-            last -= 1
-        return last
-
     def _join(self, chains: list[tuple[list[_Block], str | None]]) -> int:
-        """Show each chain of blocks cut by force (with ``more`` text: and the tail, whose
-        text it is) as one new block in their place, all in one message (see ``Pages``)."""
+        """Each chain of blocks cut by force (with ``more``: and the tail) as one new block, all
+        in one message."""
         swaps = []
         for chain, more in chains:
             src = "".join(b.src for b in chain) + (more or "")

@@ -1,14 +1,8 @@
 """``%%think`` and ``%think``: the cell magic, its session defaults, and configuration.
 
 A ``%%think`` cell runs as an *async* cell (an input transformer adds ``await``), so the kernel
-keeps handling widget messages while the model streams: the Stop button and the preset
-dropdown work mid-run (ipykernel 7.4 dispatches comm messages during a running async cell).
-Where the cell cannot be awaited, it runs on a worker loop and blocks; kernel interrupt still
-stops it.
-
-A run that fails fails its cell (Run All stops) with one line, not a traceback; an interrupt
-ends it with "stopped: kernel interrupt". Stop is not a failure. Running a cell again closes
-the widgets of its previous output.
+handles widget messages (Stop, the dropdown) while the model streams; where it cannot be
+awaited, it blocks on a worker loop. A failed run fails its cell with one line; Stop does not.
 """
 
 from __future__ import annotations
@@ -75,9 +69,7 @@ CELL_FLAGS = (
     Flag(("--clear-cache",), "(line form) delete every cached run (the log is kept)", bool),
     Flag(("--debug",), "show the full traceback on errors", bool),
 )
-"""The magic's own flags, after those of the run options (``options.option_flags``)."""
-FLAGS = (*option_flags(), *CELL_FLAGS)
-"""Every flag of ``%%think``, in the order its help and the README list them."""
+FLAGS = (*option_flags(), *CELL_FLAGS)  # in the order its help and the README list them
 
 
 def _flags(func):
@@ -146,9 +138,7 @@ class ThinkMagics(Magics):
         super().__init__(shell=shell, **kwargs)
         self.session: dict[str, Any] = {}
         self.chats: dict[str, Conversation] = {}
-        self.last: Trace | None = None
-        self.stats_rows: deque[dict[str, Any]] = deque(maxlen=MAX_STATS_ROWS)
-        """A row per finished run of this session, re-runs included: what ``--stats`` shows."""
+        self.stats_rows: deque[dict[str, Any]] = deque(maxlen=MAX_STATS_ROWS)  # --stats
         self._cell_id: str | None = None  # of the cell running now, where the front end says
         self._outputs: dict[str, Any] = {}  # cell id -> the runner of its %%think output
 
@@ -178,12 +168,10 @@ class ThinkMagics(Magics):
             raise CellError.stopped() from None
 
     async def think_async(self, line: str, cell: str):
-        """The awaited form the input transformer calls (same behaviour as the cell magic)."""
         return await self._execute(*self._prepare(self._parse(line), cell))
 
     def _parse(self, line: str):
-        """The line read as a shell reads it: ``--system "Be terse."`` is ``Be terse.``
-        (IPython's own splitter keeps the quotes)."""
+        """The line read as a shell reads it (IPython's own splitter keeps the quotes)."""
         try:
             return self.think.parser.parse_args(shlex.split(line))
         except Exception as exc:  # an unclosed quote; argparse's UsageError: one line
@@ -278,7 +266,6 @@ class ThinkMagics(Magics):
             raise failure
 
     def _replace_output(self, runner) -> None:
-        """This cell ran before: stop its old output's runs and close its widgets."""
         if self._cell_id is None:  # the front end did not say which cell (nbclient, console)
             return
         old = self._outputs.pop(self._cell_id, None)
@@ -294,16 +281,10 @@ class ThinkMagics(Magics):
             return self.widget == "always"
         return getattr(self.shell, "kernel", None) is not None
 
-    def record(self, trace: Trace) -> None:
-        """One finished run, for ``--stats``."""
-        self.stats_rows.append(row(trace))
-
     def remember(self, traces: list[Trace], chat: Conversation | None) -> None:
-        """A cell's runs ended (one, or the variants of a --compare): ``_think`` is the first,
-        ``_compare`` all of a --compare, and the first is the chat's next turn."""
-        for trace in traces:
-            self.record(trace)
-        self.last = traces[0]
+        """A cell's runs ended: ``_think`` is the first (the chat's next turn), ``_compare``
+        all of a --compare."""
+        self.stats_rows.extend(row(trace) for trace in traces)
         if self.shell is not None:
             self.shell.user_ns["_think"] = traces[0]
             if len(traces) > 1:
@@ -317,7 +298,6 @@ class ThinkMagics(Magics):
         return chat.messages(self._provider(model))
 
     def note_history(self, trace: Trace, chat: Conversation | None, model: str | None) -> None:
-        """The once-per-chat notice when the reasoning asked for cannot go back."""
         if chat is not None and (note := chat.notice(self._provider(model))):
             trace.warn(note)
 

@@ -1,27 +1,18 @@
 """When may a live view send, and how much has it sent? One :class:`Pacer` per view.
 
-Every widget ``update`` message carries whole trait values, so the live views coalesce: changes
-wait in the widgets and go out together. The pacer holds two budgets over every flush:
+Widget updates carry whole trait values, so the views coalesce: changes wait in the widgets and
+go out together, under two budgets:
 
-* **rate**: the first message after a quiet spell goes out at once (leading edge); after that,
-  messages are paced (``burst`` of them may go ahead of their turn when the caller comes late,
-  as from a token bucket of that size), and a sliding-window cap keeps every closed window of
-  ``window`` seconds at or below ``max_rate - reserve`` messages whatever the burst (``reserve``
-  is room for unpaced messages; ``headroom`` paces a little under the cap).
-* **bytes**: with ``byte_ratio`` set, the state bytes of all updates stay within ``byte_ratio``
-  x the text bytes received so far (:meth:`earn`) + ``byte_slack`` + ``byte_rate`` per second
-  since the first text. Each update resends the live tail, so without this a slow stream costs
-  many times its text; with it, it updates less often instead, and the tails are cut shorter
-  (:meth:`tail_limit`). The slack lets a short answer stream token by token; the per-second part
-  lets a slow one show new text every second or so (an update wraps its text in ~100 bytes).
+* **rate**: the first message after a quiet spell goes at once, later ones are paced (``burst``
+  may go early, as from a token bucket), and no ``window`` holds more than ``max_rate -
+  reserve`` (``reserve``: room for unpaced messages).
+* **bytes** (with ``byte_ratio``): all updates stay within ``byte_ratio`` x the text received
+  + ``byte_slack`` + ``byte_rate`` per second. Each update resends the live tail, so without it
+  a slow stream would cost many times its text; with it, updates come less often and tails are
+  cut shorter. The slack lets a short answer stream token by token.
 
-A caller asks ``ready(cost, nbytes=...)`` with an upper bound (or estimate) of what it is about
-to send, sends, then reports what really went out with ``sent(n, nbytes=...)``. What must go out
-unpaced (the start and the end of a run, a click) is sent inside ``with pacer.unpaced():``, so
-the window and the byte total still count it.
-
-:class:`UpdateMeter` sets widget traits and counts the messages and their state bytes as the
-kernel serialises them (``jupyter_client`` packs JSON with ``ensure_ascii=False``, UTF-8).
+A caller asks ``ready(cost, nbytes=...)``, sends, then reports ``sent(n, nbytes=...)``; what must
+go out at once (a run's start and end, a click) goes inside ``with pacer.unpaced():``.
 """
 
 from __future__ import annotations
@@ -36,24 +27,19 @@ from dataclasses import dataclass, field
 from .host import sent_keys
 
 TEXT_INTERVAL = 0.1
-"""The live tails change at most this often: at 10 a second the front end spent ~40% less time
-than at 20 (MathJax typesets each new tail), and the text still reads as smooth. Once all but
-``TIGHT`` of the byte slack is spent, a slow stream updates as often as the text earns the
-update's bytes, up to every ``TEXT_SPREAD`` s."""
+"""The tails change at most this often: at 10 a second the page spent ~40% less time than at 20
+(MathJax typesets each tail). Past all but ``TIGHT`` of the byte slack, a slow stream updates as
+often as the text earns the bytes, up to every ``TEXT_SPREAD`` s."""
 TEXT_SPREAD, TIGHT = 1.5, 0.25
 STATUS_INTERVAL, STATUS_SHARE = 2.0, 0.1
-"""The status line's figures ride along with the text at most every ``STATUS_INTERVAL`` s, and
-take at most ``STATUS_SHARE`` of what the text earns (a new phase or warning goes out at once)."""
+"""The status figures ride along with the text at most this often, for this share of what it
+earns (a new phase or warning goes at once)."""
 TAIL_SECONDS, MIN_TAIL, MAX_TAIL = 1.5, 160, 4_000
-"""A live tail is cut by force past the text of ``TAIL_SECONDS`` at the rate it arrives, within
-these bounds: each update re-sends the tail, so a slow stream sends short tails."""
-RATE_WINDOW = 4.0
-"""The text's arrival rate is measured over this many seconds."""
-PAUSE = 0.3
-"""No text for this long: the tails show what they hold back (the end of a word...)."""
+"""A tail is cut by force past ``TAIL_SECONDS`` of text at its rate: each update resends it."""
+RATE_WINDOW = 4.0  # seconds over which the text's rate is measured
+PAUSE = 0.3  # no text for this long: the tails show what they hold back
 BYTE_RATIO, BYTE_SLACK, BYTE_RATE = 4.0, 6_000, 100.0
-"""A single run's byte budget (see above). The final render adds at most one resend of the
-blocks cut by force (their join), so all told it stays within 5x the text."""
+"""A run's byte budget; the final render adds at most one resend (the join): within 5x."""
 
 
 class UpdateMeter:
@@ -62,8 +48,7 @@ class UpdateMeter:
     def __init__(self) -> None:
         self.msgs = 0
         self.bytes = 0
-        self.opened_bytes = 0
-        """Text sent in the state of new widgets (``comm_open``, not an update)."""
+        self.opened_bytes = 0  # text sent in new widgets' state (``comm_open``)
 
     @property
     def all_bytes(self) -> int:
@@ -71,8 +56,7 @@ class UpdateMeter:
         return self.bytes + self.opened_bytes
 
     def set(self, widget, **traits) -> int:
-        """Set the traits that differ, in order, in one message; returns how many went out
-        (0 or 1)."""
+        """Set the traits that differ, in order, in one message; returns 0 or 1."""
         changed = False
         with widget.hold_sync():
             for key, value in traits.items():
@@ -94,8 +78,7 @@ class UpdateMeter:
 
 @dataclass
 class Pacer:
-    """Leading-edge, paced, window-capped message budget, with an optional byte budget, and the
-    text's arrival rate that sizes the live tails and spaces their updates."""
+    """The message and byte budgets, and the text's rate that sizes and spaces the tails."""
 
     max_rate: float = 25.0
     clock: Callable[[], float] = time.monotonic
@@ -107,24 +90,18 @@ class Pacer:
     byte_slack: int = 0
     byte_rate: float = 0.0
     meter: UpdateMeter = field(default_factory=UpdateMeter)
-    earned: int = field(default=0, init=False)
-    """Text bytes received so far (:meth:`earn`)."""
-    spent: int = field(default=0, init=False)
-    """State bytes of every update reported so far (paced and unpaced)."""
-    text_at: float = field(default=float("-inf"), init=False)
-    """When the live text last went out (:meth:`text_due`)."""
-    status_at: float = field(default=float("-inf"), init=False)
-    status_bytes: int = field(default=100, init=False)
-    """When the status line last went out, and how many bytes it took (:meth:`status_due`)."""
+    earned: int = field(default=0, init=False)  # text bytes received
+    spent: int = field(default=0, init=False)  # state bytes of every update reported
+    text_at: float = field(default=float("-inf"), init=False)  # the tails' last update
+    status_at: float = field(default=float("-inf"), init=False)  # the status line's...
+    status_bytes: int = field(default=100, init=False)  # ...and its size
 
     def __post_init__(self) -> None:
         if self.max_rate <= 0:
             raise ValueError(f"max_rate must be positive, not {self.max_rate!r}")
         self.cap = max(1, int(self.max_rate * self.window) - self.reserve)
-        """Most paced messages in any closed window (``reserve`` is kept for unpaced ones)."""
+        # (``headroom`` keeps the window from filling: a flush rarely waits for room)
         self.interval = self.window / max(1, self.cap - self.headroom)
-        """Pacing per message; ``headroom`` keeps the window from filling up, so a flush of a
-        few messages rarely has to wait for room."""
         self._since: float | None = None  # when the first text arrived
         self._next = float("-inf")
         self._times: deque[float] = deque()
@@ -132,8 +109,8 @@ class Pacer:
 
     @classmethod
     def for_view(cls, max_rate: float, clock: Callable[[], float]) -> Pacer:
-        """A live view's pacer: a fifth of ``max_rate`` (1 to 5 messages) kept for the unpaced
-        burst of a run's end, an eighth (1 to 3) of headroom, and the byte budget."""
+        """A fifth of ``max_rate`` (1 to 5) kept for a run's unpaced end, an eighth (1 to 3) of
+        headroom, and the byte budget."""
         reserve = min(5, max(1, round(max_rate * 0.2)))
         headroom = min(3, max(1, round(max_rate * 0.12)))
         return cls(
@@ -171,23 +148,20 @@ class Pacer:
         return self.cap - len(self._times)
 
     def ready(self, cost: int = 1, now: float | None = None, *, nbytes: int = 0) -> bool:
-        """May ``cost`` messages of about ``nbytes`` go out now (pacing interval passed, window
-        has room, byte budget allows)?"""
+        """May ``cost`` messages of about ``nbytes`` go out now?"""
         now = self.clock() if now is None else now
         early = (self.burst - min(cost, self.burst)) * self.interval  # (a burst's credit)
         return now >= self._next - early and self.room(now) >= cost and self.affords(nbytes, now)
 
     def sent(self, n: int = 1, now: float | None = None, *, nbytes: int = 0) -> None:
-        """``n`` paced messages (``nbytes`` in all) went out now: the next may go ``n *
-        interval`` s later (later still if sent before their turn: they repay it)."""
+        """``n`` paced messages went out: the next waits ``n * interval`` s (more if early)."""
         now = self.clock() if now is None else now
         self.note(n, now, nbytes=nbytes)
         if n > 0:
             self._next = max(self._next, now) + n * self.interval
 
     def note(self, n: int = 1, now: float | None = None, *, nbytes: int = 0) -> None:
-        """``n`` unpaced messages went out now (counted in the window and the byte total, no
-        pacing delay)."""
+        """``n`` unpaced messages went out: counted, but they delay nothing."""
         self.spent += nbytes
         if n > 0:
             self._times.extend([self.clock() if now is None else now] * n)
@@ -226,8 +200,7 @@ class Pacer:
         return self._recent / min(RATE_WINDOW, max(1.0, now - self._text_since))
 
     def earning(self, now: float) -> float:
-        """Bytes of budget the text earns a second, at the rate it arrives lately (half the
-        per-second part is left as a cushion)."""
+        """Budget bytes the text earns a second lately (half the per-second part kept back)."""
         return self.rate(now) * (self.byte_ratio or 0) + self.byte_rate / 2
 
     def tail_limit(self, now: float) -> int:
@@ -241,9 +214,8 @@ class Pacer:
         return self._text_last is not None and now - self._text_last >= PAUSE
 
     def text_due(self, now: float, cost: Callable[[], int]) -> int | None:
-        """The bytes of the live text's update (``cost()``) if it may go out now, else None (see
-        ``TEXT_INTERVAL``): once the byte budget runs tight, updates are spread out rather than
-        all the budget spent at once, then a long wait."""
+        """The bytes of the text's update (``cost()``) if it may go now, else None: a tight
+        budget spreads updates out rather than spend it all, then wait long."""
         if now < self.text_at + TEXT_INTERVAL:
             return None
         nbytes = cost()
@@ -259,5 +231,5 @@ class Pacer:
 
 
 def state_bytes(state: dict) -> int:
-    """The bytes of an update's ``state`` as the kernel serialises it."""
+    """The bytes of an update's ``state`` as the kernel sends it (``ensure_ascii=False``)."""
     return len(json.dumps(state, ensure_ascii=False, default=str).encode("utf-8", "replace"))

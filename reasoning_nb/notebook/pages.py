@@ -1,12 +1,8 @@
-"""Frozen widgets in pages: ``box`` holds page boxes of at most ``page_size`` frozen widgets each;
-the live ``tail`` is the last child of the last page.
+"""Frozen widgets in pages of at most ``page_size``; the live ``tail`` is the last child.
 
-A block freezes in place: the tail widget itself becomes the frozen block (the owner has it
-show exactly the block first) and a fresh tail is appended after it, to the same page or as the
-first child of a new one. The front end only ever sees the tail grow and then an append, so no
-text shows twice, even for the few milliseconds between two messages. Each freeze sends one
-``children`` update of one page (or of ``box`` when a page is opened): a list of all the blocks
-would grow with every freeze (45 bytes a block each time, ~3x a 20 KB answer of 50 blocks).
+A block freezes in place: the tail itself becomes the block and a fresh tail is appended, so the
+page only ever sees the tail grow, then an append (no text shows twice). Each freeze sends the
+children of one page, not of all blocks (45 bytes a block each time: ~3x a 20 KB answer).
 """
 
 from __future__ import annotations
@@ -15,8 +11,7 @@ import ipywidgets as W
 
 from .pacing import UpdateMeter
 
-ID_BYTES = 45
-"""About the bytes one child takes in a ``children`` update (``"IPY_MODEL_<32 hex>", ``)."""
+ID_BYTES = 45  # about the bytes of one child in a ``children`` update
 
 
 class Pages:
@@ -26,8 +21,7 @@ class Pages:
         self.tail, self.page_size, self.meter = tail, page_size, meter
         self._layout = layout or W.Layout()  # every page's: a new page opens one comm, not two
         self.pages: list[W.VBox] = [W.VBox([tail], layout=self._layout)]
-        self.box: W.Box | None = None
-        """The outer box, set by the owner once it is built around ``pages``."""
+        self.box: W.Box | None = None  # set by the owner once built around ``pages``
 
     def append_bytes(self) -> int:
         """About the state bytes of the update :meth:`freeze` sends."""
@@ -36,8 +30,7 @@ class Pages:
         return ID_BYTES * ids + 20
 
     def freeze(self, tail: W.Widget) -> int:
-        """The tail froze (its value already shows the frozen block): show ``tail``, the fresh
-        tail, after it; returns the messages sent (1)."""
+        """The tail froze (it shows its block): show the fresh ``tail`` after it."""
         self.tail, page = tail, self.pages[-1]
         if len(page.children) < self.page_size:
             return self.meter.set(page, children=(*page.children, tail))
@@ -45,11 +38,8 @@ class Pages:
         return self.meter.set(self.box, children=tuple(self.pages))
 
     def replace(self, swaps: list[tuple[list[W.Widget], W.Widget]]) -> int:
-        """For each ``(widgets, new)``: show ``new`` where the first of ``widgets`` was and take
-        them all off (closing them); ``new`` becomes the tail if the tail was among them.
-        Returns the messages sent: one, whatever the swaps, so the front end never shows a
-        new widget and the old ones at once (the pages touched, if more than one, are
-        replaced by fresh pages in one update of ``box``)."""
+        """For each ``(widgets, new)``: ``new`` in place of ``widgets`` (closed). One message
+        whatever the swaps, so the page never shows new and old at once."""
         into = {id(old[0]): new for old, new in swaps}
         gone = {id(w) for old, _ in swaps for w in old}
         touched = [p for p in self.pages if gone & {id(c) for c in p.children}]
@@ -82,8 +72,7 @@ class Pages:
         return sent
 
     def clear(self, also: list[W.Widget]) -> int:
-        """Drop every frozen widget (closing them, their pages and ``also``): the tail alone on
-        a fresh page; returns the messages sent."""
+        """Close every frozen widget, their pages and ``also``: the tail alone on a fresh page."""
         old, sent = self.pages, 0
         if old[-1].children != (self.tail,) or len(old) > 1:
             self.pages = [W.VBox([self.tail], layout=self._layout)]

@@ -1,16 +1,11 @@
 """Pin: what the reader selected in a run, reasoning or answer, copied as its markdown source
 into a new markdown cell below the ``%%think`` cell (all of the reasoning, with nothing selected).
 
-The button is a small anywidget (the ``pin`` part of the page's assets, ``static/pin.js``: see
-:mod:`.assets`): only the browser knows what the reader selected, and only the notebook's
-document model can take a new cell (a kernel can add a code cell while a cell runs, never a
-markdown cell from a button click). The page says where the selection lies; the kernel maps that
-back to the model's markdown (:mod:`.selection`) and writes the cell, so model text is made safe
-in one place (``render.safe_markdown``, as exports do); the page inserts it, or copies it to the
-clipboard where it cannot reach the document.
-
-The same widget offers "Use these flags" (``line``, see ``provenance``): the page puts that line
-in place of the cell's ``%%think`` line, for the same reason (only the page can edit a cell).
+An anywidget (``static/pin.js``): only the page knows the selection and can add a markdown cell.
+The page says where the selection lies; the kernel maps it back to the model's markdown
+(``views.selection``) and writes the cell, so model text is made safe in one place
+(``render.safe_markdown``); the page inserts it, or copies it where it cannot. The same widget
+offers "Use these flags": the page puts that line in place of the cell's ``%%think`` line.
 """
 
 from __future__ import annotations
@@ -30,17 +25,15 @@ from .run_view import RunView
 
 
 def pin_markdown(trace: Trace, text: str = "", part: str = "reasoning") -> str:
-    """The pinned cell: ``text``, the markdown of a ``part`` of ``trace`` (all of the reasoning
-    when empty), quoted under a head line."""
+    """``text`` of a ``part`` of ``trace`` (empty: all the reasoning), quoted under a head."""
     text = text.strip("\n") if text.strip() else trace.reasoning  # (indented code keeps its indent)
     body = render.quote(pinned(text, breaks=part == "reasoning"))
     return f"{render.pin_head(trace.model, trace.preset, part)}\n>\n{body}"
 
 
 class PinButton(AssetsWidget):
-    """The "Pin" button of a ``ThinkWidget``, which pins from the run ``shown()`` returns, and
-    its "Use these flags" button, which puts ``line`` in place of the cell's first line and then
-    calls ``on_line(line)``. Its script is the assets' ``pin`` part."""
+    """Pin (from the run ``shown()`` returns) and "Use these flags" (``line`` in place of the
+    cell's first line, then ``on_line(line)``)."""
 
     cell_id = Unicode("", help="The notebook cell the widget was made in.").tag(sync=True)
     line = Unicode("", help="The cell line 'Use these flags' writes (none: hidden).").tag(sync=True)
@@ -56,8 +49,7 @@ class PinButton(AssetsWidget):
     ) -> None:
         super().__init__(part="pin", cell_id=executing_cell_id(), **kwargs)
         self._shown, self._on_line = shown, on_line
-        self.placed: list[str] = []
-        """How each pin landed, as the page reported it: inserted, copied or failed."""
+        self.placed: list[str] = []  # how each pin landed: inserted, copied or failed
         self.on_msg(self._on_msg)
 
     def _on_msg(self, _widget, content: Any, _buffers) -> None:
@@ -79,8 +71,7 @@ class PinButton(AssetsWidget):
 
 
 def _cell(run: RunView, selection: Selection | None) -> dict[str, Any]:
-    """One pinned cell: what ``selection`` selects in ``run`` (None: all of its reasoning, or
-    its answer when it has none)."""
+    """One pinned cell: ``selection`` in ``run`` (None: its reasoning, else its answer)."""
     trace = run.trace
     part, text = ("reasoning", trace.reasoning) if trace.reasoning else ("answer", trace.answer)
     if selection is not None:

@@ -1,12 +1,9 @@
 """One run in the live view: its reasoning pane and answer, its phase, warnings and numbers.
 
-The trace is the one fold of the events (the runner folds each event once): the view reads
-what changed in it, its text and timers, so the live view and the saved trace agree. Per event
-it compares a phase, and a few sizes when the phase may change; the text it takes from the
-trace per screen update (``max_cost``, ``flush``, ``status_html``...). Every widget change goes
-through a :class:`~.pacing.UpdateMeter` and waits for the owner's ``flush``. Model text reaches
-the front end only as inert markdown (``live_markdown``, in ``Output`` widgets: see
-:mod:`.live_text`) or through ``html.escape``.
+The trace is the one fold of the events: per event the view compares a phase (and a few sizes
+when it may change); the text it takes from the trace per screen update (``max_cost``,
+``flush``, ``status_html``), so the live view and the saved trace agree. Model text reaches the
+page only as inert markdown (:mod:`.live_text`) or through ``html.escape``.
 """
 
 from __future__ import annotations
@@ -40,11 +37,8 @@ HIDDEN_TITLE = "Reasoning (hidden while the model runs)"
 _LIVE_LABEL = {"connecting": "connecting…", "thinking": "thinking…", "answering": "answering…"}
 _CARET = {True: "caret-down", False: "caret-right"}
 _PHASE_OF_STATUS = {"complete": "done", "truncated": "done", "cancelled": "stopped"}
-LOST_DETAIL = "no answer, every token went to thinking"
-"""The status line of a run that lost its answer to thinking (its warning says what to do)."""
-SUBJECT_EVERY = 1.0
-"""The live subject (what the model thinks about now) changes at most this often, in seconds,
-so it can be read."""
+LOST_DETAIL = "no answer, every token went to thinking"  # (its warning says what to do)
+SUBJECT_EVERY = 1.0  # seconds: the live subject changes at most this often, to be read
 
 
 class RunView:
@@ -79,7 +73,6 @@ class RunView:
         self._subject, self._subject_at = "", float("-inf")  # the one shown, and since when
 
     def _build(self) -> None:
-        """The run's widgets, with no text yet (the pane joins when reasoning arrives)."""
         layout, meter = self._layout, self.meter
         self.reasoning = LiveText(
             breaks=True, meter=meter, layout=layout, classes=(TEXT_CLASS, THOUGHTS_CLASS)
@@ -101,8 +94,7 @@ class RunView:
         self.root = W.VBox([self.answer.box], layout=layout)
 
     def park(self) -> None:
-        """A finished run off screen: its widgets are closed, so a saved notebook does not keep
-        its text once more (its trace has it); :meth:`unpark` makes them again."""
+        """Close a finished run's widgets while it is off screen (its trace has the text)."""
         if self.finished and not self._parked:
             close_tree(*self.parts, keep=(self._layout,))
             self._parked = True
@@ -118,8 +110,7 @@ class RunView:
     # -- what the trace folded ------------------------------------------------------------------
 
     def apply(self, event: Event, now: float, *, fold: bool) -> bool:
-        """Note one event, already folded into the trace; True when the status line has
-        something new to say. The text itself is read from the trace per screen update."""
+        """Note one event the trace folded; True when the status line has news."""
         if isinstance(event, ReasoningDelta):  # (most events: one compare, nothing more)
             return self.phase != "thinking" and self._follow(now, fold=fold)
         if isinstance(event, TextDelta):
@@ -154,7 +145,7 @@ class RunView:
             if self.reasoning.chars:  # the pane's title sums it up (folded, unless told not to)
                 # Tokens only if the server counted them: an estimate now would change at the
                 # end, when the server's output total is split (trace_labels.trace_tokens_label).
-                rt = self.usage.get("reasoning_tokens")
+                rt = self.trace.usage.get("reasoning_tokens")
                 tokens = tokens_label(rt, self.reasoning.chars) if rt is not None else ""
                 summary = thought_label(self.reasoning_ms(now), tokens)
                 self._set_pane(summary, self._open and not fold)
@@ -176,7 +167,6 @@ class RunView:
                     self._latest = self.subject.current
 
     def end(self, trace: Trace, now: float) -> None:
-        """The run ended: its phase (and detail) says how, from the trace's status."""
         self.trace, self.finished, self.t_end = trace, True, now
         if trace.status == "running":  # superseded by a re-run before it was finished
             self.phase, self.detail = "stopped", ""
@@ -186,24 +176,14 @@ class RunView:
         if lost_answer(trace):
             self.detail = LOST_DETAIL
 
-    @property
-    def usage(self) -> dict:
-        return self.trace.usage
-
-    @property
-    def warnings(self) -> list[str]:
-        return self.trace.warnings
-
     # -- widgets ---------------------------------------------------------------------------------
 
     def _texts(self) -> tuple[LiveText, ...]:
-        """The texts sent live (with what the trace folded since the last screen update):
-        hidden reasoning is only sent by ``finalize``."""
+        """The texts sent live, up to date (hidden reasoning waits for ``finalize``)."""
         self._pull()
         return (self.answer,) if self.hide else (self.reasoning, self.answer)
 
     def set_tail_limit(self, chars: int) -> None:
-        """Cut the live tails by force past ``chars``."""
         self.reasoning.tail_limit = self.answer.tail_limit = chars
 
     def max_cost(self) -> int:
@@ -219,7 +199,6 @@ class RunView:
         return cost + (200 if self._pane_dirty and self.reasoning.chars else 0)
 
     def settle(self) -> None:
-        """The text paused: the next flush shows all of it (see ``LiveText.settle``)."""
         self._pull()
         self.reasoning.settle()
         self.answer.settle()
@@ -229,21 +208,19 @@ class RunView:
         return sum(t.join_cost() for t in self._texts())
 
     def flush(self, *, join: bool = False) -> int:
-        """Send what changed (the reasoning only if shown live); returns the message count.
-        ``join``: also join the pieces of a block cut by force that has ended."""
+        """Send what changed; returns the message count (``join``: see ``LiveText.flush``)."""
         return sum(t.flush(join=join) for t in self._texts()) + self._flush_pane()
 
     def finalize(self, *, fold: bool, error_in_cell: bool = False) -> int:
-        """Full final render: all text, the pane folded to its summary (or open), the error on
-        a line of its own that looks it, as the static view says it (unless ``error_in_cell``:
-        the cell's error line, just below, says it)."""
+        """All the text, the pane folded to its summary (or open), and the error line (unless
+        ``error_in_cell``: the cell's own error line says it)."""
         trace = self.trace
         sent = self.reasoning.finalize(trace.reasoning) + self.answer.finalize(trace.answer)
         if trace.reasoning:
             self._set_pane(reasoning_summary(trace), not self.hide and not (fold and trace.answer))
         sent += self._flush_pane()
-        error = trace.error and not error_in_cell  # (else the cell's error line says it)
-        if error:  # as the static view says it, on a line of its own that looks it
+        error = trace.error and not error_in_cell
+        if error:  # as the static view says it
             line = html.escape(f"✖ {trace.error}")
             if self.error is None:
                 self.error = W.HTML(line, layout=self._layout, _dom_classes=(ERROR_CLASS,))
@@ -257,7 +234,6 @@ class RunView:
 
     @property
     def parts(self) -> tuple[W.Widget, ...]:
-        """Every widget of this run, shown or not yet (to close them all)."""
         parts = (self.root, self.toggle, self.pane, self.answer.box, self.error)
         return tuple(w for w in parts if w is not None)
 
@@ -285,7 +261,6 @@ class RunView:
             self._quiet = False
 
     def _on_toggle(self, change) -> None:
-        """The reader opened or closed the pane with its title button."""
         if self._quiet or change["new"] == self._open:
             return
         self._open = change["new"]
@@ -315,7 +290,7 @@ class RunView:
         return round(max(0.0, end - began) * 1000, 1)
 
     def tokens_per_s(self, now: float) -> str:
-        out = self.usage.get("output_tokens")
+        out = self.trace.usage.get("output_tokens")
         guessed = out is None
         if guessed:
             out = self.trace.chars / 4
@@ -337,8 +312,7 @@ class RunView:
         return f"Run {self.number} · {self.trace.preset} · {when}{extra}"
 
     def status_html(self, now: float) -> str:
-        """``thinking… · 4.2 s · reasoning 3.1 s, ≈812 tokens · ≈190 tok/s`` while the pane's
-        title says nothing yet, then ``done · 9.1 s · 120 tok/s``; plus ⚠ lines."""
+        """``thinking… · 4.2 s · reasoning 3.1 s, ≈812 tokens · ≈190 tok/s``; ⚠ lines."""
         self._pull()
         label = _LIVE_LABEL.get(self.phase, self.phase)
         bits = [f"{label}: {self.detail}" if self.detail else label]
@@ -346,7 +320,7 @@ class RunView:
         bits.append(seconds_label(elapsed * 1000))
         if self.reasoning.chars and self._title in (LIVE_TITLE, HIDDEN_TITLE):
             ms = self.reasoning_ms(now)
-            tokens = tokens_label(self.usage.get("reasoning_tokens"), self.reasoning.chars)
+            tokens = tokens_label(self.trace.usage.get("reasoning_tokens"), self.reasoning.chars)
             bits.append(f"reasoning {seconds_label(ms)}, {tokens}" if ms else f"reasoning {tokens}")
         if rate := self.tokens_per_s(now):
             bits.append(rate)
@@ -364,18 +338,16 @@ class RunView:
         replay = replay_line(self.trace)
         notes = (f"↻ {replay}" if replay else "", continued_line(self.trace.continued, short=True))
         lines += [html.escape(n) for n in (*notes, history_note(self.trace.request)) if n]
-        return "<br>".join([*lines, *(html.escape(f"⚠ {w}") for w in self.warnings)])
+        return "<br>".join([*lines, *(html.escape(f"⚠ {w}") for w in self.trace.warnings)])
 
     def live_subject(self, now: float) -> str:
-        """What the model thinks about now (see ``core.subject``), while it thinks; it changes
-        at most every ``SUBJECT_EVERY`` seconds of ``now``; never of hidden reasoning."""
+        """What the model thinks about now (``core.subject``), never of hidden reasoning."""
         if self.subject_due(now):
             self._subject, self._subject_at = self._latest, now
         return "" if self.hide or self.finished or self.phase != "thinking" else self._subject
 
     def subject_due(self, now: float) -> bool:
-        """The status line would show a new subject at ``now``: its owner sends it then, not
-        with the next text (a summary often pauses between its parts)."""
+        """A new subject is due (sent then, not with the next text: a summary pauses)."""
         if self.hide or self.finished or self.phase != "thinking":
             return False
         latest, since = self._latest, self._subject_at + SUBJECT_EVERY
@@ -393,9 +365,8 @@ def history_note(request: dict) -> str:
 
 
 def close_tree(*roots: W.Widget, keep: tuple[W.Widget, ...] = ()) -> None:
-    """Close these widgets and every widget they reach (children, layout, style, ...) but
-    ``keep`` (shared with widgets that stay): a closed model leaves the kernel's registry and
-    the front end."""
+    """Close these widgets and every widget they reach (children, layout, style...) but
+    ``keep`` (shared with widgets that stay)."""
     seen = {id(widget) for widget in keep}
     todo = list(roots)
     while todo:

@@ -40,8 +40,7 @@ def error_line(exc: BaseException, debug: bool) -> str:
 
 
 class CellError(Exception):
-    """Ends a ``%%think`` cell as failed, so Run All stops there, with one line where IPython
-    would print a traceback (``_render_traceback_``); the widget and the saved trace stay."""
+    """Fails a ``%%think`` cell (Run All stops there) with one line, not a traceback."""
 
     def __init__(self, line: str, *, interrupt: bool = False, detail: str = ""):
         super().__init__(line)
@@ -87,17 +86,14 @@ def ended(trace: Trace) -> Trace:
 
 
 class Runner:
-    """What every runner of a ``%%think`` cell shares, for one run or N variants: it makes each
-    ``Run`` with the chat's history, streams its events into its view, and ends its trace
-    whatever ends the stream (Stop, an error, a kernel interrupt: the partial trace is kept);
-    a live view ticks meanwhile. ``run(prompt, options, chat)`` returns the cell's traces."""
+    """Runs a ``%%think`` cell, one run or N variants, streaming into a view; whatever ends a
+    stream (Stop, an error, an interrupt), its partial trace is kept. ``run`` returns them."""
 
     def __init__(self, magics: CellMagic, *, hide: bool, debug: bool):
         self.magics, self.hide, self.debug = magics, hide, debug
         self.scope: anyio.CancelScope | None = None
 
     def stop(self) -> None:
-        """Stop what streams (each run keeps its partial trace, cancelled)."""
         if self.scope is not None:
             self.scope.cancel()
 
@@ -106,8 +102,7 @@ class Runner:
         self.stop()
 
     async def _stream(self, run: Run, on_event: Callable[[Event], object]) -> Trace:
-        """Feed ``run``'s events to ``on_event``; its trace, ended (a failed run's error line
-        in it, or the whole traceback with ``--debug``)."""
+        """Feed ``run``'s events to ``on_event``; its trace, ended (with its error line)."""
         try:
             async for event in run.events():
                 if not isinstance(event, Done):
@@ -130,8 +125,7 @@ class Runner:
         on_event: Callable[[int, Event], object] = lambda i, event: None,
         done: Callable[[int, Trace], object] = lambda i, trace: None,
     ) -> None:
-        """Stream every run, at most ``limit`` at once: ``start``, ``on_event`` and ``done``
-        (its trace ended, also when the group is cancelled) tell of run ``i``."""
+        """Stream every run, at most ``limit`` at once, telling of run ``i`` as it goes."""
         limiter = anyio.CapacityLimiter(limit)
 
         async def one(i: int, run: Run) -> None:
@@ -147,8 +141,7 @@ class Runner:
                 tg.start_soon(one, i, run)
 
     async def _live(self, view: Any, work: Callable[[], Awaitable[object]]) -> None:
-        """Await ``work()`` in a scope that Stop and a kernel interrupt cancel, while ``view``
-        ticks every ``1 / max_updates_per_second`` s."""
+        """Await ``work()`` in a scope that Stop and an interrupt cancel; ``view`` ticks."""
         interval = 1.0 / max(1.0, self.magics.max_updates_per_second)
 
         async def tick() -> None:
@@ -208,12 +201,10 @@ class TextRunner(Runner):
 
 
 class WidgetRunner(Runner):
-    """A live widget while the model streams; the final output carries the trace and shows
-    the ended run (the widget keeps its header, run selector and actions: ``PAIRING_STYLE``).
+    """A live widget while the model streams, then the static output below it.
 
-    The preset dropdown and Continue ask for another run in the same widget. While the cell
-    runs, that run is queued in the cell (the cell ends after it, with ``_think`` set to it);
-    after the cell ended, it streams on the kernel's loop. Either way an interrupt stops it.
+    The dropdown and Continue ask for another run in the same widget: queued in the cell while
+    it runs, else streamed on the kernel's loop. Either way an interrupt stops it.
     """
 
     def __init__(self, magics: CellMagic, *, hide: bool, debug: bool):
@@ -256,22 +247,19 @@ class WidgetRunner(Runner):
             self._in_cell = False
 
     def close(self) -> None:
-        """The cell runs again: stop what streams and close every widget of this output."""
         self._next = None
         self.stop()
         if self.view is not None:
             self.view.close()
+
     def _rerun(self, preset: str) -> None:
-        """The dropdown changed: run the same prompt again in the same widget."""
         self._again({**self.options, "preset": preset})
 
     def _continue(self, trace: Trace, hint: str, number: int) -> None:
-        """Continue under a stopped run: its preset, its reasoning kept, the hint."""
         self._again({**self.options, "preset": trace.preset}, Continuation.of(trace, hint, number))
 
     def _rescue(self, trace: Trace, action: str, number: int) -> None:
-        """Answer now (thinking off, the reasoning kept) or More room (a larger max_tokens)
-        under a run that lost its answer to thinking; see ``core.rescue``."""
+        """Answer now or More room under a run that lost its answer (``core.rescue``)."""
         if action == "answer_now":
             options = {**self.options, "preset": rescue.ANSWER_NOW_PRESET}
             self._again(options, rescue.answer_now(trace, number))
@@ -282,8 +270,7 @@ class WidgetRunner(Runner):
             self._again(options, rescue.more_room(trace, room, number))
 
     def _line_written(self, line: str) -> None:
-        """The page wrote the line "Use these flags" offered into the cell: the saved output
-        stops offering it."""
+        """The page wrote "Use these flags"'s line: the saved output stops offering it."""
         self.line = line
         if self.runs:
             self._save(self.runs[-1], error_in_cell=self._error_in_cell)
@@ -306,7 +293,6 @@ class WidgetRunner(Runner):
             return await self._drive()
 
     async def _drive(self) -> Trace:
-        """Stream what was asked, then whatever was asked meanwhile; the last run's trace."""
         self._driving = True
         try:
             trace = None
@@ -323,7 +309,6 @@ class WidgetRunner(Runner):
             self._driving = False
 
     async def _one(self, options: dict[str, Any], continuation: Continuation | None) -> Trace:
-        """One run in the widget, then its static output below."""
         run = self._new_run(self.prompt, options, self.chat, continuation)
         view = self.view
         view.start_run(run.trace)
@@ -342,8 +327,7 @@ class WidgetRunner(Runner):
         return trace
 
     def _save(self, trace: Trace, *, error_in_cell: bool = False) -> None:
-        """The static output (shown or updated): the trace's bundle with its metadata, which
-        says which of the cell's runs it is, with the earlier runs folded under it."""
+        """Show or update the static output, the earlier runs folded under it."""
         self._error_in_cell = error_in_cell
         data = render.cell_bundle(trace, CellRuns(self.line, tuple(self.runs[:-1])))
         classes, style = STATIC_CLASS, PAIRING_STYLE

@@ -17,36 +17,21 @@ ERROR_IN_CELL_CLASS = "reasoning-nb-error-in-cell"
 PANE_CLASS, ANSWER_CLASS = "reasoning-nb-pane", "reasoning-nb-answer"
 THOUGHTS_CLASS, TEXT_CLASS = "reasoning-nb-thoughts", "reasoning-nb-text"
 """CSS classes of the reasoning pane, the answer, the reasoning text, and both texts."""
-SCROLL_CLASS = "reasoning-nb-scroll"
-"""The reasoning's scroll box: capped, following the newest text, while a run is live (its
-status line's clock counts: see ``STYLE``)."""
+SCROLL_CLASS = "reasoning-nb-scroll"  # the reasoning's box: capped while a run is live
+# The pane's title as a button, so the keyboard opens it too (the Accordion's own header, a
+# plain div, takes over where no kernel answers).
 TOGGLE_CLASS = "reasoning-nb-pane-toggle"
-"""The pane's title as a button (it opens and closes the pane, from the keyboard too; the
-Accordion's own header, a plain div, takes over where no kernel answers: see
-``STYLE``)."""
-CLOCK_CLASS = "reasoning-nb-clock"
-"""The elapsed time in the status line while a run is live: the page counts on by itself (see
-``CLOCK_STYLE``), so the clock never waits for a message."""
-CONT_CLASS = "reasoning-nb-cont"
-"""On a block's ``Output`` that goes on with the block before it (a cut by force)."""
+CLOCK_CLASS = "reasoning-nb-clock"  # the live elapsed time, counted on by the page itself
+CONT_CLASS = "reasoning-nb-cont"  # an Output that goes on with the one before (a forced cut)
 ROOT_CLASSES = (render.CSS_CLASS, LIVE_CLASS)
-COMPARE_CLASS = "reasoning-nb-compare-live"
-"""The root of ``--compare``'s live view (with ``LIVE_CLASS``)."""
-HEADER_CLASS, STATUS_CLASS, MODEL_CLASS, RUNS_CLASS = (
-    "reasoning-nb-header",
-    "reasoning-nb-status",
-    "reasoning-nb-model",
-    "reasoning-nb-runs",
-)
-STEER_CLASS, ASSETS_CLASS, IDLE_CLASS, PIN_NOTE_CLASS = (
-    "reasoning-nb-steer",
-    "reasoning-nb-assets",
-    "reasoning-nb-idle",
-    "reasoning-nb-pin-note",
-)
-"""...; a widget that brings the page its assets (see ``assets``), Pin not offered now (hidden;
-set by its script: ipywidgets applies ``_dom_classes`` to a new view after the script ran), and
-what became of a pin."""
+COMPARE_CLASS = "reasoning-nb-compare-live"  # the root of --compare's live view
+HEADER_CLASS, STATUS_CLASS = "reasoning-nb-header", "reasoning-nb-status"
+MODEL_CLASS, RUNS_CLASS = "reasoning-nb-model", "reasoning-nb-runs"
+STEER_CLASS = "reasoning-nb-steer"
+ASSETS_CLASS = "reasoning-nb-assets"  # a widget that brings the page its assets
+# Pin not offered now (hidden; set by its script: ipywidgets applies ``_dom_classes`` to a new
+# view after the script ran), and what became of a pin.
+IDLE_CLASS, PIN_NOTE_CLASS = "reasoning-nb-idle", "reasoning-nb-pin-note"
 _GONE = "jupyter-widgets-disconnected"
 _PREFIX = render.CSS_CLASS  # (of the static view's classes: ``render``)
 _EXPORT = f"{_PREFIX}-export"  # (its root)
@@ -205,9 +190,7 @@ CLOCK_STYLE = (
     f".{CLOCK_CLASS}::after{{content:counter(rn-s) '.' counter(rn-d) ' s'}}"
     f".jupyter-widgets-disconnected .{CLOCK_CLASS}{{animation-play-state:paused}}"
 )
-"""The live status line's clock: seconds and tenths counted by the page from the elapsed time
-the status line was rendered at (its ``animation-delay``); paused when the kernel is gone."""
-STYLE += CLOCK_STYLE
+STYLE += CLOCK_STYLE  # (counted from the status line's ``animation-delay``; paused if no kernel)
 # Lab Dark's comment colour (#408080) reads at 4.15:1 on its background: one of our own, 6:1.
 STYLE += f"body[data-jp-theme-light=false] {_L}{{--jp-mirror-editor-comment-color:#5c9d9d}}"
 """One stylesheet, scoped to the live view, sent once with the model label."""

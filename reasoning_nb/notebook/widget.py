@@ -1,15 +1,9 @@
 """The live view of one ``%%think`` cell: header, status line, run selector, the shown run.
 
-The runner drives it: ``start_run(trace)``, ``on_event(event)`` for every provider event (once
-the trace has folded it: the run's view reads its text from the trace per screen update),
-``tick()`` about every ``1 / max_rate`` s while the run lasts, ``finish(trace, render=False)`` at
-the end, then ``hand_over(trace)`` once the static output below shows that run: from then on the
-widget holds no text of it (a saved notebook keeps the text once, as that output's HTML). Each
-run's panes live in a :class:`~.run_view.RunView`, whose texts are ``Output`` widgets that the
-front end renders as markdown (:mod:`.live_text`); an earlier run picked is made again whole.
-All traffic is paced by one :class:`~.pacing.Pacer` (messages a second, and bytes per byte of
-text received); the status line's clock counts on in the page, its figures ride along with the
-text. What a click asks for goes to the runner through :class:`~.action_row.Actions`.
+The runner calls ``start_run``, ``on_event`` (once the trace folded the event), ``tick`` while
+the run lasts, ``finish`` and ``hand_over``: once the static output below shows the run, the
+widget holds no text of it, so a saved notebook keeps the text once. Every update goes through
+one :class:`~.pacing.Pacer`; clicks go to the runner through :class:`~.action_row.Actions`.
 """
 
 from __future__ import annotations
@@ -31,16 +25,14 @@ from .pacing import TEXT_INTERVAL, TIGHT, Pacer
 from .run_view import RunView, close_tree
 from .style import HEADER_CLASS, MODEL_CLASS, ROOT_CLASSES, RUNS_CLASS, STATUS_CLASS
 
+# Style values None in Python and "" in the page: set to "", they equal the page's defaults,
+# which saved widget state leaves out (~25 bytes a value). (A colour may not be "".)
 _UNSET = "font_family", "font_size", "font_style", "font_variant", "font_weight", "text_decoration"
-"""Style values that ipywidgets leaves None in Python and the page's models default to "". Set
-to "" (which sets no CSS either), they equal the page's defaults, which Lab's saved widget
-state leaves out: ~25 bytes a value, 7 in a header. (A colour may not be "".)"""
 
 __all__ = ["Actions", "ThinkWidget"]
 
 
 def _unset_style(kind: type[W.Style]) -> W.Style:
-    """A ``kind`` style model with every value unset, as the page has it (:data:`_UNSET`)."""
     return kind(**{name: "" for name in _UNSET if kind.class_traits().get(name)})
 
 
@@ -53,7 +45,6 @@ class ThinkWidget:
         *,
         model: str,
         preset: str,
-        presets=PRESETS,
         hide_reasoning: bool = False,
         fold_on_answer: bool = True,
         max_rate: float = 25.0,
@@ -63,44 +54,34 @@ class ThinkWidget:
     ) -> None:
         self.model, self.hide_reasoning, self.fold_on_answer = model, hide_reasoning, fold_on_answer
         self.actions = actions or Actions()
-        self.line = line
-        """The cell's ``%%think`` line, as the front end sent it ("" when unknown)."""
+        self.line = line  # the cell's %%think line, as the front end sent it
         self.clock = clock
         self.pacer = Pacer.for_view(max_rate, clock)
         self.meter = self.pacer.meter
-        self.layout = W.Layout()
-        """One for every widget of this view (sizes and alignment are in the stylesheet, which
-        is never saved): each Layout is one more model in a saved notebook."""
+        self.layout = W.Layout()  # every widget's: each Layout is one more saved model
         self._all: list[RunView] = []
-        self.live: RunView | None = None
-        """The run streaming, if one."""
+        self.live: RunView | None = None  # the run streaming
         self._shown: RunView | None = None
         self._status_dirty = False
         self._waits = False  # text waits to be sent (known at the last full look)
         self._quiet = False  # True while we set widget values ourselves
-        self.handed_over: Trace | None = None
-        """The run the static output below shows in full (see ``hand_over``): the widget holds
-        no text of its own while that run is on screen."""
+        self.handed_over: Trace | None = None  # the run the static output shows (hand_over)
 
-        options = list(presets) + ([preset] if preset not in presets else [])
+        options = list(PRESETS) + ([preset] if preset not in PRESETS else [])
         html_style = _unset_style(HTMLStyle)  # (the HTML parts and the dropdown share it)
         self.model_label = W.HTML(_model_html(model), layout=self.layout, style=html_style)
-        """The model that answers the run on screen, once the run knows it."""
         self._labelled = model  # (the model it names: compared at every event)
         self.dropdown = W.Dropdown(
             options=options, value=preset, tooltip="Reasoning preset",
             layout=self.layout, style=html_style,
         )  # fmt: skip
         self.button_style = _unset_style(W.ButtonStyle)
+        # (disabled, hidden, before the first run; closed once it ended: none is saved)
         self.stop_button = self._new_stop_button()
-        """Shown while a run is live; disabled (hidden: see STYLE) before the first run, closed
-        once a run ended (a saved notebook keeps no Stop), made again for the next run."""
         self.status = W.HTML(layout=self.layout, style=html_style, _dom_classes=(STATUS_CLASS,))
-        self.selector: W.ToggleButtons | None = None
-        """The run selector, made for the second run (see ``_update_selector``)."""
+        self.selector: W.ToggleButtons | None = None  # made for the second run
         self.body = W.VBox(layout=self.layout)
         self.action_row = ActionRow(self)
-        """Continue, Answer now, Pin… under the run on screen."""
         self.header = W.HBox(
             [self.model_label, self.dropdown, self.stop_button, self.status],
             layout=self.layout,
@@ -122,7 +103,6 @@ class ThinkWidget:
         return button
 
     def _show_stop(self, running: bool) -> None:
-        """Stop in the header while a run is live; closed once none is."""
         if running and self.stop_button.comm is None:  # (closed when the last run ended)
             self.stop_button = self._new_stop_button(disabled=False)
             header = (self.model_label, self.dropdown, self.stop_button, self.status)
@@ -200,10 +180,8 @@ class ThinkWidget:
             self._pump(self.clock())
 
     def finish(self, trace: Trace, *, error_in_cell: bool = False, render: bool = True) -> None:
-        """The run ended: render it in full, mark the phase, enable the history.
-        ``error_in_cell``: its error ends the cell, whose error line says it (not twice).
-        ``render=False``: no final render, the static output is about to show it (see
-        ``hand_over``)."""
+        """The run ended. ``error_in_cell``: the cell's error line says its error (not twice).
+        ``render=False``: no final render, the static output is about to show it."""
         run = next((r for r in self._all if r.trace is trace), None) or self.live
         if run is None:  # a trace with no live run (e.g. a saved one): show it as a run
             self.start_run(trace)
@@ -217,10 +195,8 @@ class ThinkWidget:
             self._render_status(now)
 
     def hand_over(self, trace: Trace) -> None:
-        """The static output below the widget shows ``trace``, ended, in full from now on:
-        while that run is on screen the widget shows only its header, selector and actions
-        (see ``style.LIVE_PAIRING``), so a saved notebook keeps the text once as HTML, not
-        again as widget state."""
+        """The static output below shows ``trace`` in full from now on: while it is on screen
+        the widget shows only its header, selector and actions (``style.LIVE_PAIRING``)."""
         self.handed_over = trace
         run = self._shown
         if run is not None and self._handed_over(run):
@@ -252,9 +228,8 @@ class ThinkWidget:
     # -- sending ---------------------------------------------------------------------------------
 
     def _pump(self, now: float) -> None:
-        """Send what is due, if the pacer lets it: the text with the status line riding along,
-        else the status line alone (a new phase or a warning, when no text waits), else the
-        text alone."""
+        """Send what is due, if the pacer lets it: text and status line, else the status line
+        alone (a new phase or warning, no text waiting), else the text alone."""
         run, pacer = self.live, self.pacer
         if run is None:
             return
@@ -299,11 +274,6 @@ class ThinkWidget:
         else:  # a new phase or warning: counted, but it delays no text
             pacer.note(sent, now, nbytes=charged)
 
-    def charged(self, send: Callable[[], object]) -> None:
-        """``send`` an update the pacer did not pace, and count it."""
-        with self.pacer.unpaced():
-            send()
-
     def _render_status(self, now: float) -> int:
         run = self._shown
         self._status_dirty = False
@@ -315,8 +285,7 @@ class ThinkWidget:
         return sent
 
     def _show(self, run: RunView) -> int:
-        """Put ``run`` on screen (the run handed over: the static output shows it, the body is
-        empty); the finished run it replaces is parked (see ``RunView.park``)."""
+        """Put ``run`` on screen (an empty body for the run handed over); park the one before."""
         before, self._shown = self._shown, run
         if self._handed_over(run):  # (off screen first: no frame shows its text closing)
             sent = self.meter.set(self.body, children=())
@@ -329,22 +298,19 @@ class ThinkWidget:
         return sent
 
     def _follow_model(self, run: RunView) -> int:
-        """The model label names the model of the run on screen, once it is known (a default
-        model is resolved when the run starts)."""
+        """The label names the model of the run on screen, once it is known."""
         if run is not self._shown or not run.trace.model:
             return 0
         self._labelled = run.trace.model
         return self.meter.set(self.model_label, value=_model_html(run.trace.model))
 
     def _follow_preset(self, run: RunView) -> int:
-        """The dropdown shows the preset of the run on screen (no re-run)."""
         preset = run.trace.preset
         if preset not in self.dropdown.options or preset == self.dropdown.value:
             return 0
         return self._set_quietly(self.dropdown, value=preset)
 
     def _set_quietly(self, widget: W.Widget, **traits) -> int:
-        """Set traits of a control the user also sets, with no echo as a user action."""
         self._quiet = True
         try:
             return self.meter.set(widget, **traits)
@@ -384,7 +350,6 @@ class ThinkWidget:
             self.actions.line_written(line)
 
     def close(self) -> None:
-        """Close every widget model of this view, the runs not on screen included."""
         roots = [self.root, self.button_style, *self.action_row.widgets()]  # (Stop may be gone)
         close_tree(*roots, *(part for run in self._all for part in run.parts))
 
@@ -416,4 +381,3 @@ class ThinkWidget:
 
 def _model_html(model: str) -> str:
     return f'<span class="{MODEL_CLASS}">{html.escape(model)}</span>'
-

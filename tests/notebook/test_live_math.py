@@ -219,7 +219,7 @@ def test_a_piece_never_opens_as_a_block_of_its_own(wire):  # noqa: F811
 def test_an_unclosed_dollar_holds_the_cut_only_so_long(wire):  # noqa: F811
     """A lone ``$`` (a price) opens a span no closer ends: the tail waits past its limit, but
     no further than ``MATH_WAIT`` past it, then is cut as before."""
-    from reasoning_nb.notebook.blocks import MATH_WAIT
+    from reasoning_nb.views.markdown_blocks import MATH_WAIT
 
     text = "It costs $5 and " + "then more words follow " * 200
     live = LiveText(tail_limit=100)

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from test_widget import wire  # noqa: F401  (the fixture)
 
-from reasoning_nb.notebook.blocks import TAIL_LIMIT
 from reasoning_nb.notebook.live_text import LiveText
 from reasoning_nb.views.live_markdown import live_markdown
+from reasoning_nb.views.markdown_blocks import TAIL_LIMIT
 
 _GFM = MarkdownIt("commonmark").enable("table")
 

@@ -18,11 +18,11 @@ from markdown_it import MarkdownIt
 
 from reasoning_nb.core.events import Finish, Notice, ReasoningDelta, Reclassify, TextDelta, Usage
 from reasoning_nb.core.trace import Trace
-from reasoning_nb.notebook.blocks import TAIL_LIMIT, find_cut
 from reasoning_nb.notebook.live_text import LiveText
 from reasoning_nb.notebook.style import CONT_CLASS
 from reasoning_nb.notebook.widget import Actions
 from reasoning_nb.views.live_markdown import live_markdown
+from reasoning_nb.views.markdown_blocks import TAIL_LIMIT, find_cut
 
 MAX_RATE = 25.0
 RATIO = 5
@@ -1137,11 +1137,11 @@ def live_view_work(wire, text: str, kind=TextDelta) -> int:
     same on a loaded machine."""
     import sys
 
-    from reasoning_nb.notebook import blocks as fences
     from reasoning_nb.notebook import live_text
+    from reasoning_nb.views import markdown_blocks
 
     done = {"chars": 0, "calls": 0}
-    render, scan = live_text.live_markdown, fences._scan
+    render, scan = live_text.live_markdown, markdown_blocks._scan
 
     def counted_render(src, **kw):
         done["chars"] += len(src)
@@ -1164,7 +1164,7 @@ def live_view_work(wire, text: str, kind=TextDelta) -> int:
     before = sys.getprofile()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(live_text, "live_markdown", counted_render)
-        mp.setattr(fences, "_scan", counted_scan)
+        mp.setattr(markdown_blocks, "_scan", counted_scan)
         sys.setprofile(profile)
         try:
             feed(w, trace, events, wire.clock, 0.01, tick_every=1)

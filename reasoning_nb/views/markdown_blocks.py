@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-from ..views.live_markdown import math_extent, opens_table
+from .live_markdown import math_extent, opens_table
 
 TAIL_LIMIT = 400
 """Force a cut when the live tail grows past this many characters."""
