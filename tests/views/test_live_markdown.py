@@ -322,7 +322,9 @@ def _live_tex(text: str) -> list[str]:
     return [s[2:-2] if s.startswith("$$") else s[1:-1] for s in spans]
 
 
-_OPENS_BLOCK = re.compile(r" {0,3}(?:>|[-+*](?:[ \t]|$)|#{1,6}(?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$))")
+_OPENS_BLOCK = re.compile(
+    r" {0,3}(?:>|~{3,}|[-+*](?:[ \t]|$)|#{1,6}(?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$))"
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -342,9 +344,9 @@ def test_the_live_and_static_views_find_the_same_math(before, tex, kind, after):
     # (the static view writes math as \(…\) or \[…\], whatever its delimiters were: TeX
     # holding one of those closers ends early in MathJax, a limit of that form)
     assume("\\)" not in tex and "\\]" not in tex)
-    # (by design too: a TeX line of a display that opens a block of its own, a quote, an item
-    # or a heading, ends the paragraph for CommonMark, so the static view sees no display; Lab
-    # masks math before it reads markdown)
+    # (by design too: a TeX line of a display that opens a block of its own, a quote, an item,
+    # a heading or a ~~~ fence, ends the paragraph for CommonMark, so the static view sees no
+    # display; Lab masks math before it reads markdown)
     assume(not (block and any(_OPENS_BLOCK.match(line) for line in tex.split("\n"))))
     if block:
         text = f"{before}\n{opening}\n{tex}\n{closing}\n{after}"
