@@ -1,15 +1,8 @@
 """The HTML view of :class:`~reasoning_nb.views.stats.TraceStats`: the escaped table, and the
-plot of reasoning tokens (y) by preset (x), one series per model, as inline SVG.
-
-Drawn by hand (no plotting library); every label comes from a notebook, so all text is escaped
-and shortened. Only complete runs are drawn (:func:`~reasoning_nb.views.stats_table.plotted`);
-the rest are dimmed in the table. A filled point is the server's count, a hollow one an estimate
-from characters; the line joins each model's mean per preset from ``off`` to ``max`` (``auto``
-is not a level, so its point stands alone).
-
-Text and grid take ``currentColor``, the colour of the text around the plot, so the plot reads in
-JupyterLab Light and Dark and on a white page; the series colours (Okabe-Ito, a mid grey last)
-show on either background.
+plot of reasoning tokens by preset, one series per model, as inline SVG drawn by hand. Every label
+comes from a notebook, so all text is escaped and shortened. ``auto`` is not a level, so its
+point stands off the line. Text and grid take ``currentColor`` and the series colours
+(Okabe-Ito) show on either background, so the plot reads in Lab Light and Dark.
 """
 
 from __future__ import annotations
@@ -40,7 +33,6 @@ _SMALL = "font-size:0.85em"
 
 
 def html_view(rows: list[dict[str, Any]], notes: list[str]) -> str:
-    """The table (every cell escaped), the plot when it helps, the legend and the notes."""
     e = html.escape
     out = ['<div class="reasoning-nb-stats">']
     if rows:
@@ -94,7 +86,7 @@ def _label(text: str, limit: int = 22) -> str:
 
 
 def svg(rows: list[dict[str, Any]]) -> str | None:
-    """The SVG markup, or None when there is nothing to compare."""
+    """None when there is nothing to compare."""
     if not useful(rows):
         return None
     drawn = [r for r in rows if plotted(r)]
