@@ -101,7 +101,6 @@ def replay_line(trace: Trace) -> str:
 
 
 ACTION_NOTES = {"answer_now": "answer now", "more_room": "more room"}
-"""How a run made by Answer now or More room says so (see ``core.rescue``)."""
 
 
 def continued_line(continued: dict | None, *, short: bool = False) -> str:

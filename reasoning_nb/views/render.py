@@ -70,14 +70,10 @@ def _md(breaks: bool, highlight: bool, code_classes: bool = False) -> MarkdownIt
 def markdown_html(
     text: str, *, breaks: bool = False, highlight: bool = True, code_classes: bool = False
 ) -> str:
-    """Render untrusted markdown to HTML with raw HTML off.
-
-    ``highlight=False`` leaves code plain: for text re-sent on every live update, where inline
-    highlighting styles would multiply the bytes (the final render highlights).
-    ``code_classes=True`` highlights with classes (:data:`CODE_PREFIX`), for a view that holds
-    :data:`CODE_STYLE`: readable in a dark theme too. Pygments' inline colours, the default
-    here, are what the live widget's byte budget is tuned to (``notebook.live_text``).
-    """
+    """Untrusted markdown as HTML, raw HTML off. ``highlight=False`` leaves code plain, for text
+    re-sent on every live update (inline styles would multiply the bytes). ``code_classes=True``
+    highlights with classes, for a view that holds :data:`CODE_STYLE` (readable in a dark theme
+    too); Pygments' inline colours are what the live widget's byte budget is tuned to."""
     return _md(breaks, highlight, code_classes).render(text)
 
 

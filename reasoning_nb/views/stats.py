@@ -37,12 +37,9 @@ MAX_NOTES = 50
 
 
 def stats(source: Any = None, *, since: Any = None) -> TraceStats:
-    """Tabulate traces: ``source`` is a ``.ipynb`` path, a notebook (nbformat node or dict), a
-    trace, a list of traces or trace dicts, None for this IPython session's ``%%think`` runs, or
-    the trace log: ``"log"`` (``$REASONING_NB_DB`` or the default log) or a path ending in
-    ``.sqlite3``, ``.sqlite`` or ``.db``. ``since`` (an ISO date or datetime, UTC unless it says
-    otherwise) keeps the log's runs started then or later. Logged replays are listed, marked
-    ``replay``, and left out of the plot (see :mod:`~reasoning_nb.store.log`)."""
+    """Tabulate traces from a ``.ipynb`` path, a notebook, a trace or a list of them, the trace
+    log (``"log"`` or a ``.sqlite3``, ``.sqlite`` or ``.db`` path; ``since``: an ISO date or
+    datetime, UTC unless it says otherwise), or None: this session's ``%%think`` runs."""
     reader = _Reader()
     is_path = isinstance(source, (str, os.PathLike))
     if since is not None and not (is_path and is_log(source)):
@@ -69,8 +66,7 @@ def stats(source: Any = None, *, since: Any = None) -> TraceStats:
 
 
 def session_stats(rows: Iterable[dict[str, Any]]) -> TraceStats:
-    """A session's runs from the rows ``%%think`` kept of them (numbers and the short prompt),
-    numbered."""
+    """A session's runs, numbered, from the rows ``%%think`` kept of them."""
     return TraceStats([{**r, "source": f"#{i}"} for i, r in enumerate(rows, 1)], [])
 
 

@@ -22,12 +22,7 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#8
 FONT = 'font-family="sans-serif" font-size="11" fill="currentColor"'
 GRID = 'stroke="currentColor" stroke-opacity="0.2"'
 HOLLOW = f'style="fill:{lab("layout-color0")}"'  # the page's background
-_TD = {
-    "source": "white-space:nowrap",
-    "prompt": "white-space:nowrap",
-    "model": "white-space:nowrap",
-    "warnings": "",
-}
+_TD = dict.fromkeys(("source", "prompt", "model"), "white-space:nowrap") | {"warnings": ""}
 _UNPLOTTED_ROW = '<tr style="opacity:0.6" title="not plotted: only complete runs are">'
 _SMALL = "font-size:0.85em"
 
