@@ -1,10 +1,6 @@
-"""The options of a run, declared once.
-
-``think()`` and ``astream()`` take them as keywords, ``Run`` as a ``RunOptions``, and the
-``%%think`` magic and ``python -m reasoning_nb`` as flags generated from the fields below (the
-README's flag table too: ``tools/readme_tables.py``). A field with a ``Flag`` can be set from a
-command line; the others (``api_key``, ``log``, ``stop_on_loop``) only from Python or the
-magic's configuration.
+"""The options of a run, declared once: ``think()`` and ``astream()`` take them as keywords,
+``Run`` as a ``RunOptions``, and the ``%%think`` magic, ``python -m reasoning_nb`` and the README's
+flag table as flags generated from the fields with a ``Flag``.
 """
 
 from __future__ import annotations
@@ -74,10 +70,6 @@ def _option(default: Any, *names: str, help: str = "", **flag: Any) -> Any:
     return field(default=default, metadata={"flag": Flag(names, help, **flag) if names else None})
 
 
-def _listed(values: tuple[str, ...]) -> str:
-    return ", ".join(f"`{value}`" for value in values)
-
-
 @dataclass(frozen=True)
 class RunOptions:
     """Everything a run can be asked besides its prompt; checked when made (a ``ConfigError``
@@ -91,7 +83,7 @@ class RunOptions:
         "-p",
         "--preset",
         choices=PRESETS,
-        help=f"reasoning effort: {_listed(PRESETS)} (default `auto`)",
+        help=f"reasoning effort: {', '.join(f'`{p}`' for p in PRESETS)} (default `auto`)",
     )
     budget_tokens: int | None = _option(
         None, "--budget", help="reasoning token budget; wins over the preset"

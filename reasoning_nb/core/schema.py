@@ -1,14 +1,9 @@
 """The saved trace (``"schema": 1``): its fields, declared once, and the metadata keys.
 
-:data:`FIELDS` names each field in the order it is saved, with its default and its kind; a kind
-says how the field is written (``Trace.to_dict``), read back from our own save
-(``Trace.from_dict``, which trusts it) and read as untrusted input (:func:`checked`, the gate
-for a notebook from anyone, or a log).
-
-Untrusted input is taken on faith nowhere: every field is checked for its type and range, a
-field that fails is skipped (its default is used) with a warning, unknown fields are skipped
-with a warning, and nothing here raises. Warnings name the field and the *type* found, never the
-value: the value is attacker text and warnings go to a terminal.
+Each field's kind says how it is written (``Trace.to_dict``), read back from our own save
+(``Trace.from_dict``, which trusts it) and read from anyone (:func:`checked`: a field that fails
+its type and range check is skipped with a warning, and nothing raises). Warnings name the field
+and the *type* found, never the value: the value is attacker text and warnings go to a terminal.
 """
 
 from __future__ import annotations
@@ -29,11 +24,8 @@ CACHE_KEYS = ("cache_read_tokens", "cache_write_tokens")
 """In ``usage`` only when the server reported some (the prices differ: see ``core.cost``)."""
 TIMING_KEYS = ("first_token_ms", "reasoning_ms", "total_ms")
 ACTIONS = ("continue", "answer_now", "more_room")
-"""What a continued run does: pick up the reasoning (Continue), answer from it without reasoning
-further (Answer now), or ask the same question again with more tokens (More room; see
-``core.continuation``, ``core.rescue``)."""
+"""What a continued run does (``core.continuation``, ``core.rescue``)."""
 PACES = ("instant", "recorded")
-"""How a replay plays a recorded run back (``Trace.replay["pace"]``)."""
 MAX_USD = 1e6
 
 METADATA_KEY = "reasoning_nb"
@@ -74,7 +66,7 @@ def _count(value: Any) -> bool:
 
 
 def _duration(value: Any) -> bool:
-    """Milliseconds (or dollars): a non-negative int or float that is a finite float."""
+    """Milliseconds (or dollars): non-negative, and finite as a float."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
     try:
@@ -109,10 +101,7 @@ def _json_only(value: Any, depth: int = 0) -> Any:
     return None
 
 
-# -- the kinds of field ---------------------------------------------------------------------------
-# A kind writes a field (``save``: to_dict), reads it back from our own save (``load``:
-# from_dict) and from anyone (``check``: the value kept, else its default, with a warning that
-# names the field). ``default()`` is the value of a field a saved dict lacks.
+# -- the kinds of field: save (to_dict), load (from_dict), check (anyone's), default ------------
 
 
 @dataclass(frozen=True)
@@ -136,7 +125,6 @@ class Text:
 
 
 MAYBE_TEXT = Text(None)
-"""Text or None."""
 
 
 class Budget:
@@ -352,7 +340,6 @@ KNOWN_FIELDS = frozenset({"schema", *(f.name for f in FIELDS)})
 
 
 def saved(trace: Any, *, text: bool = True) -> dict[str, Any]:
-    """``Trace.to_dict``: the saved form of ``trace``, JSON-safe."""
     out: dict[str, Any] = {"schema": SCHEMA}
     for f in FIELDS:
         value = getattr(trace, f.name)
@@ -362,7 +349,7 @@ def saved(trace: Any, *, text: bool = True) -> dict[str, Any]:
 
 
 def loaded(data: Any) -> dict[str, Any]:
-    """``Trace.from_dict``: the fields of our own saved form (unknown keys are ignored)."""
+    """The fields of our own saved form (unknown keys are ignored)."""
     if not isinstance(data, dict):
         raise TypeError("a saved trace must be a dict")
     schema = data.get("schema", SCHEMA)
@@ -401,7 +388,6 @@ def saved_variants(meta: dict[str, Any]) -> Any:
 
 
 def variants_key(meta: dict[str, Any]) -> str:
-    """The key a ``--compare`` output saves its variants under (for messages about them)."""
     return VARIANTS_KEY if VARIANTS_KEY in meta else COMPARE_KEY
 
 

@@ -116,10 +116,8 @@ class _Text:
 class Trace:
     """One model run: reasoning and answer kept apart, with usage, timing, status and warnings."""
 
-    model: str = ""
-    """The full model id as given, e.g. ``ollama:qwen3:0.6b``."""
+    model: str = ""  # as given, e.g. ollama:qwen3:0.6b
     provider: str = ""
-    """The provider id, e.g. ``ollama``."""
     preset: str = "auto"
     budget_tokens: int | None = None
     prompt: str = ""
@@ -138,18 +136,13 @@ class Trace:
     provider_state: dict[str, Any] = field(default_factory=dict)
     """Opaque data a provider needs back in the history (signatures...)."""
     started_at: str | None = None
-    """Wall-clock start, ISO 8601 UTC."""
     continued: dict[str, Any] | None = None
-    """Set on a run that continues a stopped one: ``{"run", "hint", "reasoning_chars"}``, plus
-    ``"action"`` (and ``"max_tokens"``) for Answer now and More room (see ``core.continuation``,
-    ``core.rescue``); saved only when set."""
+    """Set on a run that continues a stopped one (``core.continuation``, ``core.rescue``)."""
     replay: dict[str, Any] | None = None
-    """Set on a run served from the replay cache instead of the model: ``{"recorded_at": the
-    recorded run's ``started_at``, "pace": "instant" | "recorded"}``; saved only when set."""
+    """Set on a run served from the replay cache instead of the model."""
     cost: dict[str, Any] | None = None
-    """An estimate of what the run cost, from published prices (see ``core.cost``): ``{"usd",
-    "estimate": True, "prices_as_of", "source", ...}``; None for local models and unknown
-    prices (no cost is not ``$0``); saved only when set."""
+    """An estimate from published prices (``core.cost``); None for local models and unknown
+    prices (no cost is not ``$0``)."""
 
     # Live bookkeeping, not saved.
     clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
@@ -174,7 +167,6 @@ class Trace:
         return self
 
     def fold(self, event: events.Event) -> None:
-        """Apply one event to the trace."""
         if isinstance(event, events.ReasoningDelta):
             self._on_reasoning(event.text)
         elif isinstance(event, events.TextDelta):
@@ -247,7 +239,6 @@ class Trace:
         self._last_kind = "reasoning"
 
     def finish(self, status: str | None = None, error: str | None = None) -> Trace:
-        """Close the trace: final status, timings, tidy whitespace."""
         if status is None:
             status = "truncated" if self.finish_reason == "length" else "complete"
         self.status = status
@@ -307,9 +298,8 @@ class Trace:
     # -- saving -------------------------------------------------------------------------------
 
     def to_dict(self, *, text: bool = True) -> dict[str, Any]:
-        """The saved form (schema 1, see ``core.schema``): JSON-safe, never a secret.
-        ``text=False`` leaves out the reasoning and the answer (a replay recording holds them in
-        its timeline)."""
+        """JSON-safe, never a secret; ``text=False``: no reasoning or answer (a replay recording
+        holds them in its timeline)."""
         return schema.saved(self, text=text)
 
     @classmethod

@@ -1,42 +1,17 @@
 """``ReasoningPreprocessor``: rebuild every ``%%think`` output from its saved trace.
 
-An output is *traced* when its metadata has ``reasoning_nb`` (or ``reasoning_nb_history``,
-``reasoning_nb_variants`` or the older ``reasoning_nb_compare``), or ``reasoning_nb_display`` (a
-displayed ``Trace``, e.g. ``_think``).
-These keys are the package's marker: its outputs are recognised by them, not by their text.
-For each traced output:
+An output is *traced* when its metadata holds one of the package's keys (``core.schema``): its
+outputs are recognised by them, not by their text. Each is rebuilt from its trace, read through
+:func:`core.trace.read_trace`, in the chosen ``mode``. The saved HTML is never reused: it came
+with the notebook, and the notebook may come from anyone. An unreadable trace keeps only its
+``text/plain`` (exporters escape it); with ``strip`` even that goes, since reasoning cannot be
+told apart from the answer in it. Static targets drop the widget view: it is dead without a
+kernel and needs a CDN script to draw.
 
-* the trace is read through :func:`core.trace.read_trace` (validated; bad fields skipped with a
-  warning) and the output's ``text/html``, ``text/markdown`` and ``text/plain`` are rebuilt
-  from it in the chosen ``mode``. The saved HTML is never reused: it came with the notebook,
-  and the notebook may come from anyone. A re-run cell's earlier runs (``reasoning_nb_history``,
-  validated too) fold under the run it shows, which says which run it is and the cell line that
-  asks for it (``cell_runs``, from the cell's own ``%%think`` line); ``strip`` strips them too.
-* a ``--compare`` output is rebuilt as the comparison (``views.compare``: table, every readable
-  variant's section, answer diff); when its list is not a list or no variant is readable, as
-  its single trace, with a warning.
-* when the trace cannot be read at all, only the saved ``text/plain`` is kept (exporters
-  escape plain text); with ``mode=strip`` even that goes, since reasoning cannot be told apart
-  from the answer in it.
-* static targets (HTML, markdown) drop the widget view: it is dead without a kernel and needs
-  a CDN script to draw. The notebook target keeps it, except in ``strip`` mode.
-
-Static targets and ``strip`` then keep only the saved widget models that remaining views reach
-(``metadata.widgets``); a plain notebook copy keeps its widget state as it was.
-``strip`` also empties reasoning from the output metadata (history and variants too), and
-takes it out of the rest of what the package wrote:
-
-* a pinned cell of reasoning (cell metadata ``reasoning_nb_pin``) keeps its head line; its
-  quote becomes ``[reasoning removed]``. A pinned answer stays, as other markdown does;
-* a ``%%think`` cell's body is a prompt, not code, so what it printed is the package's: its
-  stdout (the text view streams the reasoning there) becomes one ``[reasoning removed]`` line
-  and a traceback (an interrupt's may hold the partial reasoning) becomes one marker line.
-
-Reasoning printed elsewhere (other outputs, other cells' tracebacks, markdown cells, remaining
-widget state) is found by its text, best effort (``redaction``): whole, as the package renders
-it, line by line (raw, HTML-escaped or ``repr``-escaped), or as Pin copies its paragraphs; text a
-program transformed cannot be recognised. A traceback in which any of it is found is replaced
-whole.
+``strip`` empties the reasoning from traces, pinned cells and what a ``%%think`` cell printed
+(its stdout streams the reasoning; an interrupt's traceback may hold part of it). Reasoning
+printed elsewhere is found by its text, best effort (``redaction``); a traceback that holds any
+of it is replaced whole.
 """
 
 from __future__ import annotations
@@ -174,9 +149,7 @@ class ReasoningPreprocessor(Preprocessor):
     # -- one traced output --------------------------------------------------------------------
 
     def _traced(self, output: dict, meta: dict, where: str, line: str = ""):
-        """An output that carries a saved trace, rebuilt from the validated trace; with its
-        earlier runs (history) and which run it shows (``provenance``, from the cell's
-        ``line``)."""
+        """An output rebuilt from its checked trace, with its earlier runs and the cell ``line``."""
         strip = self.mode == "strip"
         if output.get("output_type") not in _DISPLAY:
             kind = ascii(output.get("output_type"))[:40]
@@ -252,9 +225,7 @@ class ReasoningPreprocessor(Preprocessor):
     def _variants(
         self, saved: Any, meta: dict, where: str, problems: list[str]
     ) -> list[Trace] | None:
-        """The readable traces of a ``--compare`` output, their problems added to
-        ``problems``; None (shown as its single trace, with a warning) when the list is not a
-        list or none of it is readable."""
+        """The readable variants; None (shown as its single trace) when there are none."""
         name = variants_key(meta)
         if not isinstance(saved, list):
             kind = type(saved).__name__
@@ -267,8 +238,6 @@ class ReasoningPreprocessor(Preprocessor):
         return traces
 
     def _history(self, history: Any, where: str, problems: list[str]) -> list[Trace]:
-        """The readable earlier runs of an output, oldest first; their problems are added to
-        ``problems``."""
         if history is None:
             return []
         if not isinstance(history, list):
@@ -297,8 +266,6 @@ class ReasoningPreprocessor(Preprocessor):
 
 
 def _readable(saved: list[Any], name: str, problems: list[str]) -> list[Trace]:
-    """The traces of ``saved`` that can be read; each one's problems go to ``problems``, marked
-    ``"{name} {number}: "``."""
     traces = []
     for i, item in enumerate(saved, 1):
         trace, found = read_trace(item)
@@ -331,7 +298,6 @@ def _saved(trace: Trace, strip: bool) -> dict[str, Any]:
 
 
 def _traced_meta(output: Any, keys: tuple[str, ...] = _TRACE_KEYS) -> dict | None:
-    """The output's metadata when it carries a saved trace (or its history, or variants)."""
     meta = output.get("metadata") if isinstance(output, dict) else None
     if isinstance(meta, dict) and any(k in meta for k in keys):
         return meta
@@ -353,7 +319,6 @@ def _error_text(output: dict) -> str:
 
 
 def _removed_traceback(output: dict):
-    """The error output with only its exception's name and a marker line."""
     ename = output.get("ename")
     ename = ename if isinstance(ename, str) and ename.isidentifier() and len(ename) <= 80 else ""
     ename = ename or "Error"

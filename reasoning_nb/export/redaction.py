@@ -1,15 +1,8 @@
-"""``strip``'s search for reasoning printed where no trace marks it (other outputs, tracebacks,
-markdown cells, widget state): best effort, by its text.
-
-A reasoning is looked for whole, as the package renders it (markdown formatting and all), line
-by line (raw, HTML-escaped or ``repr``-escaped), and block by block as Pin copies it (a pasted
-selection of some of its paragraphs: math rewritten and on one line, or HTML), line by line too.
-Pieces shorter than ``MIN`` are too common to remove safely; text a program transformed cannot
-be recognised.
-
-The pieces are not compiled into one pattern (a regex of a 2 MB reasoning took 1.1 GB to build):
-each is filed under its first ``MIN`` characters, and a text is read once, looking its next
-``MIN`` characters up at each position.
+"""``strip``'s search, best effort, for reasoning printed where no trace marks it (other outputs,
+tracebacks, markdown cells, widget state). Pieces shorter than ``MIN`` are too common to remove
+safely; text a program transformed cannot be recognised. The pieces are not compiled into one
+pattern (a regex of a 2 MB reasoning took 1.1 GB to build): each is filed under its first ``MIN``
+characters, and a text is read once, looking its next ``MIN`` characters up at each position.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Saved widget state (``nb.metadata.widgets``): keep only what remaining views can reach.
-
-A ``%%think`` widget saves ~37 models (boxes, HTML panes, layouts, styles) that refer to each
-other as ``"IPY_MODEL_<id>"``. When its view leaves the notebook, its models go too, except
-those another remaining view still reaches.
-"""
+"""Saved widget state (``nb.metadata.widgets``): keep only the models remaining views reach (a
+``%%think`` widget saves ~37, which refer to each other as ``"IPY_MODEL_<id>"``)."""
 
 from __future__ import annotations
 
@@ -16,7 +12,6 @@ _REF = "IPY_MODEL_"
 
 
 def view_id(data: Any) -> str | None:
-    """The model id of a widget-view output bundle entry, if it has a usable one."""
     view = data.get(WIDGET_VIEW) if isinstance(data, dict) else None
     model_id = view.get("model_id") if isinstance(view, dict) else None
     return model_id if isinstance(model_id, str) else None

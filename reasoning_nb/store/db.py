@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import cache_dir, defaults
+from ..core.schema import TIMING_KEYS, USAGE_KEYS
 from .recording import decode
 
 DB_ENV = "REASONING_NB_DB"
@@ -32,6 +33,10 @@ MARK_BUSY_MS = 1_000
 ``BUSY_MS``): a replay is not held up for long by its bookkeeping."""
 SIZES_IN_BYTES = 1
 """``PRAGMA user_version`` from which ``entries.size`` counts UTF-8 bytes (before: characters)."""
+_TRACE_COLUMNS = (
+    "started_at", "provider", "model", "preset", "status", "prompt", "reasoning", "answer"
+)
+"""The columns of ``runs`` read from the trace as they are (then its usage and timing)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -59,7 +64,6 @@ CREATE TABLE IF NOT EXISTS runs (
 
 
 def path() -> Path:
-    """Where the database lives: ``$REASONING_NB_DB``, else the package's cache directory."""
     if os.environ.get(DB_ENV):
         return Path(os.environ[DB_ENV]).expanduser()
     return cache_dir() / FILE_NAME
@@ -75,7 +79,6 @@ def unusable(exc: BaseException, outcome: str = "") -> str:
 
 
 def log_enabled(log: bool | None) -> bool:
-    """An explicit ``log=`` wins; else ``REASONING_NB_LOG=1`` turns the log on."""
     if log is not None:
         return bool(log)
     return os.environ.get(LOG_ENV, "").strip().lower() in ("1", "true", "yes", "on")
@@ -177,7 +180,6 @@ def save(
 
 
 def link(ask: str, entry: str) -> None:
-    """Map one more way of asking to a stored entry."""
     with _writing() as conn:
         conn.execute("INSERT OR REPLACE INTO asks (ask, entry) VALUES (?, ?)", (ask, entry))
 
@@ -201,30 +203,13 @@ def _evict(conn: sqlite3.Connection, cap: float) -> None:
 def log_run(trace: dict[str, Any]) -> None:
     """One finished run (any status) as a row of ``runs``; the trace never holds a key."""
     usage, timing = trace.get("usage") or {}, trace.get("timing") or {}
-    row = (
-        trace.get("started_at"),
-        trace.get("provider"),
-        trace.get("model"),
-        trace.get("preset"),
-        trace.get("status"),
-        trace.get("prompt"),
-        trace.get("reasoning"),
-        trace.get("answer"),
-        usage.get("input_tokens"),
-        usage.get("output_tokens"),
-        usage.get("reasoning_tokens"),
-        timing.get("first_token_ms"),
-        timing.get("reasoning_ms"),
-        timing.get("total_ms"),
-        1 if trace.get("replay") else 0,
-        json.dumps(trace, ensure_ascii=False),
-    )
+    row = [trace.get(key) for key in _TRACE_COLUMNS]
+    row += [usage.get(key) for key in USAGE_KEYS] + [timing.get(key) for key in TIMING_KEYS]
+    row += [1 if trace.get("replay") else 0, json.dumps(trace, ensure_ascii=False)]
+    columns = [*_TRACE_COLUMNS, *USAGE_KEYS, *TIMING_KEYS, "replay", "trace"]
     with _writing() as conn:
         conn.execute(
-            "INSERT INTO runs (started_at, provider, model, preset, status, prompt, reasoning,"
-            " answer, input_tokens, output_tokens, reasoning_tokens, first_token_ms,"
-            " reasoning_ms, total_ms, replay, trace)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO runs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
             row,
         )
 

@@ -1,14 +1,8 @@
 """Which run a ``%%think`` cell's saved output shows, and the cell line that asks for it.
 
 A cell's runs after the first come from the widget (a dropdown re-run, Continue), not from its
-``%%think`` line: the line may say ``--preset low`` while the output shows the ``medium`` run.
-:class:`CellRuns` says so ("Run 2 of 2 · preset medium") and gives the line for that run: the
-cell's own line with its preset replaced (the one flag a re-run changes). The live widget
-(``notebook.widget``), the saved static twin (``notebook.runners``) and the exports
-(``export.preprocessor``, from the saved cell) all ask this module.
-
-The line is cell text and the traces may come from a saved notebook: both are untrusted, and
-callers escape what this module returns.
+line: the line may say ``--preset low`` while the output shows the ``medium`` run. The line is
+cell text and the traces may come from a saved notebook: callers escape what this returns.
 """
 
 from __future__ import annotations
@@ -32,7 +26,6 @@ LINE_LIMIT = 400
 
 
 def line_preset(line: str) -> str | None:
-    """The preset ``line`` asks for, or None when it gives none."""
     found = _PRESET_FLAG.findall(line)
     return found[-1][1] if found else None
 
@@ -108,7 +101,6 @@ def replay_line(trace: Trace) -> str:
 
 
 ACTION_NOTES = {"answer_now": "answer now", "more_room": "more room"}
-"""How a run made by Answer now or More room says so (see ``core.rescue``)."""
 
 
 def continued_line(continued: dict | None, *, short: bool = False) -> str:

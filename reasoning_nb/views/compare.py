@@ -1,17 +1,7 @@
 """The static views of a ``--compare`` output: summary table, each variant's section, the answer
-diff, in one of ``render``'s modes. Shared by the notebook (collapsible) and the exporters (any
-mode), so it imports nothing heavy (no anyio, no ipywidgets).
-
-A variant's name comes from its trace (:func:`label`): what ``--compare`` varies is the preset or
-the model, and both are saved in every trace, so outputs carry no labels of their own and old
-outputs read the same way.
-
-Model text is untrusted (see ``render``): escaped in HTML, ``md_escape``d in markdown labels and
-cells, and the diff goes to markdown through ``render.safe_markdown`` (a strict fence or HTML).
-
-Colours read in JupyterLab Light and Dark and on a white page: Lab's CSS variables with light
-fallbacks, always a background with its text colour; a diff line's green or red is translucent,
-so it tints whichever background it is on.
+diff, in one of ``render``'s modes. Shared by the notebook and the exporters, so it imports
+nothing heavy (no anyio, no ipywidgets). A variant's name comes from its trace (:func:`label`),
+so outputs carry no labels of their own and old outputs read the same way.
 """
 
 from __future__ import annotations
@@ -143,7 +133,6 @@ def _pair_diff(first: list[str], name: str, other: list[str], other_name: str) -
 
 
 def _shared_run(first: list[str], other: list[str]) -> int:
-    """How many lines the two share from their start."""
     n = min(len(first), len(other))
     return next((k for k in range(n) if first[k] != other[k]), n)
 
@@ -194,8 +183,6 @@ def diff_html(traces: list[Trace], diff: str | None = None) -> str:
 
 
 def columns_html(traces: list[Trace], sections: list[str]) -> str:
-    """Each variant's section under its name, side by side where the output is wide enough,
-    else wrapped onto more rows."""
     cells = "".join(
         f'<div style="min-width:0"><h4>{html.escape(label(t))}</h4>{section}</div>'
         for t, section in zip(traces, sections, strict=True)
@@ -208,8 +195,6 @@ def _page(parts: list[str]) -> str:
 
 
 def bundle(traces: list[Trace], mode: str = "collapsible") -> dict[str, str]:
-    """The static MIME bundle: summary table, each variant's section (``render.bundle`` in
-    ``mode``), the answer diff."""
     ones = [render.bundle(trace, mode) for trace in traces]
     md_parts = [table_markdown(traces)]
     plain_parts = [table_plain(traces)]

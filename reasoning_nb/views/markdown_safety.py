@@ -1,12 +1,9 @@
 """Is this model text safe to put into a markdown file verbatim?
 
-A ``.md`` file is rendered later by a renderer we do not know, possibly one that passes raw HTML
-through, or one that reads attribute lists: ``{: onmouseover="…"}`` after a paragraph, a heading
-or an emphasis sets attributes on it in Python-Markdown's ``attr_list`` (MkDocs) and in kramdown
-(Jekyll). So model text goes into markdown verbatim only when it cannot hold HTML, an unsafe link
-or such an attribute list in *any* renderer (:func:`is_inert`; ``math_text.dollar_math`` escapes
-the braces of prose first); otherwise its safe HTML rendering is embedded as one HTML block
-(:func:`html_block`). Labels (model ids, warnings) become one escaped line.
+A ``.md`` file is rendered later by a renderer we do not know: one may pass raw HTML through, or
+read attribute lists (``{: onmouseover="…"}`` in Python-Markdown's ``attr_list`` and kramdown).
+So model text goes in verbatim only when it is inert in *any* renderer (:func:`is_inert`), else
+as its safe HTML rendering in one HTML block (:func:`html_block`).
 """
 
 from __future__ import annotations

@@ -1,28 +1,21 @@
 r"""TeX in model text: ``$…$``, ``$$…$$``, ``\(…\)`` and ``\[…\]`` kept byte for byte.
 
 Reasoning models write LaTeX all the time, and plain CommonMark eats it: ``\,`` becomes ``,``,
-``\{`` becomes ``{``, ``\[ … \]`` becomes ``[ … ]``, ``$a*b*c$`` grows an ``<em>``. With
-:func:`math_plugin`, markdown-it reads the four delimiters first, so a math span's TeX is never
-parsed as markdown; in HTML it arrives escaped and delimited as ``\(…\)`` (inline) or ``\[…\]``
-(display), the defaults of every MathJax version. JupyterLab typesets what its HTML renderer
-shows, and nbconvert's pages load MathJax. The container of the whole view carries
-:data:`IGNORE`; the element that holds rendered markdown with math carries :data:`PROCESS`
-(:func:`holds_math`). There MathJax reads only the math: it looks for math within one run of
-text, and any element ends a run, so each ``$`` and backslash of prose (``$5 and $10``) is
-followed by an empty one (:data:`RUN_END`) and can neither open nor close math. (One class on
-the container, not one element of three classes a span: math took ~70 bytes a span to save.)
+``\[ … \]`` becomes ``[ … ]``, ``$a*b*c$`` grows an ``<em>``. With :func:`math_plugin`,
+markdown-it reads the four delimiters first, so a math span's TeX is never parsed as markdown; in
+HTML it arrives escaped as ``\(…\)`` or ``\[…\]``, the defaults of every MathJax version. One
+class on the view's container (:data:`IGNORE`), not one element of three classes a span: math
+took ~70 bytes a span to save.
 
 Dollars follow Pandoc's rule: an opening ``$`` has no space after it, the closing one no space
 before it and no digit after it; TeX may hold ``\$``. Display math has no blank line inside
 (neither has LaTeX), so a text still splits into blocks at its blank lines (``LiveText``).
 Code spans and code blocks are code: their ``$`` and backslashes are never touched.
 
-For markdown files, :func:`dollar_math` rewrites ``\(…\)`` as ``$…$`` and ``\[…\]`` as ``$$…$$``
-(JupyterLab's markdown, like CommonMark, drops those backslashes), and escapes each ``{`` of
-prose, which Python-Markdown and kramdown could read as an attribute list (``markdown_safety``).
-A ``$`` that is not math has no markdown spelling that JupyterLab leaves alone (it typesets
-``\$5 and \$10`` once the backslashes are gone), so such a text is not written as markdown at
-all. Positions come from the same parse, so markdown and HTML agree on what is math.
+For markdown files (:func:`dollar_math`), ``\(…\)`` becomes ``$…$`` (JupyterLab's markdown, like
+CommonMark, drops those backslashes), a ``{`` of prose is escaped (Python-Markdown and kramdown
+could read an attribute list), and a ``$`` that is not math has no spelling that JupyterLab leaves
+alone (it typesets ``\$5 and \$10``), so such a text goes as HTML.
 """
 
 from __future__ import annotations

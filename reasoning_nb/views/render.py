@@ -1,23 +1,11 @@
-"""Trace -> safe static views: ``text/html``, ``text/markdown``, ``text/plain``, in one of
-three modes, for the exporters (:func:`bundle`); a ``%%think`` cell saves its text once, as
-``text/html`` (:func:`cell_bundle`).
+"""Trace -> safe static views (``text/html``, ``text/markdown``, ``text/plain``) in one of
+:data:`MODES`: ``collapsible`` (the reasoning in a closed ``<details>``), ``inline`` (always
+visible, for print, PDF and LaTeX, where nothing can be clicked open) or ``strip``.
 
-* ``collapsible``: the reasoning in a closed ``<details>`` whose summary reads
-  ``Reasoning · 12.4 s · 2,310 tokens · preset high · ollama:deepseek-r1``.
-* ``inline``: the reasoning always visible, in a delimited, styled block (a blockquote in
-  markdown), for print, PDF and LaTeX, where nothing can be clicked open.
-* ``strip``: the answer only.
-
-Model text is untrusted: markdown is rendered with raw HTML disabled (so ``<script>`` arrives as
-text), links are kept only for http, https, mailto and in-page anchors, images become links
-(nothing loads by itself), and every other string is escaped. Its TeX is kept whole and marked for
-MathJax (see ``math_text``).
-
-The views read in JupyterLab Light and Dark and on a white page: colours come from Lab's CSS
-variables with light fallbacks, highlighted code carries classes that ``code_look.CODE_STYLE``
-colours for either theme (Pygments' inline colours are unreadable on Lab Dark), tables look as
-in a Lab markdown cell (:data:`TABLE_STYLE`), a failed run's error as Jupyter shows a failed
-cell's (:data:`ERROR_LOOK`).
+Model text is untrusted: markdown is rendered with raw HTML off, links are kept only for http,
+https, mailto and in-page anchors, images become links (nothing loads by itself), and every other
+string is escaped. Colours come from Lab's CSS variables with light fallbacks, so the views read
+in JupyterLab Light and Dark and on a white page.
 """
 
 from __future__ import annotations
@@ -53,7 +41,6 @@ pair that reads on any page)."""
 
 
 def _safe_link(url: str) -> bool:
-    """Any other link stays visible as the markdown text it was."""
     return SAFE_LINK.match(url.strip()) is not None
 
 
@@ -83,14 +70,10 @@ def _md(breaks: bool, highlight: bool, code_classes: bool = False) -> MarkdownIt
 def markdown_html(
     text: str, *, breaks: bool = False, highlight: bool = True, code_classes: bool = False
 ) -> str:
-    """Render untrusted markdown to HTML with raw HTML off.
-
-    ``highlight=False`` leaves code plain: for text re-sent on every live update, where inline
-    highlighting styles would multiply the bytes (the final render highlights).
-    ``code_classes=True`` highlights with classes (:data:`CODE_PREFIX`), for a view that holds
-    :data:`CODE_STYLE`: readable in a dark theme too. Pygments' inline colours, the default
-    here, are what the live widget's byte budget is tuned to (``notebook.live_text``).
-    """
+    """Untrusted markdown as HTML, raw HTML off. ``highlight=False`` leaves code plain, for text
+    re-sent on every live update (inline styles would multiply the bytes). ``code_classes=True``
+    highlights with classes, for a view that holds :data:`CODE_STYLE` (readable in a dark theme
+    too); Pygments' inline colours are what the live widget's byte budget is tuned to."""
     return _md(breaks, highlight, code_classes).render(text)
 
 
@@ -147,8 +130,6 @@ def to_html(
     highlight: bool = True,
     runs: CellRuns | None = None,
 ) -> str:
-    """``trace`` as HTML; with ``runs``, which of the cell's runs it is (and the cell line
-    for it), and the earlier runs, folded (see ``cell_runs``)."""
     out = [f'<div class="{CSS_CLASS} {CSS_CLASS}-export {CSS_CLASS}-{mode} {IGNORE}">']
     out += _which_run_html(trace, runs) if runs else []
     out += _run_html(trace, mode, highlight)
@@ -186,7 +167,6 @@ def _earlier_html(earlier: tuple[Trace, ...], mode: str, highlight: bool) -> lis
 
 
 def _run_html(trace: Trace, mode: str, highlight: bool) -> list[str]:
-    """One run: reasoning (per ``mode``), answer, notes, error line."""
     out = []
     if trace.reasoning and mode != "strip":
         head = html.escape(summary(trace))
@@ -240,7 +220,6 @@ def safe_markdown(text: str, *, breaks: bool = False, allow_fences: bool = True)
 
 
 def safe_html(text: str, *, breaks: bool = False) -> str:
-    """Model text for a markdown file as its safe HTML rendering (see :func:`safe_markdown`)."""
     fragment = markdown_html(text, breaks=breaks, code_classes=True)
     math = PROCESS if holds_math(fragment) else IGNORE
     fragment = fragment.replace("$", "&#36;").replace("\\", "&#92;")
@@ -248,7 +227,6 @@ def safe_html(text: str, *, breaks: bool = False) -> str:
 
 
 def quote(block: str) -> str:
-    """A markdown blockquote of ``block``."""
     return "\n".join(f"> {line}" if line else ">" for line in block.split("\n"))
 
 
@@ -313,8 +291,7 @@ def _which_run_plain(trace: Trace, runs: CellRuns) -> list[str]:
 def bundle(
     trace: Trace, mode: str = "collapsible", *, runs: CellRuns | None = None
 ) -> dict[str, str]:
-    """The static MIME bundle: what every ``%%think`` output saves, and what exports show;
-    ``runs``: the cell's line and earlier runs (see ``cell_runs``)."""
+    """The static MIME bundle that exports show."""
     return {
         "text/html": to_html(trace, mode, runs=runs),
         "text/markdown": to_markdown(trace, mode, runs=runs),

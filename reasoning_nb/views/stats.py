@@ -1,39 +1,10 @@
-"""Trace analytics: one row per run, from this session or from anyone's saved notebook.
+"""Trace analytics: one row per run, from this session, anyone's saved notebook or the log.
 
-    from reasoning_nb import stats
-    stats("their.ipynb")          # or a notebook dict, a list of traces / trace dicts, or None
-    stats("log", since="2025-06-01")  # every logged run (see ``store.log``)
-    %think --stats                # this session's runs
-
-Only the saved metadata is read (``metadata["reasoning_nb"]`` and the earlier preset runs in
-``metadata["reasoning_nb_history"]``), through :func:`~reasoning_nb.core.trace.read_trace`:
-a notebook is untrusted input. An entry that cannot be read is skipped with a note under the
-table; every string is escaped in every view.
-
-What is plotted: complete runs only. Cancelled and failed runs stopped early, and truncated
-ones stopped at a token limit, so their counts say where the run was cut, not what the preset
-spends; replays repeat a recorded run. All of them are listed in the table (dimmed in HTML),
-with their real numbers, and never plotted.
-
-Columns, and how honest each one is:
-
-* **prompt**: the question's first 40 characters on one line, to match rows to questions.
-
-* **reasoning / answer tokens**: the server's counts where it sent them (answer = output minus
-  reasoning: every provider here counts reasoning inside its output). Estimates read ``≈``:
-  the server's output total split in proportion to the characters when it sent only the
-  total, else about four characters a token.
-* **first token**: milliseconds from the request to the first token *of either kind*: the trace
-  does not time the first reasoning token on its own (from a reasoning model, it usually is).
-* **thinking**: from the first reasoning token to the first answer token. It reads
-  ``buffered`` when the reasoning is there but did not arrive as a stream, so the time says
-  nothing about thinking: it took under 50 ms, or it implies more than 2,000 tokens a second,
-  or it was never timed although it holds 200+ characters. (Servers that send the whole
-  reasoning in one piece, e.g. some proxies and non-streamed reasoning fields, do this.)
-* **tok/s**: output tokens over the time from the first token to the end; none when that span
-  is under 50 ms (the output arrived in one burst too).
-* **cost**: the run's saved estimate (``core.cost``), blank for local models and unknown prices;
-  the total under the table leaves replays out (a replay repeats a run billed once).
+Only the saved metadata is read, through :func:`~reasoning_nb.core.trace.read_trace`: a notebook
+is untrusted input. Only complete runs are plotted: cancelled, failed and truncated runs stopped
+early, so their counts say where the run was cut, not what the preset spends, and replays repeat
+a recorded run; all are listed. Answer tokens are output minus reasoning (every provider here
+counts reasoning inside its output). The columns are described in the README.
 """
 
 from __future__ import annotations
@@ -66,12 +37,9 @@ MAX_NOTES = 50
 
 
 def stats(source: Any = None, *, since: Any = None) -> TraceStats:
-    """Tabulate traces: ``source`` is a ``.ipynb`` path, a notebook (nbformat node or dict), a
-    trace, a list of traces or trace dicts, None for this IPython session's ``%%think`` runs, or
-    the trace log: ``"log"`` (``$REASONING_NB_DB`` or the default log) or a path ending in
-    ``.sqlite3``, ``.sqlite`` or ``.db``. ``since`` (an ISO date or datetime, UTC unless it says
-    otherwise) keeps the log's runs started then or later. Logged replays are listed, marked
-    ``replay``, and left out of the plot (see :mod:`~reasoning_nb.store.log`)."""
+    """Tabulate traces from a ``.ipynb`` path, a notebook, a trace or a list of them, the trace
+    log (``"log"`` or a ``.sqlite3``, ``.sqlite`` or ``.db`` path; ``since``: an ISO date or
+    datetime, UTC unless it says otherwise), or None: this session's ``%%think`` runs."""
     reader = _Reader()
     is_path = isinstance(source, (str, os.PathLike))
     if since is not None and not (is_path and is_log(source)):
@@ -98,8 +66,7 @@ def stats(source: Any = None, *, since: Any = None) -> TraceStats:
 
 
 def session_stats(rows: Iterable[dict[str, Any]]) -> TraceStats:
-    """A session's runs from the rows ``%%think`` kept of them (numbers and the short prompt),
-    numbered."""
+    """A session's runs, numbered, from the rows ``%%think`` kept of them."""
     return TraceStats([{**r, "source": f"#{i}"} for i, r in enumerate(rows, 1)], [])
 
 
@@ -139,7 +106,6 @@ class _Reader:
             self.add(item.to_dict() if isinstance(item, Trace) else item, f"#{i}")
 
     def add(self, data: Any, source: str, *, replay: bool = False) -> None:
-        """``replay``: the run was served from the replay cache (the log's own column says so)."""
         trace, problems = read_trace(data)
         for problem in problems:
             self.add_note(f"{source}: {problem}" + ("" if trace else "; skipped"))
@@ -161,8 +127,7 @@ class _Reader:
                     self.output(meta, f"cell {n}")
 
     def output(self, meta: dict[str, Any], cell: str) -> None:
-        """One output's runs: earlier preset runs then the last, or every --compare variant
-        (the first of which is the output's own trace)."""
+        """Earlier preset runs then the last, or every --compare variant."""
         variants = saved_variants(meta)
         if variants is not None:
             runs = self.listed(variants, variants_key(meta), cell)
@@ -187,7 +152,8 @@ def _estimate(text: str) -> tuple[int, bool]:
 
 
 def is_buffered(reasoning: str, tokens: int, reasoning_ms: float | None) -> bool:
-    """The rule in the module docstring: reasoning present, but its timing cannot be a stream."""
+    """Reasoning present, but its timing cannot be a stream (a proxy or a non-streamed
+    reasoning field sends it whole: the time says nothing about thinking)."""
     if not reasoning:
         return False
     if reasoning_ms is None:
@@ -196,7 +162,6 @@ def is_buffered(reasoning: str, tokens: int, reasoning_ms: float | None) -> bool
 
 
 def row(trace: Trace, source: str = "") -> dict[str, Any]:
-    """One trace as a table row (the keys of ``TraceStats.rows``)."""
     usage, timing = trace.usage, trace.timing
     said_reasoning = count(usage.get("reasoning_tokens"))  # (10**400 is valid JSON)
     said_output = count(usage.get("output_tokens"))
@@ -254,12 +219,10 @@ class TraceStats:
         return len(self.rows)
 
     def table(self, *, full: bool = False) -> list[list[str]]:
-        """Header row, then one row of shown text per trace."""
         head = [title for _, title, _ in COLUMNS]
         return [head] + [[cell_text(r, key, full=full) for key, _, _ in COLUMNS] for r in self.rows]
 
     def legend(self) -> list[str]:
-        """The legend lines: what the marks mean, and which rows the plot leaves out."""
         return legend(self.rows)
 
     def plot_svg(self) -> str | None:

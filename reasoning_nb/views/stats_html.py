@@ -1,15 +1,8 @@
 """The HTML view of :class:`~reasoning_nb.views.stats.TraceStats`: the escaped table, and the
-plot of reasoning tokens (y) by preset (x), one series per model, as inline SVG.
-
-Drawn by hand (no plotting library); every label comes from a notebook, so all text is escaped
-and shortened. Only complete runs are drawn (:func:`~reasoning_nb.views.stats_table.plotted`);
-the rest are dimmed in the table. A filled point is the server's count, a hollow one an estimate
-from characters; the line joins each model's mean per preset from ``off`` to ``max`` (``auto``
-is not a level, so its point stands alone).
-
-Text and grid take ``currentColor``, the colour of the text around the plot, so the plot reads in
-JupyterLab Light and Dark and on a white page; the series colours (Okabe-Ito, a mid grey last)
-show on either background.
+plot of reasoning tokens by preset, one series per model, as inline SVG drawn by hand. Every label
+comes from a notebook, so all text is escaped and shortened. ``auto`` is not a level, so its
+point stands off the line. Text and grid take ``currentColor`` and the series colours
+(Okabe-Ito) show on either background, so the plot reads in Lab Light and Dark.
 """
 
 from __future__ import annotations
@@ -29,18 +22,12 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#8
 FONT = 'font-family="sans-serif" font-size="11" fill="currentColor"'
 GRID = 'stroke="currentColor" stroke-opacity="0.2"'
 HOLLOW = f'style="fill:{lab("layout-color0")}"'  # the page's background
-_TD = {
-    "source": "white-space:nowrap",
-    "prompt": "white-space:nowrap",
-    "model": "white-space:nowrap",
-    "warnings": "",
-}
+_TD = dict.fromkeys(("source", "prompt", "model"), "white-space:nowrap") | {"warnings": ""}
 _UNPLOTTED_ROW = '<tr style="opacity:0.6" title="not plotted: only complete runs are">'
 _SMALL = "font-size:0.85em"
 
 
 def html_view(rows: list[dict[str, Any]], notes: list[str]) -> str:
-    """The table (every cell escaped), the plot when it helps, the legend and the notes."""
     e = html.escape
     out = ['<div class="reasoning-nb-stats">']
     if rows:
@@ -94,7 +81,7 @@ def _label(text: str, limit: int = 22) -> str:
 
 
 def svg(rows: list[dict[str, Any]]) -> str | None:
-    """The SVG markup, or None when there is nothing to compare."""
+    """None when there is nothing to compare."""
     if not useful(rows):
         return None
     drawn = [r for r in rows if plotted(r)]

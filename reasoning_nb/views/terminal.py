@@ -16,7 +16,6 @@ INERT = dict.fromkeys([*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80
 
 
 def inert(text: str) -> str:
-    """``text`` without control characters, so a terminal shows it rather than obeys it."""
     return text.translate(INERT)
 
 

@@ -43,7 +43,6 @@ def thought_label(ms: float | None, tokens: str) -> str:
 
 
 def reasoning_summary(trace: Trace) -> str:
-    """One line for a finished trace, e.g. ``Thought for 12.4 s · 2,310 tokens``."""
     return thought_label(trace.timing.get("reasoning_ms"), trace_tokens_label(trace))
 
 
@@ -96,5 +95,4 @@ def notes(trace: Trace) -> list[str]:
 
 
 def error_label(trace: Trace) -> str:
-    """``✖ the error`` of a failed run on one line, or nothing."""
     return f"✖ {one_line(trace.error)}" if trace.error else ""
