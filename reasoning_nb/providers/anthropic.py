@@ -21,7 +21,7 @@ from typing import Any
 from ..core.events import Event, Finish, Notice, ProviderState, ReasoningDelta, TextDelta
 from ..core.presets import bucket, merge
 from ..errors import ProviderError
-from .base import RequestContext, UsageCounts, decode_json, message_text
+from .base import RequestContext, UsageCounts, decode_json, explain_hosted, message_text
 from .http_errors import server_message
 from .transport import HttpRequest
 
@@ -220,19 +220,7 @@ def _without_thinking(retry: dict[str, Any], quoted: str) -> tuple[dict[str, Any
     )
 
 
-def explain(error: ProviderError, ctx: RequestContext) -> str | None:
-    envs = " or ".join(ctx.ref.provider.key_envs)
-    if error.status in (401, 403):
-        return (
-            f"Anthropic refused the API key ({error.message[:160]}): check {envs} "
-            "(or pass api_key=)."
-        )
-    if error.status == 404:
-        return (
-            f"Anthropic has no model {ctx.ref.name!r} ({error.message[:160]}): check the model "
-            "name, e.g. 'anthropic:claude-sonnet-4-5'."
-        )
-    return None
+explain = explain_hosted
 
 
 # -- stream ----------------------------------------------------------------------------------------

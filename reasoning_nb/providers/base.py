@@ -129,6 +129,23 @@ class UsageCounts:
         return out
 
 
+def explain_hosted(
+    error: ProviderError, ctx: RequestContext, *, key_refused: bool = False
+) -> str | None:
+    """A hosted provider's words for a refused key (401, 403, or ``key_refused``) and an unknown
+    model (404), from its profile."""
+    profile, quoted = ctx.ref.provider, error.message[:160]
+    if key_refused or error.status in (401, 403):
+        envs = " or ".join(profile.key_envs)
+        return f"{profile.name} refused the API key ({quoted}): check {envs} (or pass api_key=)."
+    if error.status == 404:
+        return (
+            f"{profile.name} has no model {ctx.ref.name!r} ({quoted}): check the model name, "
+            f"e.g. '{profile.id}:{profile.example_model}'."
+        )
+    return None
+
+
 def decode_json(data: str, *, who: str = "The server", hint: str = "") -> dict[str, Any]:
     """One frame's JSON object; anything else is a ProviderError saying what to check."""
     try:

@@ -26,7 +26,7 @@ from urllib.parse import quote
 from ..core.events import Event, Finish, Notice, ProviderState, ReasoningDelta, TextDelta
 from ..core.presets import merge, nearest
 from ..errors import ProviderError
-from .base import RequestContext, UsageCounts, decode_json, message_text
+from .base import RequestContext, UsageCounts, decode_json, explain_hosted, message_text
 from .http_errors import server_message
 from .transport import HttpRequest
 
@@ -184,19 +184,9 @@ def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any]
 
 
 def explain(error: ProviderError, ctx: RequestContext) -> str | None:
-    envs = " or ".join(ctx.ref.provider.key_envs)
-    msg = error.message.lower()
     # An invalid key is a 400 INVALID_ARGUMENT ("API key not valid") on the Gemini API.
-    if error.status in (401, 403) or (error.status == 400 and "api key" in msg):
-        return (
-            f"Gemini refused the API key ({error.message[:160]}): check {envs} (or pass api_key=)."
-        )
-    if error.status == 404:
-        return (
-            f"Gemini has no model {ctx.ref.name!r} ({error.message[:160]}): check the model "
-            "name, e.g. 'gemini:gemini-2.5-flash'."
-        )
-    return None
+    bad_key = error.status == 400 and "api key" in error.message.lower()
+    return explain_hosted(error, ctx, key_refused=bad_key)
 
 
 # -- stream ----------------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.cost import CostRule
 from ...core.history import Replay
 from ...core.presets import BUDGET, LEVEL, Row
 from ..probes import openai_models
@@ -94,9 +93,7 @@ OPENAI_CHAT = Profile(
     levels_row({"reasoning_effort": LEVEL}),
     base_url_env="OPENAI_BASE_URL",
     key_envs=("OPENAI_API_KEY",),
-    key_required=True,
     snapshot_id="openai",
-    cost=CostRule("openai"),
     hints={429: _RATE_LIMIT},
     # o-series reject max_tokens; the cap includes the reasoning
     tokens_field="max_completion_tokens",
@@ -117,9 +114,7 @@ OPENROUTER = Profile(
     "https://openrouter.ai/api/v1",
     levels_row({"reasoning": {"effort": LEVEL}}, budget={"reasoning": {"max_tokens": BUDGET}}),
     key_envs=("OPENROUTER_API_KEY",),
-    key_required=True,
     snapshot_id="openrouter",
-    cost=CostRule("openrouter"),
     # The merged ``reasoning_details``, unmodified and in order (Claude / Gemini 3 / DeepSeek
     # upstreams need them for continuity).
     replay=Replay("reasoning_details", "reasoning_details", _details_text),
@@ -143,9 +138,7 @@ DEEPSEEK = Profile(
         off={"thinking": {"type": "disabled"}},
     ),
     key_envs=("DEEPSEEK_API_KEY",),
-    key_required=True,
     snapshot_id="deepseek",
-    cost=CostRule("deepseek"),
     hints={
         402: (
             "DeepSeek reports an empty balance ({message:.160}): top up at platform.deepseek.com."
