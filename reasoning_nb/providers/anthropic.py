@@ -21,14 +21,21 @@ from typing import Any
 from ..core.events import Event, Finish, Notice, ProviderState, ReasoningDelta, TextDelta
 from ..core.presets import bucket, merge
 from ..errors import ProviderError
-from .base import RequestContext, UsageCounts, decode_json, explain_hosted, message_text
+from .base import (
+    RequestContext,
+    UsageCounts,
+    decode_json,
+    explain_hosted,
+    message_text,
+    split_system,
+)
 from .http_errors import server_message
 from .transport import HttpRequest
 
 FRAMING = "sse"
 REASONING_KEYS = ("thinking", "output_config", "max_tokens")
-SERVER = None
 """Body fields kept in ``trace.request`` (as sent, after any fallback)."""
+SERVER = None
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 16000
 """``max_tokens`` is required; this is sent when neither the user nor the plan gave one."""
@@ -109,14 +116,10 @@ def _temperature(ctx: RequestContext, body: dict[str, Any], thinking_on: bool) -
 
 def _messages(ctx: RequestContext, thinking_on: bool) -> tuple[str, list[dict[str, Any]]]:
     """Chat messages -> (top-level ``system``, Messages API ``messages``)."""
-    system: list[str] = []
+    system, messages = split_system(ctx.messages)
     out: list[dict[str, Any]] = []
-    for msg in ctx.messages:
-        role = msg.get("role")
-        if role == "system":
-            system.append(message_text(msg.get("content")))
-            continue
-        role = "assistant" if role == "assistant" else "user"
+    for msg in messages:
+        role = "assistant" if msg.get("role") == "assistant" else "user"
         content: Any = msg.get("content")
         blocks = msg.get("blocks")
         if role == "assistant" and isinstance(blocks, list):
@@ -124,7 +127,7 @@ def _messages(ctx: RequestContext, thinking_on: bool) -> tuple[str, list[dict[st
         elif not isinstance(content, (str, list)):
             content = message_text(content)
         out.append({"role": role, "content": content})
-    return "\n\n".join(s for s in system if s), out
+    return system, out
 
 
 def _replay(

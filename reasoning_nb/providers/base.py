@@ -171,6 +171,13 @@ def _loads(data: str) -> Any:
         return json.loads(data)
 
 
+def split_system(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    """(the system messages' text, the other messages), for APIs that take the system prompt
+    apart from the conversation."""
+    system = [message_text(m.get("content")) for m in messages if m.get("role") == "system"]
+    return "\n\n".join(s for s in system if s), [m for m in messages if m.get("role") != "system"]
+
+
 def message_text(content: Any) -> str:
     """The text of a chat message's content (a string, or a list of text parts)."""
     if isinstance(content, str):

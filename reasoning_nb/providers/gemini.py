@@ -26,14 +26,21 @@ from urllib.parse import quote
 from ..core.events import Event, Finish, Notice, ProviderState, ReasoningDelta, TextDelta
 from ..core.presets import merge, nearest
 from ..errors import ProviderError
-from .base import RequestContext, UsageCounts, decode_json, explain_hosted, message_text
+from .base import (
+    RequestContext,
+    UsageCounts,
+    decode_json,
+    explain_hosted,
+    message_text,
+    split_system,
+)
 from .http_errors import server_message
 from .transport import HttpRequest
 
 FRAMING = "sse"
 REASONING_KEYS = ("generationConfig",)
-SERVER = None
 """Body fields kept in ``trace.request`` (as sent, after any fallback)."""
+SERVER = None
 API_VERSION = "v1beta"
 LEVEL_BUDGETS = {"minimal": 512, "low": 2048, "medium": 8192, "high": 16000}
 """Preset table budgets, for the fallback from a level to a budget (a 2.5 model)."""
@@ -88,14 +95,10 @@ def _is_gemini3(ctx: RequestContext) -> bool:
 
 def _contents(ctx: RequestContext) -> tuple[str, list[dict[str, Any]]]:
     """Chat messages -> (``systemInstruction`` text, ``contents`` with roles user/model)."""
-    system: list[str] = []
+    system, messages = split_system(ctx.messages)
     out: list[dict[str, Any]] = []
-    for msg in ctx.messages:
-        role = msg.get("role")
-        if role == "system":
-            system.append(message_text(msg.get("content")))
-            continue
-        if role in ("assistant", "model"):
+    for msg in messages:
+        if msg.get("role") in ("assistant", "model"):
             parts = msg.get("parts")
             if isinstance(parts, list) and parts and msg.get("replay_model") == ctx.ref.name:
                 out.append({"role": "model", "parts": copy.deepcopy(parts)})
@@ -103,7 +106,7 @@ def _contents(ctx: RequestContext) -> tuple[str, list[dict[str, Any]]]:
                 out.append({"role": "model", "parts": [{"text": message_text(msg.get("content"))}]})
         else:
             out.append({"role": "user", "parts": [{"text": message_text(msg.get("content"))}]})
-    return "\n\n".join(s for s in system if s), out
+    return system, out
 
 
 # -- errors and the one retry ----------------------------------------------------------------------

@@ -24,4 +24,10 @@ OPENAI = Profile(
     base_url_env="OPENAI_BASE_URL",
     key_envs=("OPENAI_API_KEY",),
     snapshot_id="openai",  # priced so too: output_tokens includes the reasoning tokens
+    hints={
+        429: (
+            "OpenAI's rate limit or quota stopped the request (check the account's usage "
+            "limits if it goes on): {message}"
+        )
+    },
 )
