@@ -11,25 +11,25 @@ from ..probes import openai_models
 from ..profile import Probes, Profile
 from .openai import levels_row
 
-LMH = ("low", "medium", "high")
 NO_THINKING = {"chat_template_kwargs": {"enable_thinking": False}}
+OFF = {**NO_THINKING, "reasoning_effort": "none"}  # both of the servers' spellings of off
 _SERVER = Probes(openai_models)
 _RATE_LIMIT = (
     "The provider's rate limit or quota stopped the request (check the account's limits if it "
     "goes on): {message}"
 )
 
-# Local servers: `auto` sends nothing.
+
+def local_row(off: dict, vocab: tuple[str, ...] = ("low", "medium", "high"), **more: Any) -> Row:
+    """How local servers spell a level (``reasoning_effort``); ``auto`` sends nothing."""
+    return Row(effort={"reasoning_effort": LEVEL}, vocab=vocab, off=off, **more)
+
+
 LLAMACPP = Profile(
     "llamacpp",
     "chat",
     "http://127.0.0.1:8080/v1",
-    Row(
-        effort={"reasoning_effort": LEVEL},
-        vocab=LMH,
-        off={**NO_THINKING, "reasoning_effort": "none"},
-        budget={"thinking_budget_tokens": BUDGET},
-    ),
+    local_row(OFF, budget={"thinking_budget_tokens": BUDGET}),
     key_envs=("LLAMACPP_API_KEY",),
     own_server_key=True,
     local=True,
@@ -42,7 +42,7 @@ LMSTUDIO = Profile(
     "lmstudio",
     "chat",
     "http://127.0.0.1:1234/v1",
-    Row(effort={"reasoning_effort": LEVEL}, vocab=LMH, off={"reasoning_effort": "none"}),
+    local_row({"reasoning_effort": "none"}),
     local=True,
     loads_models=True,  # just in time, by default
     start_hint="start LM Studio's server (Developer tab, or `lms server start`)",
@@ -54,12 +54,7 @@ VLLM = Profile(
     "vllm",
     "chat",
     "http://127.0.0.1:8000/v1",
-    Row(
-        effort={"reasoning_effort": LEVEL},
-        vocab=LMH,
-        off=NO_THINKING,
-        budget={"thinking_token_budget": BUDGET},
-    ),
+    local_row(NO_THINKING, budget={"thinking_token_budget": BUDGET}),
     key_envs=("VLLM_API_KEY",),
     own_server_key=True,
     local=True,
@@ -72,11 +67,7 @@ OPENAI_COMPATIBLE = Profile(
     "chat",
     None,
     # As llamacpp without `thinking_budget_tokens`, which only llama.cpp reads.
-    Row(
-        effort={"reasoning_effort": LEVEL},
-        vocab=LMH,
-        off={**NO_THINKING, "reasoning_effort": "none"},
-    ),
+    local_row(OFF),
     key_envs=("OPENAI_API_KEY",),
     local=True,
     start_hint="start your OpenAI-compatible server or fix `base_url`",
