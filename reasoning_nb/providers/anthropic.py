@@ -23,6 +23,7 @@ from ..core.presets import bucket, merge
 from ..errors import ProviderError
 from .base import (
     RequestContext,
+    StreamParser,
     UsageCounts,
     decode_json,
     explain_hosted,
@@ -229,11 +230,10 @@ explain = explain_hosted
 # -- stream ----------------------------------------------------------------------------------------
 
 
-class Parser:
+class Parser(StreamParser):
     """Messages SSE -> events; keeps each finished block (with its signature) for the history."""
 
     def __init__(self, ctx: RequestContext):
-        self.finished = False
         self._model, self._provider = ctx.ref.name, ctx.ref.provider.id
         self._blocks: dict[int, dict[str, Any]] = {}
         self._done: list[dict[str, Any]] = []
@@ -280,9 +280,6 @@ class Parser:
                 f"Anthropic reported an error mid-stream ({what}{server_message(chunk)})."
             )
         return []  # ping, and event types newer than this parser
-
-    def close(self) -> list[Event]:
-        return []
 
     def _start(self, index: int, block: dict[str, Any]) -> list[Event]:
         kind = block.get("type")

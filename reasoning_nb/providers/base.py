@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 
@@ -45,13 +45,18 @@ class EmbeddedServer:
     """Its base URL, starting it if needed."""
 
 
-class Parser(Protocol):
-    finished: bool
+class StreamParser:
+    """One response's frames in, its events out; each protocol module's ``Parser`` is one."""
+
+    finished = False
     """True once the server said the stream is complete ([DONE], done:true, ...)."""
 
-    def feed(self, frame_data: str, event: str | None = None) -> list[Event]: ...
+    def feed(self, frame_data: str, event: str | None = None) -> list[Event]:
+        raise NotImplementedError
 
-    def close(self) -> list[Event]: ...
+    def close(self) -> list[Event]:
+        """The events the end of the body completes."""
+        return []
 
 
 class ReasoningSource:

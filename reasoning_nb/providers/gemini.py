@@ -28,6 +28,7 @@ from ..core.presets import merge, nearest
 from ..errors import ProviderError
 from .base import (
     RequestContext,
+    StreamParser,
     UsageCounts,
     decode_json,
     explain_hosted,
@@ -195,11 +196,10 @@ def explain(error: ProviderError, ctx: RequestContext) -> str | None:
 # -- stream ----------------------------------------------------------------------------------------
 
 
-class Parser:
+class Parser(StreamParser):
     """``GenerateContentResponse`` chunks -> events; keeps the model's parts for the history."""
 
     def __init__(self, ctx: RequestContext):
-        self.finished = False
         self._model, self._provider = ctx.ref.name, ctx.ref.provider.id
         self._parts: list[dict[str, Any]] = []
         self._finish_seen = False

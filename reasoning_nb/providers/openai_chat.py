@@ -24,7 +24,7 @@ from ..core.presets import merge
 from ..errors import ProviderError
 from . import openai_responses as openai
 from .address import refused_key
-from .base import ReasoningSource, RequestContext, UsageCounts, decode_json
+from .base import ReasoningSource, RequestContext, StreamParser, UsageCounts, decode_json
 from .http_errors import server_message
 from .transport import HttpRequest
 
@@ -90,9 +90,8 @@ def explain(error: ProviderError, ctx: RequestContext) -> str | None:
     return None
 
 
-class Parser:
+class Parser(StreamParser):
     def __init__(self, ctx: RequestContext):
-        self.finished = False
         # Its splitter is not ``preopened`` even for templates that pre-open <think>: servers
         # with a reasoning parser send the answer as plain content, and a lone </think> is
         # reclassified anyway.

@@ -27,7 +27,7 @@ from typing import Any
 from ..core.events import Event, Finish, Notice, ReasoningDelta, TextDelta
 from ..core.presets import SCALE, merge, nearest
 from ..errors import ProviderError
-from .base import RequestContext, UsageCounts, decode_json, split_system
+from .base import RequestContext, StreamParser, UsageCounts, decode_json, split_system
 from .transport import HttpRequest
 
 FRAMING = "sse"
@@ -188,9 +188,8 @@ def _set(body: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, A
 _REASONING_KINDS = ("summary", "raw")
 
 
-class Parser:
+class Parser(StreamParser):
     def __init__(self, ctx: RequestContext):
-        self.finished = False
         self._texts: dict[tuple, str] = {}
         """(kind, item, index) -> text emitted so far."""
         self._item_kind: dict[Any, str] = {}
@@ -242,9 +241,6 @@ class Parser:
         if kind == "error":
             raise ProviderError(f"OpenAI reported an error mid-stream: {_error(obj)}")
         return []  # created, in_progress, *.added, annotations, function calls...
-
-    def close(self) -> list[Event]:
-        return []
 
     # -- text ------------------------------------------------------------------------------------
 

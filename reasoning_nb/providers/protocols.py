@@ -7,7 +7,7 @@ from importlib import import_module
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ConfigError, ProviderError
-from .base import EmbeddedServer, Parser, RequestContext
+from .base import EmbeddedServer, RequestContext, StreamParser
 from .transport import HttpRequest
 
 
@@ -24,7 +24,7 @@ class WireProtocol(Protocol):
 
     def build_request(self, ctx: RequestContext) -> HttpRequest: ...
 
-    def Parser(self, ctx: RequestContext) -> Parser:
+    def Parser(self, ctx: RequestContext) -> StreamParser:
         """The stream parser of one response (a class in each module)."""
         ...
 
