@@ -62,7 +62,8 @@ _STOP_REASONS = {
 
 def build_request(ctx: RequestContext) -> HttpRequest:
     fields = ctx.plan.fields
-    thinking_on = _thinking_on(fields.get("thinking"))
+    asked = fields.get("thinking")
+    thinking_on = isinstance(asked, dict) and asked.get("type") in ("enabled", "adaptive")
     body: dict[str, Any] = {"model": ctx.ref.name, "max_tokens": _default_max_tokens(ctx)}
     system, messages = _messages(ctx, thinking_on)
     if system:
@@ -85,10 +86,6 @@ def build_request(ctx: RequestContext) -> HttpRequest:
 def _endpoint(base_url: str) -> str:
     base = base_url.rstrip("/")
     return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
-
-
-def _thinking_on(thinking: Any) -> bool:
-    return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
 
 
 def _default_max_tokens(ctx: RequestContext) -> int:

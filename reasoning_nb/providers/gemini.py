@@ -68,7 +68,7 @@ def build_request(ctx: RequestContext) -> HttpRequest:
         config["maxOutputTokens"] = ctx.max_tokens
     if ctx.temperature is not None:
         config["temperature"] = ctx.temperature
-        if ctx.temperature != 1 and _is_gemini3(ctx):
+        if ctx.temperature != 1 and "gemini-3" in ctx.ref.name.lower():
             ctx.warnings.append(
                 f"Google recommends temperature 1.0 for Gemini 3 models; temperature="
                 f"{ctx.temperature:g} was sent as asked, but may cause looping or worse reasoning."
@@ -88,10 +88,6 @@ def _endpoint(base_url: str, model: str) -> str:
         base = f"{base}/{API_VERSION}"
     name = model[len("models/") :] if model.startswith("models/") else model
     return f"{base}/models/{quote(name, safe='-._~')}:streamGenerateContent?alt=sse"
-
-
-def _is_gemini3(ctx: RequestContext) -> bool:
-    return "gemini-3" in ctx.ref.name.lower()
 
 
 def _contents(ctx: RequestContext) -> tuple[str, list[dict[str, Any]]]:

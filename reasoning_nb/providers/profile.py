@@ -40,8 +40,7 @@ class Probes:
 class Profile:
     id: str
     protocol: str
-    """Wire protocol module (``providers/protocols.py``): ``ollama``, ``chat`` (Chat
-    Completions), ``responses``, ``anthropic``, ``gemini``, ``local``."""
+    """The module of ``providers/`` that speaks its wire protocol (``openai_chat``...)."""
     base_url: str | None
     presets: Row | Callable[[Capabilities], Row]
     """The preset row (``spec/presets.md``), or a choice of row by model."""

@@ -27,7 +27,7 @@ def local_row(off: dict, vocab: tuple[str, ...] = ("low", "medium", "high"), **m
 
 LLAMACPP = Profile(
     "llamacpp",
-    "chat",
+    "openai_chat",
     "http://127.0.0.1:8080/v1",
     local_row(OFF, budget={"thinking_budget_tokens": BUDGET}),
     key_envs=("LLAMACPP_API_KEY",),
@@ -40,7 +40,7 @@ LLAMACPP = Profile(
 
 LMSTUDIO = Profile(
     "lmstudio",
-    "chat",
+    "openai_chat",
     "http://127.0.0.1:1234/v1",
     local_row({"reasoning_effort": "none"}),
     local=True,
@@ -52,7 +52,7 @@ LMSTUDIO = Profile(
 
 VLLM = Profile(
     "vllm",
-    "chat",
+    "openai_chat",
     "http://127.0.0.1:8000/v1",
     local_row(NO_THINKING, budget={"thinking_token_budget": BUDGET}),
     key_envs=("VLLM_API_KEY",),
@@ -64,7 +64,7 @@ VLLM = Profile(
 
 OPENAI_COMPATIBLE = Profile(
     "openai-compatible",
-    "chat",
+    "openai_chat",
     None,
     # As llamacpp without `thinking_budget_tokens`, which only llama.cpp reads.
     local_row(OFF),
@@ -79,7 +79,7 @@ OPENAI_COMPATIBLE = Profile(
 # is not returned there, only its token count.
 OPENAI_CHAT = Profile(
     "openai-chat",
-    "chat",
+    "openai_chat",
     "https://api.openai.com/v1",
     levels_row({"reasoning_effort": LEVEL}),
     base_url_env="OPENAI_BASE_URL",
@@ -101,7 +101,7 @@ def _details_text(detail: dict[str, Any]) -> str:
 
 OPENROUTER = Profile(
     "openrouter",
-    "chat",
+    "openai_chat",
     "https://openrouter.ai/api/v1",
     levels_row({"reasoning": {"effort": LEVEL}}, budget={"reasoning": {"max_tokens": BUDGET}}),
     key_envs=("OPENROUTER_API_KEY",),
@@ -120,7 +120,7 @@ OPENROUTER = Profile(
 
 DEEPSEEK = Profile(
     "deepseek",
-    "chat",
+    "openai_chat",
     "https://api.deepseek.com",
     Row(
         effort={"thinking": {"type": "enabled"}, "reasoning_effort": LEVEL},

@@ -18,7 +18,7 @@ def levels_row(effort: dict, **more: Any) -> Row:
 
 OPENAI = Profile(
     "openai",
-    "responses",
+    "openai_responses",
     "https://api.openai.com/v1",
     levels_row({"reasoning": {"effort": LEVEL}}, always={"reasoning": {"summary": "auto"}}),
     base_url_env="OPENAI_BASE_URL",
