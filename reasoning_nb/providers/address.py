@@ -132,7 +132,7 @@ def api_key_for(
     belongs = key_belongs(info, base_url)
     if found and belongs:
         return header_safe(os.environ[found[0]], found[0])
-    if not info.key_required:
+    if info.local:  # a local server takes a key only where one is set
         return None
     envs = " or ".join(info.key_envs)
     if belongs:

@@ -31,6 +31,13 @@ from .transport import HttpRequest
 FRAMING = "sse"
 REASONING_KEYS: tuple[str, ...] = ()
 SERVER = None
+_CONTROLS = (
+    "reasoning_effort",
+    "chat_template_kwargs",
+    "thinking_budget_tokens",
+    "thinking_token_budget",
+)
+"""The local servers' reasoning fields (``profiles/chat.py``), dropped if a server rejects them."""
 
 
 def build_request(ctx: RequestContext) -> HttpRequest:
@@ -58,16 +65,8 @@ def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any]
     if adjusted is not None:
         return adjusted
     message = error.message.lower()
-    rejected = [
-        key
-        for key in (
-            "reasoning_effort",
-            "chat_template_kwargs",
-            "thinking_budget_tokens",
-            "thinking_token_budget",
-        )
-        if key in body and (key in message or "reasoning" in message or "thinking" in message)
-    ]
+    named = "reasoning" in message or "thinking" in message
+    rejected = [key for key in _CONTROLS if key in body and (named or key in message)]
     if not rejected:
         return None
     retry = {k: v for k, v in body.items() if k not in rejected}

@@ -94,10 +94,6 @@ class Profile:
         if self.cost is None and not self.local and self.snapshot_id:
             object.__setattr__(self, "cost", CostRule(self.snapshot_id))
 
-    @property
-    def key_required(self) -> bool:
-        return not self.local
-
     def row(self, caps: Capabilities) -> Row:
         """The preset row for this model."""
         return self.presets if isinstance(self.presets, Row) else self.presets(caps)
@@ -111,8 +107,7 @@ class Profile:
         max_tokens: int | None = None,
     ) -> ReasoningPlan:
         """The request fields that express ``preset`` / ``budget_tokens`` for this model."""
-        row = self.row(caps)
-        return plan(self.id, row, preset, budget_tokens, caps, max_tokens=max_tokens)
+        return plan(self.id, self.row(caps), preset, budget_tokens, caps, max_tokens=max_tokens)
 
     def capabilities(self, model: str, discovered: dict | None = None) -> Capabilities:
         """What ``model`` can do, from this provider's sources (``core.capabilities``)."""
