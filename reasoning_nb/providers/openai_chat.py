@@ -58,13 +58,27 @@ def build_request(ctx: RequestContext) -> HttpRequest:
 
 
 def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
-    """One retry without the reasoning fields when a server rejects them outright."""
+    """One retry with what a server takes, when it rejects a reasoning field outright.
+
+    OpenAI's wording, whoever relays it (OpenAI, OpenRouter): an effort the model does not take
+    -> the nearest one it lists; a rejected temperature -> none. DeepSeek-style servers that
+    reject ``thinking`` -> no thinking fields. Other servers -> no reasoning fields."""
     if error.status != 400:
         return None
-    adjusted = _hosted_fallback(error, body)
-    if adjusted is not None:
-        return adjusted
+    for retry in (
+        openai.effort_retry(error, body, ("reasoning_effort",)),
+        openai.effort_retry(error, body, ("reasoning", "effort")),
+        openai.sampling_retry(error, body),
+    ):
+        if retry is not None:
+            return retry
     message = error.message.lower()
+    if "thinking" in body and "thinking" in message:
+        retry = {k: v for k, v in body.items() if k not in ("thinking", "reasoning_effort")}
+        return retry, (
+            f"The server rejected the thinking setting ({error.message[:120]}), so the request "
+            "was sent again without it."
+        )
     named = "reasoning" in message or "thinking" in message
     rejected = [key for key in _CONTROLS if key in body and (named or key in message)]
     if not rejected:
@@ -230,28 +244,6 @@ def _replayed(message: dict[str, Any], model: str, key: str) -> dict[str, Any]:
     if message["replay_model"] != model:
         out.pop(key, None)
     return out
-
-
-def _hosted_fallback(
-    error: ProviderError, body: dict[str, Any]
-) -> tuple[dict[str, Any], str] | None:
-    """OpenAI's wording, whoever relays it (OpenAI, OpenRouter): an effort the model does not
-    take -> the nearest one it lists; a rejected temperature -> none. DeepSeek-style servers
-    that reject ``thinking`` -> no thinking fields."""
-    for retry in (
-        openai.effort_retry(error, body, ("reasoning_effort",)),
-        openai.effort_retry(error, body, ("reasoning", "effort")),
-        openai.sampling_retry(error, body),
-    ):
-        if retry is not None:
-            return retry
-    if "thinking" in body and "thinking" in error.message.lower():
-        retry = {k: v for k, v in body.items() if k not in ("thinking", "reasoning_effort")}
-        return retry, (
-            f"The server rejected the thinking setting ({error.message[:120]}), so the request "
-            "was sent again without it."
-        )
-    return None
 
 
 class HostedStream:
