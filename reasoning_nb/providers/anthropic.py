@@ -31,6 +31,7 @@ from .base import (
     split_system,
 )
 from .http_errors import server_message
+from .profiles.anthropic import MANUAL
 from .transport import HttpRequest
 
 FRAMING = "sse"
@@ -45,9 +46,6 @@ ADAPTIVE_MAX_TOKENS = 32000
 REDACTED_MARKER = "[redacted thinking]"
 """What ``redacted_thinking`` blocks show in the reasoning pane, once per run of them with a
 count when there are several (``[redacted thinking × 3]``); their data stays opaque."""
-EFFORT_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16000}
-"""Preset table budgets, for the fallback from an adaptive effort to a manual budget."""
-MAX_BUDGET = 31999
 
 _STOP_REASONS = {
     "end_turn": "stop",
@@ -197,8 +195,10 @@ def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any]
             "without output_config (the model's default effort)."
         )
     if kind == "adaptive" and "adaptive" in msg:
-        budget = EFFORT_BUDGETS.get(effort or "high", MAX_BUDGET)
-        budget = min(budget, int(body.get("max_tokens", 0)) - 1)
+        budgets = MANUAL.budgets or {}  # the preset table's, for an adaptive effort
+        budget = min(
+            budgets.get(effort or "high", budgets["max"]), int(body.get("max_tokens", 0)) - 1
+        )
         if budget < 1024:
             return _without_thinking(retry, quoted)
         retry["thinking"] = {"type": "enabled", "budget_tokens": budget}

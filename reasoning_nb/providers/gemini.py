@@ -36,6 +36,7 @@ from .base import (
     split_system,
 )
 from .http_errors import server_message
+from .profiles.gemini import LEVELS
 from .transport import HttpRequest
 
 FRAMING = "sse"
@@ -45,7 +46,6 @@ SERVER = None
 API_VERSION = "v1beta"
 LEVEL_BUDGETS = {"minimal": 512, "low": 2048, "medium": 8192, "high": 16000}
 """Preset table budgets, for the fallback from a level to a budget (a 2.5 model)."""
-LEVELS = ("minimal", "low", "medium", "high")
 SAFE_BUDGET = (512, 24576)
 """The budget range every Gemini 2.5 model takes (Pro 128–32768, Flash 0–24576, Lite 512–24576):
 where a rejected budget is moved to when the model's own range is unknown."""
@@ -133,7 +133,7 @@ def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any]
     if level is not None and says_level:
         name = str(level).lower()
         if re.search(rf"\b{re.escape(name)}\b", msg):  # "Thinking level MINIMAL is not ..."
-            new = nearest(name, [x for x in LEVELS if x != name])
+            new = nearest(name, [x for x in LEVELS.vocab if x != name])
             tc["thinkingLevel"] = new
             return retry, (
                 f"Gemini rejected thinking level {level!r} for this model ({quoted}), so it was "

@@ -46,9 +46,7 @@ GEMINI = Profile(
     key_envs=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
     name="Gemini",
     example_model="gemini-2.5-flash",
-    # Priced so too. On the wire candidatesTokenCount excludes thoughtsTokenCount (billed too, at
-    # the output rate); providers/gemini.py adds the two into output_tokens, as the price expects.
-    snapshot_id="google",
+    snapshot_id="google",  # priced so too, on output_tokens with the thoughts (providers/gemini.py)
     # the model's parts, ``thoughtSignature`` on the parts that carried it.
     replay=Replay("parts", "parts", _thought_text),
 )
