@@ -249,15 +249,13 @@ class Parser(StreamParser):
 
     def _keep(self, part: dict[str, Any]) -> None:
         """Merge streamed text pieces into parts; a signed part is never merged with another."""
-        signed = bool(part.get("thoughtSignature"))
-        self._signed = self._signed or signed
+        self._signed = self._signed or bool(part.get("thoughtSignature"))
         last = self._parts[-1] if self._parts else None
-        plain = set(part) <= {"text", "thought"}
+        text_only = {"text", "thought"}  # a signed part has a signature beside them
         if (
             last is not None
-            and plain
-            and not signed
-            and set(last) <= {"text", "thought"}
+            and set(part) <= text_only
+            and set(last) <= text_only
             and bool(last.get("thought")) == bool(part.get("thought"))
         ):
             last["text"] = last.get("text", "") + (part.get("text") or "")
