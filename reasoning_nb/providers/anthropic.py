@@ -21,15 +21,8 @@ from typing import Any
 from ..core.events import Event, Finish, Notice, ProviderState, ReasoningDelta, TextDelta
 from ..core.presets import bucket, merge
 from ..errors import ProviderError
-from .base import (
-    RequestContext,
-    StreamParser,
-    UsageCounts,
-    decode_json,
-    explain_hosted,
-    message_text,
-    split_system,
-)
+from .base import RequestContext, StreamParser, UsageCounts, decode_json, message_text, split_system
+from .base import explain_hosted as explain  # noqa: F401 - its WireProtocol.explain
 from .http_errors import server_message
 from .profiles.anthropic import MANUAL
 from .transport import HttpRequest
@@ -219,9 +212,6 @@ def _without_thinking(retry: dict[str, Any], quoted: str) -> tuple[dict[str, Any
         f"Anthropic rejected the thinking settings ({quoted}), so the request was sent again "
         "without thinking."
     )
-
-
-explain = explain_hosted
 
 
 # -- stream ----------------------------------------------------------------------------------------
