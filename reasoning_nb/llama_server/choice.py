@@ -106,11 +106,6 @@ def _deaths() -> dict[str, str]:
     return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
 
 
-def died_here(candidate: Candidate) -> str | None:
-    """How this binary died on this CPU before, if it did."""
-    return _deaths().get(_key(candidate))
-
-
 def record_death(candidate: Candidate, detail: str) -> None:
     deaths = _deaths()
     deaths[_key(candidate)] = detail
@@ -131,7 +126,7 @@ def start(wait: float = 60.0, **server_options) -> tuple[LlamaServer, Choice]:
     ``wait``: seconds each candidate gets to become ready, and then to answer the probe."""
     failed: list[tuple[Candidate, str]] = []  # each with how it failed
     for candidate in candidates():
-        known = died_here(candidate)
+        known = _deaths().get(_key(candidate))  # how it died on this CPU before, if it did
         if known is not None and candidate.kind != "explicit":
             failed.append((candidate, known))
             continue

@@ -63,22 +63,10 @@ class LlamaServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.args = [
             str(self.binary),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "-m",
-            str(self.model),
-            "-c",
-            str(context),
-            "-t",
-            str(threads),
-            "--jinja",
-            "--chat-template-file",
-            str(template),
-            "--reasoning-format",
-            reasoning_format,
-            "--no-webui",
+            *("--host", "127.0.0.1", "--port", str(self.port)),
+            *("-m", str(self.model), "-c", str(context), "-t", str(threads)),
+            *("--jinja", "--chat-template-file", str(template)),
+            *("--reasoning-format", reasoning_format, "--no-webui"),
             *extra_args,
         ]
         self.log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the server

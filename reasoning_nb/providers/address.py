@@ -39,6 +39,7 @@ def base_url_for(info: Profile, base_url: str | None = None) -> str:
 _THIS_MACHINE = {"0.0.0.0": "127.0.0.1", "::": "::1"}  # bind addresses, not places to connect to
 _HOST_NAME = re.compile(r"[\w-]+(\.[\w-]+)*\.?")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_UNDER_V1 = ("openai_chat", "openai_responses", "local")  # the OpenAI-style APIs' base path
 
 
 def normalise(url: str, info: Profile | None = None) -> str:
@@ -81,7 +82,7 @@ def normalise(url: str, info: Profile | None = None) -> str:
     netloc += f":{port}" if port is not None else ""
     userinfo, at, _ = parts.netloc.rpartition("@")
     path = parts.path.rstrip("/")
-    if not path and info is not None and info.protocol in ("chat", "local", "responses"):
+    if not path and info is not None and info.protocol in _UNDER_V1:
         path = "/v1"
     return urlunsplit((parts.scheme, userinfo + at + netloc, path, "", ""))
 
@@ -131,7 +132,7 @@ def api_key_for(
     belongs = key_belongs(info, base_url)
     if found and belongs:
         return header_safe(os.environ[found[0]], found[0])
-    if not info.key_required:
+    if info.local:  # a local server takes a key only where one is set
         return None
     envs = " or ".join(info.key_envs)
     if belongs:

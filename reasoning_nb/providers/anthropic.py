@@ -21,14 +21,16 @@ from typing import Any
 from ..core.events import Event, Finish, Notice, ProviderState, ReasoningDelta, TextDelta
 from ..core.presets import bucket, merge
 from ..errors import ProviderError
-from .base import RequestContext, UsageCounts, decode_json, message_text
+from .base import RequestContext, StreamParser, UsageCounts, decode_json, message_text, split_system
+from .base import explain_hosted as explain  # noqa: F401 - its WireProtocol.explain
 from .http_errors import server_message
+from .profiles.anthropic import MANUAL
 from .transport import HttpRequest
 
 FRAMING = "sse"
 REASONING_KEYS = ("thinking", "output_config", "max_tokens")
-SERVER = None
 """Body fields kept in ``trace.request`` (as sent, after any fallback)."""
+SERVER = None
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 16000
 """``max_tokens`` is required; this is sent when neither the user nor the plan gave one."""
@@ -37,9 +39,6 @@ ADAPTIVE_MAX_TOKENS = 32000
 REDACTED_MARKER = "[redacted thinking]"
 """What ``redacted_thinking`` blocks show in the reasoning pane, once per run of them with a
 count when there are several (``[redacted thinking × 3]``); their data stays opaque."""
-EFFORT_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16000}
-"""Preset table budgets, for the fallback from an adaptive effort to a manual budget."""
-MAX_BUDGET = 31999
 
 _STOP_REASONS = {
     "end_turn": "stop",
@@ -54,7 +53,8 @@ _STOP_REASONS = {
 
 def build_request(ctx: RequestContext) -> HttpRequest:
     fields = ctx.plan.fields
-    thinking_on = _thinking_on(fields.get("thinking"))
+    asked = fields.get("thinking")
+    thinking_on = isinstance(asked, dict) and asked.get("type") in ("enabled", "adaptive")
     body: dict[str, Any] = {"model": ctx.ref.name, "max_tokens": _default_max_tokens(ctx)}
     system, messages = _messages(ctx, thinking_on)
     if system:
@@ -77,10 +77,6 @@ def build_request(ctx: RequestContext) -> HttpRequest:
 def _endpoint(base_url: str) -> str:
     base = base_url.rstrip("/")
     return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
-
-
-def _thinking_on(thinking: Any) -> bool:
-    return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
 
 
 def _default_max_tokens(ctx: RequestContext) -> int:
@@ -109,14 +105,10 @@ def _temperature(ctx: RequestContext, body: dict[str, Any], thinking_on: bool) -
 
 def _messages(ctx: RequestContext, thinking_on: bool) -> tuple[str, list[dict[str, Any]]]:
     """Chat messages -> (top-level ``system``, Messages API ``messages``)."""
-    system: list[str] = []
+    system, messages = split_system(ctx.messages)
     out: list[dict[str, Any]] = []
-    for msg in ctx.messages:
-        role = msg.get("role")
-        if role == "system":
-            system.append(message_text(msg.get("content")))
-            continue
-        role = "assistant" if role == "assistant" else "user"
+    for msg in messages:
+        role = "assistant" if msg.get("role") == "assistant" else "user"
         content: Any = msg.get("content")
         blocks = msg.get("blocks")
         if role == "assistant" and isinstance(blocks, list):
@@ -124,7 +116,7 @@ def _messages(ctx: RequestContext, thinking_on: bool) -> tuple[str, list[dict[st
         elif not isinstance(content, (str, list)):
             content = message_text(content)
         out.append({"role": role, "content": content})
-    return "\n\n".join(s for s in system if s), out
+    return system, out
 
 
 def _replay(
@@ -196,8 +188,10 @@ def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any]
             "without output_config (the model's default effort)."
         )
     if kind == "adaptive" and "adaptive" in msg:
-        budget = EFFORT_BUDGETS.get(effort or "high", MAX_BUDGET)
-        budget = min(budget, int(body.get("max_tokens", 0)) - 1)
+        budgets = MANUAL.budgets or {}  # the preset table's, for an adaptive effort
+        budget = min(
+            budgets.get(effort or "high", budgets["max"]), int(body.get("max_tokens", 0)) - 1
+        )
         if budget < 1024:
             return _without_thinking(retry, quoted)
         retry["thinking"] = {"type": "enabled", "budget_tokens": budget}
@@ -220,29 +214,13 @@ def _without_thinking(retry: dict[str, Any], quoted: str) -> tuple[dict[str, Any
     )
 
 
-def explain(error: ProviderError, ctx: RequestContext) -> str | None:
-    envs = " or ".join(ctx.ref.provider.key_envs)
-    if error.status in (401, 403):
-        return (
-            f"Anthropic refused the API key ({error.message[:160]}): check {envs} "
-            "(or pass api_key=)."
-        )
-    if error.status == 404:
-        return (
-            f"Anthropic has no model {ctx.ref.name!r} ({error.message[:160]}): check the model "
-            "name, e.g. 'anthropic:claude-sonnet-4-5'."
-        )
-    return None
-
-
 # -- stream ----------------------------------------------------------------------------------------
 
 
-class Parser:
+class Parser(StreamParser):
     """Messages SSE -> events; keeps each finished block (with its signature) for the history."""
 
     def __init__(self, ctx: RequestContext):
-        self.finished = False
         self._model, self._provider = ctx.ref.name, ctx.ref.provider.id
         self._blocks: dict[int, dict[str, Any]] = {}
         self._done: list[dict[str, Any]] = []
@@ -289,9 +267,6 @@ class Parser:
                 f"Anthropic reported an error mid-stream ({what}{server_message(chunk)})."
             )
         return []  # ping, and event types newer than this parser
-
-    def close(self) -> list[Event]:
-        return []
 
     def _start(self, index: int, block: dict[str, Any]) -> list[Event]:
         kind = block.get("type")

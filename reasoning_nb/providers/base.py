@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 
@@ -45,13 +45,18 @@ class EmbeddedServer:
     """Its base URL, starting it if needed."""
 
 
-class Parser(Protocol):
-    finished: bool
+class StreamParser:
+    """One response's frames in, its events out; each protocol module's ``Parser`` is one."""
+
+    finished = False
     """True once the server said the stream is complete ([DONE], done:true, ...)."""
 
-    def feed(self, frame_data: str, event: str | None = None) -> list[Event]: ...
+    def feed(self, frame_data: str, event: str | None = None) -> list[Event]:
+        raise NotImplementedError
 
-    def close(self) -> list[Event]: ...
+    def close(self) -> list[Event]:
+        """The events the end of the body completes."""
+        return []
 
 
 class ReasoningSource:
@@ -129,6 +134,23 @@ class UsageCounts:
         return out
 
 
+def explain_hosted(
+    error: ProviderError, ctx: RequestContext, *, key_refused: bool = False
+) -> str | None:
+    """A hosted provider's words for a refused key (401, 403, or ``key_refused``) and an unknown
+    model (404), from its profile."""
+    profile, quoted = ctx.ref.provider, error.message[:160]
+    if key_refused or error.status in (401, 403):
+        envs = " or ".join(profile.key_envs)
+        return f"{profile.name} refused the API key ({quoted}): check {envs} (or pass api_key=)."
+    if error.status == 404:
+        return (
+            f"{profile.name} has no model {ctx.ref.name!r} ({quoted}): check the model name, "
+            f"e.g. '{profile.id}:{profile.example_model}'."
+        )
+    return None
+
+
 def decode_json(data: str, *, who: str = "The server", hint: str = "") -> dict[str, Any]:
     """One frame's JSON object; anything else is a ProviderError saying what to check."""
     try:
@@ -152,6 +174,13 @@ def _loads(data: str) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         return json.loads(data)
+
+
+def split_system(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    """(the system messages' text, the other messages), for APIs that take the system prompt
+    apart from the conversation."""
+    system = [message_text(m.get("content")) for m in messages if m.get("role") == "system"]
+    return "\n\n".join(s for s in system if s), [m for m in messages if m.get("role") != "system"]
 
 
 def message_text(content: Any) -> str:

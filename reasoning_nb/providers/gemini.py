@@ -26,18 +26,26 @@ from urllib.parse import quote
 from ..core.events import Event, Finish, Notice, ProviderState, ReasoningDelta, TextDelta
 from ..core.presets import merge, nearest
 from ..errors import ProviderError
-from .base import RequestContext, UsageCounts, decode_json, message_text
+from .base import (
+    RequestContext,
+    StreamParser,
+    UsageCounts,
+    decode_json,
+    explain_hosted,
+    message_text,
+    split_system,
+)
 from .http_errors import server_message
+from .profiles.gemini import LEVELS
 from .transport import HttpRequest
 
 FRAMING = "sse"
 REASONING_KEYS = ("generationConfig",)
-SERVER = None
 """Body fields kept in ``trace.request`` (as sent, after any fallback)."""
+SERVER = None
 API_VERSION = "v1beta"
 LEVEL_BUDGETS = {"minimal": 512, "low": 2048, "medium": 8192, "high": 16000}
 """Preset table budgets, for the fallback from a level to a budget (a 2.5 model)."""
-LEVELS = ("minimal", "low", "medium", "high")
 SAFE_BUDGET = (512, 24576)
 """The budget range every Gemini 2.5 model takes (Pro 128–32768, Flash 0–24576, Lite 512–24576):
 where a rejected budget is moved to when the model's own range is unknown."""
@@ -60,7 +68,7 @@ def build_request(ctx: RequestContext) -> HttpRequest:
         config["maxOutputTokens"] = ctx.max_tokens
     if ctx.temperature is not None:
         config["temperature"] = ctx.temperature
-        if ctx.temperature != 1 and _is_gemini3(ctx):
+        if ctx.temperature != 1 and "gemini-3" in ctx.ref.name.lower():
             ctx.warnings.append(
                 f"Google recommends temperature 1.0 for Gemini 3 models; temperature="
                 f"{ctx.temperature:g} was sent as asked, but may cause looping or worse reasoning."
@@ -82,20 +90,12 @@ def _endpoint(base_url: str, model: str) -> str:
     return f"{base}/models/{quote(name, safe='-._~')}:streamGenerateContent?alt=sse"
 
 
-def _is_gemini3(ctx: RequestContext) -> bool:
-    return "gemini-3" in ctx.ref.name.lower()
-
-
 def _contents(ctx: RequestContext) -> tuple[str, list[dict[str, Any]]]:
     """Chat messages -> (``systemInstruction`` text, ``contents`` with roles user/model)."""
-    system: list[str] = []
+    system, messages = split_system(ctx.messages)
     out: list[dict[str, Any]] = []
-    for msg in ctx.messages:
-        role = msg.get("role")
-        if role == "system":
-            system.append(message_text(msg.get("content")))
-            continue
-        if role in ("assistant", "model"):
+    for msg in messages:
+        if msg.get("role") in ("assistant", "model"):
             parts = msg.get("parts")
             if isinstance(parts, list) and parts and msg.get("replay_model") == ctx.ref.name:
                 out.append({"role": "model", "parts": copy.deepcopy(parts)})
@@ -103,7 +103,7 @@ def _contents(ctx: RequestContext) -> tuple[str, list[dict[str, Any]]]:
                 out.append({"role": "model", "parts": [{"text": message_text(msg.get("content"))}]})
         else:
             out.append({"role": "user", "parts": [{"text": message_text(msg.get("content"))}]})
-    return "\n\n".join(s for s in system if s), out
+    return system, out
 
 
 # -- errors and the one retry ----------------------------------------------------------------------
@@ -133,7 +133,7 @@ def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any]
     if level is not None and says_level:
         name = str(level).lower()
         if re.search(rf"\b{re.escape(name)}\b", msg):  # "Thinking level MINIMAL is not ..."
-            new = nearest(name, [x for x in LEVELS if x != name])
+            new = nearest(name, [x for x in LEVELS.vocab if x != name])
             tc["thinkingLevel"] = new
             return retry, (
                 f"Gemini rejected thinking level {level!r} for this model ({quoted}), so it was "
@@ -184,29 +184,18 @@ def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any]
 
 
 def explain(error: ProviderError, ctx: RequestContext) -> str | None:
-    envs = " or ".join(ctx.ref.provider.key_envs)
-    msg = error.message.lower()
     # An invalid key is a 400 INVALID_ARGUMENT ("API key not valid") on the Gemini API.
-    if error.status in (401, 403) or (error.status == 400 and "api key" in msg):
-        return (
-            f"Gemini refused the API key ({error.message[:160]}): check {envs} (or pass api_key=)."
-        )
-    if error.status == 404:
-        return (
-            f"Gemini has no model {ctx.ref.name!r} ({error.message[:160]}): check the model "
-            "name, e.g. 'gemini:gemini-2.5-flash'."
-        )
-    return None
+    bad_key = error.status == 400 and "api key" in error.message.lower()
+    return explain_hosted(error, ctx, key_refused=bad_key)
 
 
 # -- stream ----------------------------------------------------------------------------------------
 
 
-class Parser:
+class Parser(StreamParser):
     """``GenerateContentResponse`` chunks -> events; keeps the model's parts for the history."""
 
     def __init__(self, ctx: RequestContext):
-        self.finished = False
         self._model, self._provider = ctx.ref.name, ctx.ref.provider.id
         self._parts: list[dict[str, Any]] = []
         self._finish_seen = False
@@ -260,15 +249,13 @@ class Parser:
 
     def _keep(self, part: dict[str, Any]) -> None:
         """Merge streamed text pieces into parts; a signed part is never merged with another."""
-        signed = bool(part.get("thoughtSignature"))
-        self._signed = self._signed or signed
+        self._signed = self._signed or bool(part.get("thoughtSignature"))
         last = self._parts[-1] if self._parts else None
-        plain = set(part) <= {"text", "thought"}
+        text_only = {"text", "thought"}  # a signed part has a signature beside them
         if (
             last is not None
-            and plain
-            and not signed
-            and set(last) <= {"text", "thought"}
+            and set(part) <= text_only
+            and set(last) <= text_only
             and bool(last.get("thought")) == bool(part.get("thought"))
         ):
             last["text"] = last.get("text", "") + (part.get("text") or "")

@@ -13,7 +13,7 @@ from ..core.events import Event, Finish
 from ..core.presets import merge
 from ..errors import ProviderError
 from .address import refused_key
-from .base import ReasoningSource, RequestContext, UsageCounts, decode_json
+from .base import ReasoningSource, RequestContext, StreamParser, UsageCounts, decode_json
 from .transport import HttpRequest
 
 FRAMING = "ndjson"
@@ -67,12 +67,11 @@ def explain(error: ProviderError, ctx: RequestContext) -> str | None:
     return None
 
 
-class Parser:
+class Parser(StreamParser):
     """NDJSON lines -> events. Content still runs through the tag splitter: older servers and
     models without a thinking parser leave ``<think>`` inline."""
 
     def __init__(self, ctx: RequestContext):
-        self.finished = False
         self._reasoning = ReasoningSource()
 
     def feed(self, data: str, event: str | None = None) -> list[Event]:

@@ -24,13 +24,20 @@ from ..core.presets import merge
 from ..errors import ProviderError
 from . import openai_responses as openai
 from .address import refused_key
-from .base import ReasoningSource, RequestContext, UsageCounts, decode_json
+from .base import ReasoningSource, RequestContext, StreamParser, UsageCounts, decode_json
 from .http_errors import server_message
 from .transport import HttpRequest
 
 FRAMING = "sse"
 REASONING_KEYS: tuple[str, ...] = ()
 SERVER = None
+_CONTROLS = (
+    "reasoning_effort",
+    "chat_template_kwargs",
+    "thinking_budget_tokens",
+    "thinking_token_budget",
+)
+"""The local servers' reasoning fields (``profiles/chat.py``), dropped if a server rejects them."""
 
 
 def build_request(ctx: RequestContext) -> HttpRequest:
@@ -51,23 +58,29 @@ def build_request(ctx: RequestContext) -> HttpRequest:
 
 
 def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
-    """One retry without the reasoning fields when a server rejects them outright."""
+    """One retry with what a server takes, when it rejects a reasoning field outright.
+
+    OpenAI's wording, whoever relays it (OpenAI, OpenRouter): an effort the model does not take
+    -> the nearest one it lists; a rejected temperature -> none. DeepSeek-style servers that
+    reject ``thinking`` -> no thinking fields. Other servers -> no reasoning fields."""
     if error.status != 400:
         return None
-    adjusted = _hosted_fallback(error, body)
-    if adjusted is not None:
-        return adjusted
+    for retry in (
+        openai.effort_retry(error, body, ("reasoning_effort",)),
+        openai.effort_retry(error, body, ("reasoning", "effort")),
+        openai.sampling_retry(error, body),
+    ):
+        if retry is not None:
+            return retry
     message = error.message.lower()
-    rejected = [
-        key
-        for key in (
-            "reasoning_effort",
-            "chat_template_kwargs",
-            "thinking_budget_tokens",
-            "thinking_token_budget",
+    if "thinking" in body and "thinking" in message:
+        retry = {k: v for k, v in body.items() if k not in ("thinking", "reasoning_effort")}
+        return retry, (
+            f"The server rejected the thinking setting ({error.message[:120]}), so the request "
+            "was sent again without it."
         )
-        if key in body and (key in message or "reasoning" in message or "thinking" in message)
-    ]
+    named = "reasoning" in message or "thinking" in message
+    rejected = [key for key in _CONTROLS if key in body and (named or key in message)]
     if not rejected:
         return None
     retry = {k: v for k, v in body.items() if k not in rejected}
@@ -90,9 +103,8 @@ def explain(error: ProviderError, ctx: RequestContext) -> str | None:
     return None
 
 
-class Parser:
+class Parser(StreamParser):
     def __init__(self, ctx: RequestContext):
-        self.finished = False
         # Its splitter is not ``preopened`` even for templates that pre-open <think>: servers
         # with a reasoning parser send the answer as plain content, and a lone </think> is
         # reclassified anyway.
@@ -232,28 +244,6 @@ def _replayed(message: dict[str, Any], model: str, key: str) -> dict[str, Any]:
     if message["replay_model"] != model:
         out.pop(key, None)
     return out
-
-
-def _hosted_fallback(
-    error: ProviderError, body: dict[str, Any]
-) -> tuple[dict[str, Any], str] | None:
-    """OpenAI's wording, whoever relays it (OpenAI, OpenRouter): an effort the model does not
-    take -> the nearest one it lists; a rejected temperature -> none. DeepSeek-style servers
-    that reject ``thinking`` -> no thinking fields."""
-    for retry in (
-        openai.effort_retry(error, body, ("reasoning_effort",)),
-        openai.effort_retry(error, body, ("reasoning", "effort")),
-        openai.sampling_retry(error, body),
-    ):
-        if retry is not None:
-            return retry
-    if "thinking" in body and "thinking" in error.message.lower():
-        retry = {k: v for k, v in body.items() if k not in ("thinking", "reasoning_effort")}
-        return retry, (
-            f"The server rejected the thinking setting ({error.message[:120]}), so the request "
-            "was sent again without it."
-        )
-    return None
 
 
 class HostedStream:

@@ -27,7 +27,7 @@ from typing import Any
 from ..core.events import Event, Finish, Notice, ReasoningDelta, TextDelta
 from ..core.presets import SCALE, merge, nearest
 from ..errors import ProviderError
-from .base import RequestContext, UsageCounts, decode_json
+from .base import RequestContext, StreamParser, UsageCounts, decode_json, split_system
 from .transport import HttpRequest
 
 FRAMING = "sse"
@@ -37,18 +37,14 @@ SAMPLING = ("temperature", "top_p")
 
 
 def build_request(ctx: RequestContext) -> HttpRequest:
-    instructions = [m["content"] for m in ctx.messages if m.get("role") == "system"]
+    instructions, messages = split_system(ctx.messages)
     body: dict[str, Any] = {
         "model": ctx.ref.name,
-        "input": [
-            {"role": m["role"], "content": m.get("content") or ""}
-            for m in ctx.messages
-            if m.get("role") != "system"
-        ],
+        "input": [{"role": m["role"], "content": m.get("content") or ""} for m in messages],
         "stream": True,
     }
     if instructions:
-        body["instructions"] = "\n\n".join(str(text) for text in instructions)
+        body["instructions"] = instructions
     if ctx.max_tokens is not None:
         body["max_output_tokens"] = ctx.max_tokens
     if ctx.temperature is not None:
@@ -167,11 +163,6 @@ def explain(error: ProviderError, ctx: RequestContext) -> str | None:
             "check the model name and the base URL (it should end in /v1); for a server without "
             "the Responses API use 'openai-chat:MODEL' or 'openai-compatible:MODEL'."
         )
-    if error.status == 429:
-        return (
-            "OpenAI's rate limit or quota stopped the request (check the account's usage "
-            f"limits if it goes on): {error.message}"
-        )
     return None
 
 
@@ -197,9 +188,8 @@ def _set(body: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, A
 _REASONING_KINDS = ("summary", "raw")
 
 
-class Parser:
+class Parser(StreamParser):
     def __init__(self, ctx: RequestContext):
-        self.finished = False
         self._texts: dict[tuple, str] = {}
         """(kind, item, index) -> text emitted so far."""
         self._item_kind: dict[Any, str] = {}
@@ -228,12 +218,12 @@ class Parser:
             return self._text("answer", item, obj.get("content_index", 0), obj.get("delta"))
         if kind == "response.refusal.delta":
             return self._text("refusal", item, obj.get("content_index", 0), obj.get("delta"))
-        if kind in _DONE_TEXT:
-            field, index_key = _DONE_TEXT[kind]
+        if kind in _DONE:
+            text_kind, field, index_key = _DONE[kind]
             text = obj.get(field)
             if isinstance(text, dict):  # summary_part.done carries {"type", "text"}
                 text = text.get("text")
-            return self._rest(_DONE_KIND[kind], item, obj.get(index_key, 0), text)
+            return self._rest(text_kind, item, obj.get(index_key, 0), text)
         if kind == "response.content_part.done":
             part = obj.get("part") or {}
             part_kind = _PART_KIND.get(part.get("type"))
@@ -251,9 +241,6 @@ class Parser:
         if kind == "error":
             raise ProviderError(f"OpenAI reported an error mid-stream: {_error(obj)}")
         return []  # created, in_progress, *.added, annotations, function calls...
-
-    def close(self) -> list[Event]:
-        return []
 
     # -- text ------------------------------------------------------------------------------------
 
@@ -323,19 +310,12 @@ class Parser:
         return out
 
 
-_DONE_TEXT = {
-    "response.reasoning_summary_text.done": ("text", "summary_index"),
-    "response.reasoning_summary_part.done": ("part", "summary_index"),
-    "response.reasoning_text.done": ("text", "content_index"),
-    "response.output_text.done": ("text", "content_index"),
-    "response.refusal.done": ("refusal", "content_index"),
-}
-_DONE_KIND = {
-    "response.reasoning_summary_text.done": "summary",
-    "response.reasoning_summary_part.done": "summary",
-    "response.reasoning_text.done": "raw",
-    "response.output_text.done": "answer",
-    "response.refusal.done": "refusal",
+_DONE = {  # event -> (kind of text, the field with the full text, the field with its index)
+    "response.reasoning_summary_text.done": ("summary", "text", "summary_index"),
+    "response.reasoning_summary_part.done": ("summary", "part", "summary_index"),
+    "response.reasoning_text.done": ("raw", "text", "content_index"),
+    "response.output_text.done": ("answer", "text", "content_index"),
+    "response.refusal.done": ("refusal", "refusal", "content_index"),
 }
 _PART_KIND = {"output_text": "answer", "refusal": "refusal", "reasoning_text": "raw"}
 

@@ -21,6 +21,16 @@ def _client(timeout: float) -> httpx.AsyncClient:
     return httpx.AsyncClient(timeout=timeout, trust_env=False, verify=ssl_context())
 
 
+async def _answer(method: str, url: str, timeout: float, **options: Any) -> Any:
+    """The JSON of a 200 answer; None for anything else."""
+    try:
+        async with _client(timeout) as client:
+            response = await client.request(method, url, **options)
+            return response.json() if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+
+
 async def openai_models(base_url: str) -> Listing:
     """``GET /models`` (Chat Completions servers): ids only; they say nothing of thinking."""
     async with _client(PROBE_TIMEOUT) as client:
@@ -40,28 +50,16 @@ async def ollama_models(base_url: str) -> Listing:
 
 async def ollama_show(base_url: str, model: str) -> dict[str, Any] | None:
     """``POST /api/show``: whether the model thinks, for the capability registry."""
-    try:
-        async with _client(SHOW_TIMEOUT) as client:
-            response = await client.post(f"{base_url}/api/show", json={"model": model})
-            if response.status_code != 200:
-                return None
-            caps = response.json().get("capabilities")
-    except (httpx.HTTPError, ValueError, AttributeError):
-        return None
-    if not isinstance(caps, list):
-        return None
-    return {"reasoning": "thinking" in caps}
+    data = await _answer("POST", f"{base_url}/api/show", SHOW_TIMEOUT, json={"model": model})
+    caps = data.get("capabilities") if isinstance(data, dict) else None
+    return {"reasoning": "thinking" in caps} if isinstance(caps, list) else None
 
 
 async def ollama_loaded(base_url: str, model: str) -> bool | None:
     """``GET /api/ps``: whether Ollama holds ``model`` in memory, so a request waits for its
     first token, not for a model load; None where it cannot say."""
-    try:
-        async with _client(PROBE_TIMEOUT) as client:
-            response = await client.get(f"{base_url}/api/ps")
-            running = response.json().get("models") if response.status_code == 200 else None
-    except (httpx.HTTPError, ValueError, AttributeError):
-        return None
+    data = await _answer("GET", f"{base_url}/api/ps", PROBE_TIMEOUT)
+    running = data.get("models") if isinstance(data, dict) else None
     if not isinstance(running, list):
         return None
     names = {

@@ -27,31 +27,31 @@ Listing = list[tuple[Any, bool]]
 @dataclass(frozen=True)
 class Probes:
     """How a running server of a local provider is asked what it has (each probe is short and
-    tells nothing when it fails)."""
+    tells nothing when it fails): its models (``%think --list``, the default model), one model's
+    runtime facts (Ollama ``/api/show``), whether it holds a model in memory (Ollama
+    ``/api/ps``; None: cannot say)."""
 
     models: Callable[[str], Awaitable[Listing]]
-    """The models at a base URL (``%think --list``, the default model)."""
     show: Callable[[str, str], Awaitable[dict[str, Any] | None]] | None = None
-    """Runtime capability facts of one model (Ollama ``/api/show``)."""
     loaded: Callable[[str, str], Awaitable[bool | None]] | None = None
-    """Whether the server holds a model in memory (Ollama ``/api/ps``); None: cannot say."""
 
 
 @dataclass(frozen=True)
 class Profile:
     id: str
     protocol: str
-    """Wire protocol module (``providers/protocols.py``): ``ollama``, ``chat`` (Chat
-    Completions), ``responses``, ``anthropic``, ``gemini``, ``local``."""
+    """The module of ``providers/`` that speaks its wire protocol (``openai_chat``...)."""
     base_url: str | None
     presets: Row | Callable[[Capabilities], Row]
     """The preset row (``spec/presets.md``), or a choice of row by model."""
     base_url_env: str | None = None
     key_envs: tuple[str, ...] = ()
-    key_required: bool = False
+    name: str = ""
+    """As hints name it (``Anthropic``), with ``example_model``, a model that runs there."""
+    example_model: str = ""
     local: bool = False
-    """Runs on the user's machine: no price, the family rules on model names apply, a longer
-    wait is normal."""
+    """Runs on the user's machine: no key required, no price, the family rules on model names
+    apply, a longer wait is normal."""
     loads_models: bool = False
     """The server loads the model a request names, if it is not loaded yet: the wait before
     its first byte can be a model load."""
@@ -69,11 +69,11 @@ class Profile:
     snapshot_id: str | None = None
     """The provider's id in the shipped models.dev capability data (None: not listed there)."""
     cost: CostRule | None = None
-    """How its runs are priced; None: nothing we can price (local servers)."""
+    """How its runs are priced; by default a hosted provider's by its snapshot id (genai-prices
+    names it so), None for local servers."""
     replay: Replay | None = None
     """What its earlier ``--chat`` turns send back besides the answer; None: the answer only."""
     probes: Probes | None = None
-    """How a running server is asked what it has; None: not probed (hosted, or no address)."""
     notice: str = ""
     """Said at the start of every run (the demo server's nature)."""
     hints: Mapping[int, str] = field(default_factory=dict)
@@ -90,6 +90,10 @@ class Profile:
     thinking_ignores_temperature: bool = False
     """A temperature is sent but ignored while the model thinks, with a warning (DeepSeek)."""
 
+    def __post_init__(self) -> None:
+        if self.cost is None and not self.local and self.snapshot_id:
+            object.__setattr__(self, "cost", CostRule(self.snapshot_id))
+
     def row(self, caps: Capabilities) -> Row:
         """The preset row for this model."""
         return self.presets if isinstance(self.presets, Row) else self.presets(caps)
@@ -103,8 +107,7 @@ class Profile:
         max_tokens: int | None = None,
     ) -> ReasoningPlan:
         """The request fields that express ``preset`` / ``budget_tokens`` for this model."""
-        row = self.row(caps)
-        return plan(self.id, row, preset, budget_tokens, caps, max_tokens=max_tokens)
+        return plan(self.id, self.row(caps), preset, budget_tokens, caps, max_tokens=max_tokens)
 
     def capabilities(self, model: str, discovered: dict | None = None) -> Capabilities:
         """What ``model`` can do, from this provider's sources (``core.capabilities``)."""

@@ -1,5 +1,5 @@
-"""The interface every wire-protocol module implements (``WireProtocol``), and protocol id (from
-a profile) -> the module that speaks it."""
+"""The interface every wire-protocol module implements (``WireProtocol``), and the module a
+profile names for its protocol."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from importlib import import_module
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ConfigError, ProviderError
-from .base import EmbeddedServer, Parser, RequestContext
+from .base import EmbeddedServer, RequestContext, StreamParser
 from .transport import HttpRequest
 
 
@@ -24,7 +24,7 @@ class WireProtocol(Protocol):
 
     def build_request(self, ctx: RequestContext) -> HttpRequest: ...
 
-    def Parser(self, ctx: RequestContext) -> Parser:
+    def Parser(self, ctx: RequestContext) -> StreamParser:
         """The stream parser of one response (a class in each module)."""
         ...
 
@@ -39,23 +39,11 @@ class WireProtocol(Protocol):
         ...
 
 
-_MODULES = {
-    "ollama": "ollama",
-    "chat": "openai_chat",
-    "responses": "openai_responses",
-    "anthropic": "anthropic",
-    "gemini": "gemini",
-    "local": "local",
-}
-
-
 def protocol_module(protocol: str) -> WireProtocol:
-    """The module that speaks ``protocol`` (imported on first use: each pulls in its own)."""
-    name = _MODULES.get(protocol)
+    """The module of this package that speaks ``protocol`` (a profile names it), imported on
+    first use: each pulls in its own."""
     try:
-        if name is None:
-            raise ModuleNotFoundError(protocol)
-        module = import_module(f"{__package__}.{name}")
+        module = import_module(f"{__package__}.{protocol}")
     except ModuleNotFoundError:
         raise ConfigError(
             f"The {protocol!r} protocol is not implemented yet; use a local provider "

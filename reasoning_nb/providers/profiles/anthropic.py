@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.capabilities import Capabilities
-from ...core.cost import CostRule
 from ...core.history import Replay
 from ...core.presets import BUDGET, LEVEL, Row
 from ..profile import Profile
@@ -44,10 +43,9 @@ ANTHROPIC = Profile(
     "https://api.anthropic.com",
     row,
     key_envs=("ANTHROPIC_API_KEY",),
-    key_required=True,
-    snapshot_id="anthropic",
-    # output_tokens includes the thinking blocks (billed as output).
-    cost=CostRule("anthropic"),
+    name="Anthropic",
+    example_model="claude-sonnet-4-5",
+    snapshot_id="anthropic",  # priced so too: output_tokens includes the thinking blocks
     # thinking / redacted_thinking / text blocks with their signatures, in order.
     replay=Replay("content", "blocks", _thinking_text),
 )

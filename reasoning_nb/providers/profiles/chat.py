@@ -5,32 +5,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.cost import CostRule
 from ...core.history import Replay
 from ...core.presets import BUDGET, LEVEL, Row
 from ..probes import openai_models
 from ..profile import Probes, Profile
 from .openai import levels_row
 
-LMH = ("low", "medium", "high")
 NO_THINKING = {"chat_template_kwargs": {"enable_thinking": False}}
+OFF = {**NO_THINKING, "reasoning_effort": "none"}  # both of the servers' spellings of off
 _SERVER = Probes(openai_models)
 _RATE_LIMIT = (
     "The provider's rate limit or quota stopped the request (check the account's limits if it "
     "goes on): {message}"
 )
 
-# Local servers: `auto` sends nothing.
+
+def local_row(off: dict, vocab: tuple[str, ...] = ("low", "medium", "high"), **more: Any) -> Row:
+    """How local servers spell a level (``reasoning_effort``); ``auto`` sends nothing."""
+    return Row(effort={"reasoning_effort": LEVEL}, vocab=vocab, off=off, **more)
+
+
 LLAMACPP = Profile(
     "llamacpp",
-    "chat",
+    "openai_chat",
     "http://127.0.0.1:8080/v1",
-    Row(
-        effort={"reasoning_effort": LEVEL},
-        vocab=LMH,
-        off={**NO_THINKING, "reasoning_effort": "none"},
-        budget={"thinking_budget_tokens": BUDGET},
-    ),
+    local_row(OFF, budget={"thinking_budget_tokens": BUDGET}),
     key_envs=("LLAMACPP_API_KEY",),
     own_server_key=True,
     local=True,
@@ -41,9 +40,9 @@ LLAMACPP = Profile(
 
 LMSTUDIO = Profile(
     "lmstudio",
-    "chat",
+    "openai_chat",
     "http://127.0.0.1:1234/v1",
-    Row(effort={"reasoning_effort": LEVEL}, vocab=LMH, off={"reasoning_effort": "none"}),
+    local_row({"reasoning_effort": "none"}),
     local=True,
     loads_models=True,  # just in time, by default
     start_hint="start LM Studio's server (Developer tab, or `lms server start`)",
@@ -53,14 +52,9 @@ LMSTUDIO = Profile(
 
 VLLM = Profile(
     "vllm",
-    "chat",
+    "openai_chat",
     "http://127.0.0.1:8000/v1",
-    Row(
-        effort={"reasoning_effort": LEVEL},
-        vocab=LMH,
-        off=NO_THINKING,
-        budget={"thinking_token_budget": BUDGET},
-    ),
+    local_row(NO_THINKING, budget={"thinking_token_budget": BUDGET}),
     key_envs=("VLLM_API_KEY",),
     own_server_key=True,
     local=True,
@@ -70,14 +64,10 @@ VLLM = Profile(
 
 OPENAI_COMPATIBLE = Profile(
     "openai-compatible",
-    "chat",
+    "openai_chat",
     None,
     # As llamacpp without `thinking_budget_tokens`, which only llama.cpp reads.
-    Row(
-        effort={"reasoning_effort": LEVEL},
-        vocab=LMH,
-        off={**NO_THINKING, "reasoning_effort": "none"},
-    ),
+    local_row(OFF),
     key_envs=("OPENAI_API_KEY",),
     local=True,
     start_hint="start your OpenAI-compatible server or fix `base_url`",
@@ -89,14 +79,12 @@ OPENAI_COMPATIBLE = Profile(
 # is not returned there, only its token count.
 OPENAI_CHAT = Profile(
     "openai-chat",
-    "chat",
+    "openai_chat",
     "https://api.openai.com/v1",
     levels_row({"reasoning_effort": LEVEL}),
     base_url_env="OPENAI_BASE_URL",
     key_envs=("OPENAI_API_KEY",),
-    key_required=True,
     snapshot_id="openai",
-    cost=CostRule("openai"),
     hints={429: _RATE_LIMIT},
     # o-series reject max_tokens; the cap includes the reasoning
     tokens_field="max_completion_tokens",
@@ -113,13 +101,11 @@ def _details_text(detail: dict[str, Any]) -> str:
 
 OPENROUTER = Profile(
     "openrouter",
-    "chat",
+    "openai_chat",
     "https://openrouter.ai/api/v1",
     levels_row({"reasoning": {"effort": LEVEL}}, budget={"reasoning": {"max_tokens": BUDGET}}),
     key_envs=("OPENROUTER_API_KEY",),
-    key_required=True,
     snapshot_id="openrouter",
-    cost=CostRule("openrouter"),
     # The merged ``reasoning_details``, unmodified and in order (Claude / Gemini 3 / DeepSeek
     # upstreams need them for continuity).
     replay=Replay("reasoning_details", "reasoning_details", _details_text),
@@ -134,7 +120,7 @@ OPENROUTER = Profile(
 
 DEEPSEEK = Profile(
     "deepseek",
-    "chat",
+    "openai_chat",
     "https://api.deepseek.com",
     Row(
         effort={"thinking": {"type": "enabled"}, "reasoning_effort": LEVEL},
@@ -143,9 +129,7 @@ DEEPSEEK = Profile(
         off={"thinking": {"type": "disabled"}},
     ),
     key_envs=("DEEPSEEK_API_KEY",),
-    key_required=True,
     snapshot_id="deepseek",
-    cost=CostRule("deepseek"),
     hints={
         402: (
             "DeepSeek reports an empty balance ({message:.160}): top up at platform.deepseek.com."

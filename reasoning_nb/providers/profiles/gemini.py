@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.capabilities import Capabilities
-from ...core.cost import CostRule
 from ...core.history import Replay
 from ...core.presets import BUDGET, LEVEL, Row
 from ..profile import Profile
@@ -45,11 +44,9 @@ GEMINI = Profile(
     "https://generativelanguage.googleapis.com",
     row,
     key_envs=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-    key_required=True,
-    snapshot_id="google",
-    # On the wire candidatesTokenCount excludes thoughtsTokenCount (billed too, at the output
-    # rate); providers/gemini.py adds the two into output_tokens, so the trace's total has them.
-    cost=CostRule("google"),
+    name="Gemini",
+    example_model="gemini-2.5-flash",
+    snapshot_id="google",  # priced so too, on output_tokens with the thoughts (providers/gemini.py)
     # the model's parts, ``thoughtSignature`` on the parts that carried it.
     replay=Replay("parts", "parts", _thought_text),
 )

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-from ...core.presets import BUDGET, LEVEL, Row
+from ...core.presets import BUDGET
 from ..profile import Profile
-from .chat import NO_THINKING
+from .chat import OFF, local_row
 
 LOCAL = Profile(
     "local",
     "local",
     None,
     # Levels and budgets become a grammar's think length there.
-    Row(
-        effort={"reasoning_effort": LEVEL},
-        vocab=("low", "medium", "high", "max"),
-        off={**NO_THINKING, "reasoning_effort": "none"},
-        budget={"thinking_budget_tokens": BUDGET},
-    ),
+    local_row(OFF, ("low", "medium", "high", "max"), budget={"thinking_budget_tokens": BUDGET}),
     local=True,
     start_hint="install it with `pip install 'reasoning_nb[local]'`",
-    notice=(
-        "local: is a demo (SmolLM2-135M): its thinking is shaped by the server, not real reasoning."
-    ),
+    notice="local: is a demo (SmolLM2-135M): its thinking is shaped by the server, not real "
+    "reasoning.",
 )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.cost import CostRule
 from ...core.presets import LEVEL, Row
 from ..profile import Profile
 
@@ -19,13 +18,16 @@ def levels_row(effort: dict, **more: Any) -> Row:
 
 OPENAI = Profile(
     "openai",
-    "responses",
+    "openai_responses",
     "https://api.openai.com/v1",
     levels_row({"reasoning": {"effort": LEVEL}}, always={"reasoning": {"summary": "auto"}}),
     base_url_env="OPENAI_BASE_URL",
     key_envs=("OPENAI_API_KEY",),
-    key_required=True,
-    snapshot_id="openai",
-    # output_tokens includes output_tokens_details.reasoning_tokens.
-    cost=CostRule("openai"),
+    snapshot_id="openai",  # priced so too: output_tokens includes the reasoning tokens
+    hints={
+        429: (
+            "OpenAI's rate limit or quota stopped the request (check the account's usage "
+            "limits if it goes on): {message}"
+        )
+    },
 )
