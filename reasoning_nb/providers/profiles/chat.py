@@ -25,52 +25,52 @@ def local_row(off: dict, vocab: tuple[str, ...] = ("low", "medium", "high"), **m
     return Row(effort={"reasoning_effort": LEVEL}, vocab=vocab, off=off, **more)
 
 
-LLAMACPP = Profile(
+def local_server(
+    id: str, base_url: str | None, row: Row, start_hint: str, own_key: str = "", **more: Any
+) -> Profile:
+    """A server on this machine that speaks Chat Completions (and lists its models, unless
+    ``probes=None``); ``own_key``: the variable of the key it was started with, sent to any
+    address of it."""
+    more.setdefault("probes", _SERVER)
+    if own_key:
+        more.update(key_envs=(own_key,), own_server_key=True)
+    return Profile(id, "openai_chat", base_url, row, local=True, start_hint=start_hint, **more)
+
+
+LLAMACPP = local_server(
     "llamacpp",
-    "openai_chat",
     "http://127.0.0.1:8080/v1",
     local_row(OFF, budget={"thinking_budget_tokens": BUDGET}),
-    key_envs=("LLAMACPP_API_KEY",),
-    own_server_key=True,
-    local=True,
+    "start it with `llama-server -m MODEL.gguf --jinja --port 8080`",
+    own_key="LLAMACPP_API_KEY",
     loads_models=True,  # in router mode (--models-dir)
-    start_hint="start it with `llama-server -m MODEL.gguf --jinja --port 8080`",
-    probes=_SERVER,
 )
 
-LMSTUDIO = Profile(
+LMSTUDIO = local_server(
     "lmstudio",
-    "openai_chat",
     "http://127.0.0.1:1234/v1",
     local_row({"reasoning_effort": "none"}),
-    local=True,
+    "start LM Studio's server (Developer tab, or `lms server start`)",
     loads_models=True,  # just in time, by default
-    start_hint="start LM Studio's server (Developer tab, or `lms server start`)",
     snapshot_id="lmstudio",
-    probes=_SERVER,
 )
 
-VLLM = Profile(
+VLLM = local_server(
     "vllm",
-    "openai_chat",
     "http://127.0.0.1:8000/v1",
     local_row(NO_THINKING, budget={"thinking_token_budget": BUDGET}),
-    key_envs=("VLLM_API_KEY",),
-    own_server_key=True,
-    local=True,
-    start_hint="start it with `vllm serve MODEL --reasoning-parser PARSER`",
-    probes=_SERVER,
+    "start it with `vllm serve MODEL --reasoning-parser PARSER`",
+    own_key="VLLM_API_KEY",
 )
 
-OPENAI_COMPATIBLE = Profile(
+OPENAI_COMPATIBLE = local_server(
     "openai-compatible",
-    "openai_chat",
     None,
     # As llamacpp without `thinking_budget_tokens`, which only llama.cpp reads.
     local_row(OFF),
+    "start your OpenAI-compatible server or fix `base_url`",
     key_envs=("OPENAI_API_KEY",),
-    local=True,
-    start_hint="start your OpenAI-compatible server or fix `base_url`",
+    probes=None,
 )
 
 # Hosted: completion_tokens includes completion_tokens_details.reasoning_tokens (cost rules).
