@@ -80,12 +80,9 @@ def _closes(line: str, opener: str) -> bool:
 
 
 class Cut(NamedTuple):
-    at: int
-    """``text[:at]`` may be frozen (0: nothing yet)."""
-    reopen: str | None
-    """What opens the cut block again: a code fence's opener line or a table's head, else None."""
-    forced: bool
-    """Cut inside a block (the tail grew too long), not at a block boundary."""
+    at: int  # ``text[:at]`` may be frozen (0: nothing yet)
+    reopen: str | None  # what opens the cut block again: a fence's opener line, a table's head
+    forced: bool  # cut inside a block (the tail grew too long), not at a block boundary
 
 
 def _listy(line: str) -> bool:
