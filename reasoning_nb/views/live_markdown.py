@@ -1,28 +1,25 @@
 """Model text as inert markdown for a trusted front end: what the live view puts in an ``Output``.
 
-The live view lets the front end render markdown (JupyterLab, Notebook 7, VS Code typeset math,
-colour code with the theme, style tables). But an ``Output`` widget's ``text/markdown`` renders as
-*trusted*: raw HTML in it runs (``<img onerror>`` and ``<script>`` did, in the live-view
-spike's browser test). So :func:`live_markdown` turns model text into markdown that cannot
-make HTML, load anything, or link anywhere but :data:`SAFE_LINK`, whatever renderer reads it:
+The front end renders the markdown (typeset math, themed code, styled tables), but an ``Output``
+widget's ``text/markdown`` renders as *trusted*: raw HTML in it runs (``<img onerror>`` and
+``<script>`` did, in a browser test). So :func:`live_markdown` makes model text into markdown
+that cannot make HTML, load anything, or link anywhere but :data:`SAFE_LINK`, in any renderer:
 
 * outside code and math every ``<`` becomes ``&lt;``: no raw HTML, no autolink;
 * a link to anything but http, https, mailto or ``#`` stays text (its ``]`` becomes an entity);
   an image becomes a link, ``[image: alt](src)``, so nothing loads by itself;
-* code stays as it is. Renderers may disagree on where code ends (a fence in a list item, a
-  backtick in a link title in marked), so code that would be unsafe read as text (``<tag``, an
-  image, a link) is sent as HTML with every character an entity where they could disagree: an
-  inline code span, a fence inside a list or quote. A top-level fence is left alone: there all
-  renderers agree;
+* code stays as it is, but renderers may disagree on where code ends (a fence in a list item,
+  a backtick in a link title in marked): an inline code span or a fence in a list or quote that
+  would be unsafe read as text is sent as HTML, every character an entity. A top-level fence,
+  where all renderers agree, is left alone;
 * math stays TeX. Lab's markdown escapes what it takes for math (``removeMath`` in rendermime's
   ``latex.ts``, ported in :func:`math_spans`); for renderers that find math elsewhere, a ``<``
   before a letter gets a space and ``](``, ``]:``, ``![`` are spaced apart (TeX ignores spaces);
 * ``\\(…\\)`` and ``\\[…\\]`` become ``$…$`` and ``$$…$$`` (Lab's markdown drops their
-  backslashes), and a dollar after a TeX line break gets a space: Lab then finds the spans the
-  static view typesets (``math_text``; a test holds them equal). Where their rules part, Lab's
-  win here: ``$5 and $10`` and ``$ x $`` are math to Lab, prose to the static view (Pandoc's
-  rule), and no spelling of a dollar keeps Lab from typesetting it; a backtick pair in TeX is
-  code to Lab, as to CommonMark, and math to the static view;
+  backslashes): Lab then finds the spans the static view typesets (``math_text``; a test holds
+  them equal). Where their rules part, Lab's win: ``$5 and $10`` and ``$ x $`` are math to Lab,
+  prose to the static view (Pandoc's rule), and no spelling of a dollar keeps Lab from
+  typesetting it; a backtick pair in TeX is code to Lab;
 * with ``breaks`` (the reasoning), a line end inside a paragraph is a hard break, as in
   ``render.markdown_html(breaks=True)``.
 """
@@ -37,7 +34,7 @@ from markdown_it import MarkdownIt
 
 from .markdown_safety import SAFE_LINK
 
-__all__ = ["live_markdown", "markdown_output", "math_spans", "opens_table"]
+__all__ = ["live_markdown", "markdown_output", "math_spans", "opens_table", "parser"]
 
 _RISKY = re.compile(r"<[A-Za-z/!?]|!\[|\]\(|^[ \t>]*\[[^\]\n]*\]:", re.M)
 """Code that would make HTML, an image or a link if a renderer read it as text."""
@@ -103,18 +100,15 @@ def live_markdown(text: str, *, breaks: bool = False) -> str:
     return "".join(out)
 
 
-# -- code --------------------------------------------------------------------------------------
-
-
 @lru_cache(maxsize=1)
-def _parser() -> MarkdownIt:
-    # Raw HTML off: the output has none outside code, so this is the structure renderers see.
+def parser() -> MarkdownIt:
+    """The structure renderers see in live_markdown's output (it has no raw HTML outside code)."""
     return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
 
 def opens_table(header: str, delimiter: str) -> bool:
     """Do these two lines open a table (a header row, then a delimiter row that fits it)?"""
-    return any(t.type == "table_open" for t in _parser().parse(f"{header}\n{delimiter}\n"))
+    return any(t.type == "table_open" for t in parser().parse(f"{header}\n{delimiter}\n"))
 
 
 def _code(text: str) -> list[tuple[int, int, str]]:
@@ -128,7 +122,7 @@ def _code(text: str) -> list[tuple[int, int, str]]:
 
     found: list[tuple[int, int, str]] = []
     inline: list[tuple[int, int]] = []
-    for token in _parser().parse(text):
+    for token in parser().parse(text):
         if token.map is None:
             continue
         first, last = token.map
@@ -146,8 +140,7 @@ def _code(text: str) -> list[tuple[int, int, str]]:
 
 
 def _html_block(opener: str, token) -> str:
-    """A fence (or indented code) in a list or quote, holding risky code, as one line of HTML:
-    every character an entity, so it reads the same as code, as text or as HTML."""
+    """Risky code in a list or quote as one line of HTML, every character an entity."""
     if token.type == "fence":
         prefix = opener[: opener.index(token.markup)]
     else:
@@ -189,15 +182,10 @@ def _entities(code: str) -> str:
     return "".join(c if c.isalnum() or c == " " else f"&#{ord(c)};" for c in code)
 
 
-# -- math --------------------------------------------------------------------------------------
-
-
 def _pairs(text: str) -> list[tuple[int, int]]:
-    """The ``\\(…\\)`` and ``\\[…\\]`` pairs that become dollars, in order: ``(start, end)``
-    from the opener's last backslash to the end of its closer. An opener (an odd run of
-    backslashes) pairs with the next closer of its kind, unless a blank line comes first.
-    Linear: the closers and the blank lines are found once, and a pointer walks each list (an
-    opener with no closer used to search the rest of the text again)."""
+    """The ``\\(…\\)`` and ``\\[…\\]`` pairs that become dollars, in order: from the opener's last
+    backslash to the end of the next closer of its kind before a blank line. Linear, closers and
+    blank lines found once (an opener with no closer used to search the rest of the text again)."""
     closers = {
         kind: [c.end() for c in pattern.finditer(text) if len(c.group(0)) % 2 == 0]
         for kind, pattern in _CLOSER.items()
@@ -223,10 +211,8 @@ def _pairs(text: str) -> list[tuple[int, int]]:
 
 
 def _delimiters(text: str) -> str:
-    """``\\(…\\)`` -> ``$…$`` and ``\\[…\\]`` -> ``$$…$$`` (an odd run of backslashes; the
-    pair within one paragraph: :func:`_pairs`); a dollar after a TeX line break (``\\\\$``)
-    gets a space before it: Lab's math finder reads the break's second backslash and the dollar
-    as an escaped dollar, and would miss the closer."""
+    """:func:`_pairs` as dollars; a dollar after a TeX line break (``\\\\$``) gets a space
+    before it, or Lab reads the break's second backslash and the dollar as an escaped dollar."""
     out, pos = [], 0
     for start, end in _pairs(text):
         inner = text[start + 2 : end - 2]
@@ -238,10 +224,8 @@ def _delimiters(text: str) -> str:
 
 
 def math_extent(text: str) -> list[tuple[int, int | None]]:
-    """Where :func:`live_markdown` shows math in ``text``, as offsets in ``text`` itself, and
-    where it may yet: a span opened and not closed, with no blank line after its opener, is
-    ``(start, None)`` (the text may still close it). Code is skipped, as there, and each
-    ``\\(…\\)`` or ``\\[…\\]`` pair is held whole. In order, apart."""
+    """Where :func:`live_markdown` shows math in ``text`` (offsets in ``text``), in order, apart;
+    a span opened with no closer or blank line after it yet is ``(start, None)``."""
     if "$" not in text and "\\" not in text:
         return []  # (no delimiter: spare the parse of the code)
     chars, pairs = list(text), []
@@ -282,8 +266,7 @@ def _merged(spans: list[tuple[int, int | None]]) -> list[tuple[int, int | None]]
 
 
 def _open_delimiter(text: str, start: int) -> int | None:
-    """The first ``\\(`` or ``\\[`` after ``start`` with no blank line after it (its closer may
-    yet come), if any."""
+    """The first ``\\(`` or ``\\[`` after ``start`` with no blank line after it, if any."""
     last_blank = max((b.end() for b in _BLANK_LINE.finditer(text, start)), default=start)
     for m in _DELIMITER.finditer(text, last_blank):
         if len(m.group(0)) % 2 == 0:
@@ -292,10 +275,8 @@ def _open_delimiter(text: str, start: int) -> int | None:
 
 
 def math_spans(text: str, *, open_end: bool = False) -> list[tuple[int, int | None]]:
-    """Where Lab's markdown finds math in ``text``: ``(start, end)`` in order. A port of
-    ``removeMath`` (@jupyterlab/rendermime ``latex.ts``): ``$``, ``$$``, ``\\\\(``, ``\\\\[``
-    and ``\\begin{…}`` open; braces nest; a blank line ends the search. ``open_end``: a span
-    still open at the end of the text is ``(start, None)`` (more text may close it)."""
+    """Where Lab's markdown finds math in ``text``, in order (a port of ``removeMath``, see
+    ``_MATH_SPLIT``). ``open_end``: a span still open at the end is ``(start, None)``."""
     parts = _MATH_SPLIT.split(text)
     offsets, at = [], 0
     for part in parts:
@@ -344,9 +325,6 @@ def _math(tex: str) -> str:
     """TeX as it is, but for spaces that no renderer can read as a tag or a link."""
     tex = _TAG_START.sub("< ", tex)
     return tex.replace("](", "] (").replace("]:", "] :").replace("![", "! [")
-
-
-# -- text --------------------------------------------------------------------------------------
 
 
 def _text(full: str, start: int, end: int, breaks: bool) -> str:

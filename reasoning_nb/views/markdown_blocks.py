@@ -1,22 +1,14 @@
 """Where a growing markdown text may be frozen: block ends, code fences, tables, forced cuts.
 
-:func:`find_cut` finds the end of the finished blocks of the text not frozen yet (a blank line,
-or a closing fence; never a blank line inside an open fence or an open ``$$``/``\\[`` display,
-and never between the items of a loose list: after a list, a blank line is a block end only
-once the next line shows it does not go on with the list). A tail that grows past its limit
-without one is cut by force: at the last line end, or in one long line after the last sentence
-in its newer half, else at the last space. A cut inside a code fence or a table leaves a
-``reopen``: the fence's opener line (closed in the frozen part, see :func:`closing`) or the
-table's head, which the next piece opens with. Outside a code fence a forced cut goes only
-before a word that has begun (so the next piece never opens with a blank line that would go
-unseen, or with the rest of a word), and never inside math (:func:`may_cut`): a span open at
-the end of the tail holds the cut back, until it closes or its paragraph ends, or the tail is
-``MATH_WAIT`` past its limit. A forced cut lands at or after ``keep`` (the text the live tail
-already shows) where it can, so the frozen part never shows less than the tail did (see
-:mod:`.live_text`), and never past :func:`table_hold`, the start of a table not whole yet: a
-table only ever shows as a table. A :class:`Scanner` finds block ends in a text
-that grows at its end, resuming at the last line end it saw, so a live tail is scanned once,
-not once per delta.
+A block ends at a blank line or a closing fence; never inside an open fence or ``$$``/``\\[``
+display, nor between the items of a loose list (a blank line after a list ends a block only once
+the next line does not go on with it). A tail past its limit without one is cut by force (see
+:func:`_forced`); a cut inside a code fence or a table leaves a ``reopen`` that the next piece
+opens with. A forced cut never goes inside math (:func:`may_cut`): an open span holds it back
+until it closes, its paragraph ends, or the tail is ``MATH_WAIT`` past its limit. It lands at or
+after ``keep`` where it can, so the frozen part never shows less than the tail did, and never
+past :func:`table_hold`: a table only ever shows as a table. A :class:`Scanner` resumes at the
+last line end it saw, so a live tail is scanned once, not once per delta.
 """
 
 from __future__ import annotations
@@ -29,13 +21,11 @@ from typing import NamedTuple
 
 from .live_markdown import math_extent, opens_table
 
-TAIL_LIMIT = 400
-"""Force a cut when the live tail grows past this many characters."""
-Span = tuple[int, int | None]
-"""A math span's start and end (None: open, the text may still close it)."""
+TAIL_LIMIT = 400  # force a cut when the live tail grows past this many characters
+Span = tuple[int, int | None]  # a math span's start and end (None: open, may still close)
+# How far past its limit a tail may grow while math holds a forced cut back (a lone ``$`` in a
+# long paragraph opens a span that no closer may ever end).
 MATH_WAIT = 2_000
-"""How far past its limit a tail may grow while a math span keeps a forced cut out (a lone
-``$`` in a long paragraph opens a span that no closer may ever end)."""
 
 _SENTENCE_END = re.compile(r"[.!?][\"')\]*_]* ")
 _LIST_ITEM = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
@@ -47,10 +37,10 @@ _DELIMITER_ROW = re.compile(r"[ \t>]*\|?(?:[ \t]*:?-+:?[ \t]*\|)*[ \t]*:?-+:?[ \
 _MAY_BE_DELIMITER = re.compile(r"[ \t>|:-]*")  # (a delimiter row being written)
 _OPENS_BLOCK = re.compile(r"(?:[-+*]|\d{1,9}[.)]|#{1,6})(?:\s|$)|[>|]|[-_*=]{2}|```|~~~")
 """What opens a block at a line's start (or a setext underline, a rule): no piece opens so."""
+# What may open, close or end a math span (or hide it in code), and while one is open, what may
+# close or end it (``$``, ``\\)``, ``\\]``, ``\\end{}``): only these make math_in read again.
 _MATH_MOVES = re.compile(r"[$\\{}\n@`~]")
-"""What may open, close or end a math span (or hide it in code): :func:`math_in` reads again..."""
 _MATH_CLOSES = re.compile(r"[$)\]}\n`]")
-"""...or, while a span is open, what may close or end it (``$``, ``\\)``, ``\\]``, ``\\end{}``)."""
 
 
 def fence_mark(opener: str) -> str:
@@ -60,8 +50,7 @@ def fence_mark(opener: str) -> str:
 
 
 def closing(reopen: str) -> str:
-    """The line that closes what a cut left open in the frozen part: a code fence's backticks or
-    tildes; a table needs none (empty)."""
+    """The line that closes in the frozen part what a cut left open (a table needs none)."""
     return "" if _is_table_head(reopen) else fence_mark(reopen)
 
 
@@ -70,8 +59,7 @@ def _is_table_head(reopen: str) -> bool:
 
 
 def _table_head(header: str, delimiter: str) -> str | None:
-    """The head of the table that ``header`` then ``delimiter`` open, if they open one (a
-    table may interrupt a paragraph: the header is the line before the delimiter row)."""
+    """The head of the table these two lines open, if any (a table may interrupt a paragraph)."""
     if not _DELIMITER_ROW.fullmatch(delimiter) or not header.strip():
         return None
     return f"{header}\n{delimiter}" if opens_table(header, delimiter) else None
@@ -91,19 +79,10 @@ def _closes(line: str, opener: str) -> bool:
     return m is not None and m.group(1)[0] == mark[0] and len(m.group(1)) >= len(mark)
 
 
-def _has_fence(src: str) -> bool:
-    """Might ``src`` hold (part of) a code fence? Cheap and generous."""
-    return "```" in src or "~~~" in src
-
-
 class Cut(NamedTuple):
-    at: int
-    """``text[:at]`` may be frozen (0: nothing yet)."""
-    reopen: str | None
-    """What opens the block cut at ``at`` again after it: the opener line of a code fence, or
-    the head (header and delimiter rows) of a table; None: no block is open there."""
-    forced: bool
-    """Cut inside a block (the tail grew too long), not at a block boundary."""
+    at: int  # ``text[:at]`` may be frozen (0: nothing yet)
+    reopen: str | None  # what opens the cut block again: a fence's opener line, a table's head
+    forced: bool  # cut inside a block (the tail grew too long), not at a block boundary
 
 
 def _listy(line: str) -> bool:
@@ -112,8 +91,7 @@ def _listy(line: str) -> bool:
 
 
 def _goes_on(line: str) -> bool | None:
-    """Does the line after a blank line go on with a list (indented, or a list item)? None:
-    too little of it arrived to tell."""
+    """Does the line after a blank line go on with a list? None: too little of it arrived yet."""
     if not line.strip(" \t"):
         return None if "\n" not in line else False
     if line[0] in " \t":
@@ -144,8 +122,7 @@ class _Scan(NamedTuple):
 
 
 def _scan(text: str, reopen: str | None, start: _Scan | None = None) -> _Scan:
-    """Block ends in ``text`` (``reopen``: open at its start); from ``start``, a scan of a
-    prefix of ``text`` (the lines up to its ``last_end`` are not read again)."""
+    """Block ends in ``text`` (``reopen``: open at its start), resuming from ``start``'s scan."""
     if start is None:
         natural, pos, prev_blank = 0, 0, True
         table = reopen if reopen is not None and _is_table_head(reopen) else None
@@ -199,9 +176,8 @@ def _scan(text: str, reopen: str | None, start: _Scan | None = None) -> _Scan:
 
 
 def table_hold(text: str, scan: _Scan) -> int | None:
-    """Where a table not whole yet starts at the end of ``text`` (``scan``: of it), else None:
-    the last row of a table before its line end, or a line that looks like a table's header
-    until its delimiter row is whole (a table shows as a table only once both are there)."""
+    """Where a table not whole yet starts at the end of ``text``, else None: a last row before
+    its line end, or a header-like line until its delimiter row is whole."""
     line = text[scan.last_end :]
     if scan.open_fence is not None or scan.display:
         return None
@@ -215,8 +191,7 @@ def table_hold(text: str, scan: _Scan) -> int | None:
 
 
 class Scanner:
-    """Scans a text that grows at its end (the live tail and what arrived since) for block ends,
-    resuming at the last line end of the text before when the new text extends it."""
+    """Scans a text that grows at its end for block ends (see the module docstring)."""
 
     def __init__(self) -> None:
         self._reopen: str | None = None
@@ -226,10 +201,8 @@ class Scanner:
         self._math: tuple[tuple, str, list[Span]] = ((), "", [])
 
     def math(self, text: str, reopen: str | None, start: int) -> list[Span]:
-        """:func:`math_in` of a text that grows at its end (a forced cut may wait for a math
-        span to close for many deltas, each asking), read again only when what arrived since
-        could open, close or end a span (while one is open, only its closing matters: no cut
-        goes after its start)."""
+        """:func:`math_in`, read again only when the new text could move a span (a forced cut
+        may wait many deltas for a span to close, each asking)."""
         key, before, spans = self._math
         moves = _MATH_CLOSES if spans and spans[-1][1] is None else _MATH_MOVES
         if key != (reopen, start) or not text.startswith(before) or moves.search(text, len(before)):
@@ -261,12 +234,10 @@ def find_cut(
 ) -> Cut:
     """Where the unfrozen ``text`` (starting at a line start) may be frozen.
 
-    ``reopen``: what is open at the start of ``text`` after a forced cut (see ``Cut.reopen``),
-    else None. ``keep``: what the live tail shows already; a forced cut lands at or
-    after it, else waits for more text (unless the tail was past ``tail_limit`` already).
-    ``scanner``: one that scanned a prefix of ``text`` before, to go on from there.
-    ``at_keep``: :func:`cut_at` ``keep``, if the caller remembers it; a forced cut goes there
-    if it fits (the block then needs no resend).
+    ``reopen``: open at its start (see ``Cut.reopen``). ``keep``: what the live tail shows
+    already; a forced cut lands at or after it, else waits for more text. ``scanner``: one that
+    scanned a prefix of ``text``. ``at_keep``: :func:`cut_at` ``keep``, if the caller remembers
+    it; a forced cut goes there if it fits (the block then needs no resend).
     """
     scanner = scanner or Scanner()
     scan = scanner(text, reopen)
@@ -283,17 +254,15 @@ def find_cut(
             if here is not None and (not here.forced or _fits(text, here, math)):
                 return here
         return forced
-    # None after what the tail shows: wait for one (the next words, the line end) unless the
-    # tail was past its limit already and no math span is open (that one closes soon, or the
-    # wait ends); then cut where the old rule says.
+    # None after what the tail shows: wait, unless the tail was past its limit already and no
+    # math span is open (that one closes soon, or the wait ends).
     if keep - cut.at > tail_limit and not (math and math[-1][1] is None):
         return _forced(text, cut.at, cut.at, scan, math) or cut
     return cut
 
 
 def math_in(text: str, reopen: str | None, start: int) -> list[Span]:
-    """Where ``text[start:]`` (``reopen``: open at ``start``) shows math or may yet
-    (:func:`.live_markdown.math_extent`), as offsets in ``text``."""
+    """:func:`.live_markdown.math_extent` of ``text[start:]`` as offsets in ``text``."""
     head = f"{reopen}\n" if reopen is not None else ""
     shift = start - len(head)
     return [
@@ -303,14 +272,11 @@ def math_in(text: str, reopen: str | None, start: int) -> list[Span]:
 
 def may_cut(text: str, at: int, math: list[Span], *, prose: bool = True) -> bool:
     """May a forced cut outside a code fence go at ``at``? Only before a word that has begun
-    there (not before a blank line: the piece after the cut could not see it end the block),
-    in a line of ``prose`` not before what would open a block of its own at the start of a
-    piece (a list item, a heading, a quote...), and not inside a math span (``math``: see
-    :func:`math_in`): each piece would show half of it as raw TeX, and pair its other dollar
-    with the next span's. At a line start the word may follow an indent: a table's row, a
-    code block's line, an item's paragraph; in prose not one of 4 columns or more after a line
-    with less (the piece after the cut would open an indented code block there), and never
-    inside a line indented 4 columns or more (a code block's: its rest would read as prose)."""
+    (before a blank line, the next piece could not see it end the block); in ``prose`` not
+    before what opens a block (a list item, a heading, a quote...); not inside ``math``: each
+    piece would show half as raw TeX, and pair its other dollar with the next span's. In prose,
+    not after an indent of 4 columns or more following a line with less (the next piece would
+    open a code block), nor inside such a line (its rest would read as prose)."""
     if at >= len(text):
         return False
     if text[at - 1] == "\n":
@@ -339,18 +305,16 @@ def _indent(line: str) -> int:
 
 
 def _fits(text: str, cut: Cut, math: list[Span]) -> bool:
-    """May a forced ``cut`` go where it is (any line end in a code fence; else see
-    :func:`may_cut`)?"""
+    """May a forced ``cut`` go where it is (any line end in a code fence; else :func:`may_cut`)?"""
     if cut.reopen is not None and not _is_table_head(cut.reopen):
         return True
     return may_cut(text, cut.at, math, prose=cut.reopen is None)
 
 
 def cut_at(text: str, reopen: str | None, at: int) -> Cut | None:
-    """A cut exactly at ``at`` if the text allows one there: the end of a block (then not
-    forced: only blank lines after the last one), else a line end, or a space outside a code
-    fence or a table row; None inside a word or a line of code. (Not past a ``table_hold``:
-    the caller's to check, with the text after ``at``, as :func:`may_cut`.)"""
+    """A cut exactly at ``at`` if the text allows one: a block's end (not forced), a line end,
+    or a space outside a code fence or table row. (``table_hold`` and :func:`may_cut`, which
+    need the text after ``at``, are the caller's to check.)"""
     if at <= 0:
         return None
     scan = _scan(text[:at], reopen)
@@ -359,25 +323,24 @@ def cut_at(text: str, reopen: str | None, at: int) -> Cut | None:
             return Cut(at, None, False)
         return Cut(at, scan.reopen, True) if _row_end(text, scan) == at else None
     line = text[scan.last_end : at]
-    if scan.reopen is None and line.endswith(" ") and line.strip() and not _has_fence(line):
+    fenced = "```" in line or "~~~" in line
+    if scan.reopen is None and line.endswith(" ") and line.strip() and not fenced:
         return Cut(at, None, True)
     return None
 
 
 def _row_end(text: str, scan: _Scan) -> int:
-    """The last line end a forced cut may go at: in a table, the last after an even number of
-    rows, so each piece's stripes go on from the rows above (Lab stripes each piece's rows
-    from its first)."""
+    """The last line end a forced cut may go at: in a table, after an even number of rows (Lab
+    stripes each piece's rows from its first)."""
     if scan.table is None or scan.rows % 2 == 0:
         return scan.last_end
     return text.rfind("\n", 0, scan.last_end - 1) + 1
 
 
 def _forced(text: str, start: int, lo: int, scan: _Scan, math: list[Span]) -> Cut | None:
-    """A forced cut after ``start`` and at or after ``lo``, not past a table not whole yet: in
-    a code fence, its last line end; else where :func:`may_cut` allows, the last line end (in a
-    table: the last row end), else (in one long line, outside a table) after the last sentence
-    in the newer half, else at the last space."""
+    """A forced cut after ``start``, at or after ``lo``, not past a ``table_hold``: the last line
+    (or row) end :func:`may_cut` allows, else in one long line outside a table after the last
+    sentence in its newer half, else at the last space."""
     hold, end = table_hold(text, scan), _row_end(text, scan)
     if scan.open_fence is not None:
         return Cut(end, scan.reopen, True) if start < end and lo <= end else None

@@ -1,14 +1,11 @@
 """A selection in the live view, mapped back to the markdown source it shows (for Pin).
 
-Only the page knows what the reader selected, and it only sees rendered HTML: pinning that text
-would lose the math and the formatting. So the page says *where* the selection lies (see
-``static/pin.js``): in which pane, from which top-level rendered block of which ``Output`` to
-which, counting ``Output`` widgets in the pane's order and the children of each one's rendered
-markdown. The kernel holds the model text each ``Output`` shows (``LiveText.sources``) and
-finds its top-level blocks as the front end draws them: it parses what the ``Output`` shows
-(``live_markdown``) with each math span blanked first, as Lab lifts math out before its
-markdown parser runs. Block k of the parse is then child k on the page, and its lines are those
-of the model text (``live_markdown`` keeps every line in place, or the mapping is given up).
+The page sees only rendered HTML: pinning its text would lose the math and the formatting. So
+the page says *where* the selection lies (``static/pin.js``): in which pane, from which top-level
+rendered block of which ``Output`` to which. The kernel holds the model text each ``Output`` shows
+and parses what it shows (``live_markdown``) with math blanked first, as Lab lifts math out
+before its markdown parser runs: block k of the parse is child k on the page, and its lines are
+the model text's (``live_markdown`` keeps every line in place, or the mapping is given up).
 
 Honest fallbacks: an ``Output`` whose block count differs from the page's is pinned whole; a
 selection whose places fit no ``Output``, or that the page could not place (a front end that
@@ -20,23 +17,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
-from markdown_it import MarkdownIt
-
 from . import render
-from .live_markdown import live_markdown, math_spans
+from .live_markdown import live_markdown, math_spans, parser
 
-__all__ = [
-    "PANES",
-    "Block",
-    "Selection",
-    "lab_math",
-    "pinned",
-    "selected_source",
-    "source_blocks",
-]
+__all__ = ["PANES", "Block", "Selection", "lab_math", "pinned", "selected_source", "source_blocks"]
 
 PANES = ("reasoning", "answer")
 
@@ -45,8 +31,7 @@ _CODE = re.compile(
     r"|(?P<ticks>`+).+?(?<!`)(?P=ticks)(?!`)",
     re.M | re.S,
 )
-"""Code fences and code spans, roughly as Lab finds them before it looks for math (a ``$`` in
-code opens no math)."""
+"""Code fences and spans, roughly as Lab finds them before it looks for math."""
 _TEX_COMMENT = re.compile(r"(?<!\\)%")
 
 
@@ -56,8 +41,7 @@ class Block:
 
     start: int
     end: int
-    fence: str = ""
-    """For code: the fence that opens (with ``info``) and closes a part of it."""
+    fence: str = ""  # for code: the fence that opens (with ``info``) and closes a part of it
     info: str = ""
 
 
@@ -65,18 +49,13 @@ class Block:
 class Selection:
     """Where a selection lies in one pane, as the page reports it."""
 
-    pane: str
-    """``reasoning`` or ``answer``."""
-    text: str
-    """The selected text as the page shows it."""
+    pane: str  # ``reasoning`` or ``answer``
+    text: str  # the selected text as the page shows it
+    # (``Output`` in the pane, top-level block in it); None: a front end that draws otherwise
     start: tuple[int, int] | None = None
-    """(``Output`` index in the pane, index of the top-level rendered block in it); None where
-    the page draws markdown in a way it does not know (another front end)."""
     end: tuple[int, int] | None = None
-    counts: tuple[int, ...] = ()
-    """The top-level rendered blocks of each ``Output`` from ``start``'s to ``end``'s."""
-    static: bool = False
-    """In the static twin (the kernel's HTML of the whole text: one "Output"), not the widget."""
+    counts: tuple[int, ...] = ()  # the top-level rendered blocks of each Output from start to end
+    static: bool = False  # in the static twin (the kernel's HTML of the whole text: one Output)
 
     @classmethod
     def read(cls, data: Any) -> Selection | None:
@@ -106,9 +85,8 @@ def _place(value: Any) -> bool:
 
 
 def selected_source(sources: Sequence[str], selection: Selection, *, breaks: bool) -> str:
-    """The markdown source of the blocks ``selection`` meets, given the source each ``Output``
-    of its pane shows; within one block, just the selected text if the source holds it as it
-    reads (in its code fence, for code)."""
+    """The markdown source of the blocks ``selection`` meets in ``sources`` (each ``Output``'s);
+    within one block, just the selected text if the source holds it verbatim."""
     start, end = selection.start, selection.end
     if start is None or end is None or not start <= end < (len(sources), 0):
         return selection.text.strip()  # (not placed, or in no Output the kernel knows)
@@ -141,16 +119,20 @@ def _within(source: str, block: Block, text: str) -> str:
 
 
 def source_blocks(source: str, *, breaks: bool = False, static: bool = False) -> list[Block] | None:
-    """The top-level blocks the front end draws from ``source`` (shown by ``live_markdown``),
-    or, ``static``, that the kernel's own HTML has (``render.markdown_html``), in order; None
-    when they cannot be placed in ``source``."""
+    """The top-level blocks the front end draws from ``source`` (or, ``static``, the kernel's
+    ``render.markdown_html``), in order; None when they cannot be placed in ``source``."""
     if static:
         tokens = render.markdown_tokens(source, breaks=breaks)
     else:
         shown = live_markdown(source, breaks=breaks)
         if shown.count("\n") != source.count("\n"):  # (code as one line of HTML: lines moved)
             return None
-        tokens = _parser().parse(_math_blanked(shown))
+        blanked = list(shown)  # math as x but its line ends: one word to Lab's markdown parser
+        for a, b in lab_math(shown):
+            for i in range(a, b):
+                if blanked[i] != "\n":
+                    blanked[i] = "x"
+        tokens = parser().parse("".join(blanked))
     starts = [0]
     for line in source.split("\n"):
         starts.append(starts[-1] + len(line) + 1)
@@ -171,41 +153,17 @@ def source_blocks(source: str, *, breaks: bool = False, static: bool = False) ->
     return blocks
 
 
-@lru_cache(maxsize=1)
-def _parser() -> MarkdownIt:
-    # As live_markdown's: its output holds no raw HTML outside code (nested code aside, which
-    # stays inside its block).
-    return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
-
-
 def lab_math(markdown: str) -> list[tuple[int, int]]:
-    """The math spans Lab lifts out of ``markdown`` before its markdown parser runs (a ``$`` in
-    code opens none)."""
+    """The math spans Lab lifts out of ``markdown`` before its markdown parser runs."""
     return math_spans(_CODE.sub(lambda m: m.group(0).replace("$", "~"), markdown))
 
 
-def _math_blanked(markdown: str) -> str:
-    """``markdown`` with each math span's characters but line ends replaced by ``x``: what
-    Lab's markdown parser sees in its place is one word, not block structure."""
-    out = list(markdown)
-    for start, end in lab_math(markdown):
-        for i in range(start, end):
-            if out[i] != "\n":
-                out[i] = "x"
-    return "".join(out)
-
-
 def pinned(text: str, *, breaks: bool) -> str:
-    """Selected ``text`` as a pinned cell quotes it: safe markdown (``render.safe_markdown``, a
-    strict fence or HTML), each math span on one line. An export's ``strip`` looks for each
-    block of a reasoning in this form (``export.redaction``)."""
-    return _math_on_one_line(render.safe_markdown(text, breaks=breaks, allow_fences=False))
-
-
-def _math_on_one_line(markdown: str) -> str:
-    """Each math span of ``markdown`` on one line (TeX reads a line end as a space): quoted,
-    its lines would take the quote's ``> `` into the TeX, since Lab lifts math out before it
-    reads the quote. A span with a ``%`` comment (to the line end) keeps its lines."""
+    """Selected ``text`` as a pinned cell quotes it: ``render.safe_markdown``, each math span on
+    one line (TeX reads a line end as a space): quoted, its lines would take the quote's ``> ``
+    into the TeX, as Lab lifts math out before it reads the quote. A span with a ``%`` comment
+    keeps its lines. An export's ``strip`` looks for reasoning blocks in this form."""
+    markdown = render.safe_markdown(text, breaks=breaks, allow_fences=False)
     out, at = [], 0
     for start, end in lab_math(markdown):
         tex = markdown[start:end]
