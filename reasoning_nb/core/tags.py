@@ -48,7 +48,7 @@ _HARMONY = "harmony"
 
 @dataclass(frozen=True)
 class Markers:
-    """A marker table, compiled once so that building a splitter per stream costs nothing."""
+    """A marker table, compiled once so a splitter per stream costs nothing."""
 
     items: tuple[Marker, ...]
     by_text: dict[str, Marker] = field(init=False, repr=False, compare=False)
@@ -98,11 +98,8 @@ DEFAULT_MARKERS = Markers(
 
 
 def _fast_maker(cls: type) -> Callable[[str], Event]:
-    """A constructor for a one-field frozen event that skips the Python-level ``__init__``.
-
-    The splitter builds one event per delta; the dataclass ``__init__`` frame is most of that
-    cost. Falls back to the class itself if the event ever grows another field.
-    """
+    """A one-field event constructor that skips the dataclass ``__init__`` frame, most of the
+    cost of an event per delta (the class itself if the event ever grows another field)."""
     names = [f.name for f in dataclasses.fields(cls)]
     slot = cls.__dict__.get("text")
     if names != ["text"] or not hasattr(slot, "__set__"):
@@ -151,7 +148,6 @@ class InlineSplitter:
 
     @property
     def saw_markers(self) -> bool:
-        """True once any tag or marker has been recognised."""
         return self._saw
 
     @property
@@ -168,7 +164,6 @@ class InlineSplitter:
         self._literal = self._literal or self._answered
 
     def feed(self, text: str) -> list[Event]:
-        """Split the next piece of the stream."""
         if not text:
             return []
         if self._literal:
