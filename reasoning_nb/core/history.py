@@ -21,14 +21,12 @@ or ``answer``."""
 
 @dataclass(frozen=True)
 class Replay:
-    """What a provider gets back from its own earlier turns. The protocol module sends it only
-    when the next request goes to the same ``replay_model`` (signatures are model-specific) and
-    the plain ``content`` otherwise; a turn made with another provider never carries it.
+    """What a provider gets back from its own earlier turns, only when the next request goes to
+    the same ``replay_model`` (signatures are model-specific); else the plain ``content``.
 
-    A provider with no rule gets the answer text only. Local servers: their templates drop past
-    reasoning or never saw it. OpenAI: requests keep ``store`` at its default and never ask for
-    ``reasoning.encrypted_content``, so there is no reasoning item to replay. DeepSeek:
-    ``reasoning_content`` must come back only on turns with tool calls, and we make none."""
+    Without a rule, the answer only. Local servers: their templates drop past reasoning or never
+    saw it. OpenAI: requests never ask for ``reasoning.encrypted_content``, so there is no item
+    to replay. DeepSeek: ``reasoning_content`` comes back only on tool-call turns; we make none."""
 
     saved: str
     """The key in the trace's saved ``provider_state`` (its list of blocks, parts, details)."""

@@ -118,12 +118,8 @@ _MAKE = {False: _fast_maker(TextDelta), True: _fast_maker(ReasoningDelta)}
 
 
 class InlineSplitter:
-    """Streaming splitter: feed it text as it arrives, get reasoning and answer events back.
-
-    Only a suffix that could still become a marker is held back; everything else is emitted at
-    once so the live view stays prompt. With ``preopened=True`` the stream starts inside a
-    reasoning block (templates that put ``<think>`` in the prompt).
-    """
+    """Only a suffix that could still become a marker is held back, so the live view stays
+    prompt. ``preopened``: the template put ``<think>`` in the prompt."""
 
     def __init__(self, *, preopened: bool = False, markers: Markers = DEFAULT_MARKERS) -> None:
         self._m = markers

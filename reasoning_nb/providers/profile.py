@@ -53,7 +53,7 @@ class Profile:
     """The port of a bare host (``OLLAMA_HOST=0.0.0.0``), as the server's own tools read it; a
     missing host then means this machine (``:11434``)."""
     key_homes: tuple[str, ...] = ()
-    """Addresses besides the default and the base-URL variable where the env key belongs."""
+    """More addresses where the env key belongs."""
     own_server_key: bool = False
     """The key is the user's own server's, so it goes to any address (``providers/address.py``)."""
     snapshot_id: str | None = None
@@ -66,8 +66,7 @@ class Profile:
     notice: str = ""
     """Said at the start of every run (the demo server's nature)."""
     hints: Mapping[int, str] = field(default_factory=dict)
-    """HTTP status -> what to do, for errors the protocol's own explanation does not cover;
-    ``{message}`` is the server's message."""
+    """HTTP status -> what to do, beyond the protocol's own explanation (``{message}``)."""
     # The dialect inside Chat Completions (``providers/openai_chat.py`` reads these):
     tokens_field: str = "max_tokens"
     """The request field of the output cap (OpenAI: ``max_completion_tokens``)."""
