@@ -51,10 +51,8 @@ defaults = Defaults()
 
 
 def configured_model(setting: str | None = None) -> tuple[str | None, str]:
-    """``(model, why)`` for a call that names no model, as far as configuration decides, in the
-    one order every caller follows: ``REASONING_NB_MODEL``, then ``setting`` (the magic's
-    ``c.ThinkMagics.default_model``), then the session default; ``(None, "")`` leaves it to
-    discovery (a local server's model, then the embedded demo)."""
+    """``(model, why)`` for a call that names no model, in the one order every caller follows;
+    ``(None, "")`` leaves it to discovery (a local server's model, then the embedded demo)."""
     for model, why in (
         (os.environ.get(MODEL_ENV), f"from {MODEL_ENV}"),
         (setting, "the configured default (c.ThinkMagics.default_model)"),

@@ -3,10 +3,9 @@
 Everything a view shows comes from ``Run.events()``; ``Run.trace`` is always the fold of what has
 arrived, also after an error or a cancellation (its ``status`` says which).
 
-With ``cache=True`` an identical earlier run is replayed instead (see ``reasoning_nb.store``):
-first by what was asked, before any I/O, then by the exact request body once it is built. A
-replayed trace equals the recorded one (its timing and ``started_at`` too: it *is* that run)
-except ``trace.replay``, which says it is a replay and when the run was recorded.
+With ``cache=True`` an identical earlier run is replayed instead: first by what was asked,
+before any I/O, then by the exact request body. A replayed trace equals the recorded one (timing
+and ``started_at`` too: it *is* that run) except ``trace.replay``.
 
 Reasoning that repeats itself (``core.loops``) adds one ``Notice`` starting with
 ``LOOP_NOTICE``; with ``stop_on_loop=True`` the run also ends there, ``cancelled``, keeping what
@@ -158,10 +157,8 @@ class Run:
         yield Done(trace)
 
     def _loop_check(self, event: Event, watch: LoopWatch) -> tuple[Event, ...]:
-        """The loop notice, once, when the reasoning starts repeating itself.
-
-        A replay carries the recorded notice in its timeline: it marks the loop, so the notice
-        shows once and ``stop_on_loop`` stops the replay where the run would have stopped."""
+        """The loop notice, once. A replay carries the recorded notice: ``stop_on_loop`` stops the
+        replay where the run would have stopped."""
         if watch.detected:
             return ()
         if self._replayed is not None:
@@ -193,8 +190,8 @@ class Run:
         return self._ask
 
     def _asked_address(self) -> str | None:
-        """The normalised base URL as known before any I/O; None where discovery or the embedded
-        server decides it."""
+        """The base URL as known before any I/O; None where discovery or the embedded server
+        decides it."""
         if self.model is None:
             return self.base_url and normalise(self.base_url)
         info = catalog.parse_model(self.model).provider

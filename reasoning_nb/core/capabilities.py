@@ -3,9 +3,8 @@
 1. ``snapshot``: the shipped models.dev data (``reasoning_nb/data/capabilities.json``, MIT,
    rebuilt by ``tools/build_capabilities.py``), looked up under the models.dev provider id the
    provider's profile names.
-2. ``family``: rules on local model names (``qwen3:0.6b``, ``hf.co/unsloth/Qwen3-8B-GGUF``),
-   for local providers only (the profile says which): hosted servers separate reasoning
-   themselves.
+2. ``family``: rules on local model names (``qwen3:0.6b``), for local providers only: hosted
+   servers separate reasoning themselves.
 3. ``server``: facts the provider layer discovered at run time (Ollama ``/api/show``).
 4. ``override``: what the user said with :func:`override`.
 
@@ -31,24 +30,21 @@ class Capabilities:
     """Reasoning facts about one model; ``None`` means unknown."""
 
     reasoning: bool | None = None
-    """Whether the model reasons at all."""
     efforts: tuple[str, ...] | None = None
     """Effort / level values the model accepts (``("low", "medium", "high")``)."""
     budget_min: int | None = None
     """Smallest thinking-token budget accepted (Anthropic 1024; Gemini 2.5 Pro 128)."""
     budget_max: int | None = None
-    """Largest thinking-token budget accepted."""
     can_disable: bool | None = None
     """Whether reasoning can be switched off (False: gpt-oss, QwQ, Qwen3-Thinking-2507)."""
     preopened: bool = False
     """The chat template pre-opens the reasoning block, so output starts mid-thought."""
     max_output: int | None = None
-    """Most output tokens per request (reasoning included)."""
+    """Reasoning included."""
     temperature: bool | None = None
-    """Whether the model accepts a temperature setting."""
     family: str | None = None
     model: str = ""
-    """The model name this was looked up for (used in warnings)."""
+    """As looked up (for warnings)."""
     sources: tuple[str, ...] = ()
     """Layers that contributed: ``snapshot``, ``family``, ``server``, ``override``."""
 
@@ -111,9 +107,8 @@ def lookup(
     snapshot_id: str | None = None,
     family: bool = True,
 ) -> Capabilities:
-    """What ``model`` on ``provider_id`` can do: snapshot < family < server < override.
-    ``snapshot_id``: the models.dev provider to look it up under (None: not listed there);
-    ``family``: whether the family rules on local names apply (the provider's profile says)."""
+    """What ``model`` can do: snapshot < family < server < override. ``snapshot_id``: its
+    models.dev provider (None: not listed); ``family``: whether the local-name rules apply."""
     caps = Capabilities(model=model)
     caps = _apply(caps, "snapshot", _snapshot_facts(snapshot_id, model))
     if family:
@@ -152,7 +147,6 @@ def family_facts(model: str) -> dict[str, Any]:
 
 @cache
 def snapshot() -> dict[str, Any]:
-    """The shipped capability snapshot (parsed once)."""
     text = resources.files("reasoning_nb").joinpath("data/capabilities.json").read_text("utf-8")
     return json.loads(text)
 

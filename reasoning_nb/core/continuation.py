@@ -1,16 +1,13 @@
 """Continue a stopped run: ask again, with the reasoning that arrived kept and an optional hint.
 
 Resuming the reasoning block itself would take an assistant prefill that reopens the model's
-own thinking markup, and no provider offers that in a form a client can rely on. Anthropic
-takes thinking blocks back only with their signature, which a block cut short never got;
-OpenAI and Gemini return summaries, not the text the model would continue from; a llama.cpp
-server does continue a final assistant message (checked against build b10434), but what to
-put there depends on the chat template's thinking markup (``<think>``, harmony channels...),
-which the client does not see. So the partial reasoning travels the one way every provider
-accepts: quoted in the user turn, after the original prompt, with the hint. The trace keeps
-the prompt as the user wrote it and records the continuation beside it (which run, the hint,
-how much reasoning was carried), so exports and ``stats()`` can tell a continued run apart,
-and stripping reasoning from a notebook cannot miss a copy of it.
+own thinking markup, and no provider offers that reliably: Anthropic takes thinking blocks back
+only with their signature, which a block cut short never got; OpenAI and Gemini return
+summaries; a llama.cpp server does continue a final assistant message (checked against build
+b10434), but the chat template's thinking markup is unseen by the client. So the partial
+reasoning is quoted in the user turn, after the original prompt, with the hint. The trace keeps
+the prompt as written and records the continuation beside it, so exports and ``stats()`` can
+tell a continued run apart, and stripping reasoning from a notebook cannot miss a copy of it.
 """
 
 from __future__ import annotations
@@ -37,10 +34,7 @@ _QUOTED = {
 
 @dataclass(frozen=True)
 class Continuation:
-    """What a continued run carries over from the run it continues."""
-
     reasoning: str
-    """The stopped run's reasoning, as it arrived."""
     hint: str = ""
     """One line from the user, steering where the reasoning goes next."""
     run: int | None = None
@@ -48,7 +42,7 @@ class Continuation:
     action: str = "continue"
     """One of ``core.schema.ACTIONS``."""
     max_tokens: int | None = None
-    """More room: the larger output budget the run asks for."""
+    """The larger output budget a "more room" run asks for."""
 
     @classmethod
     def of(cls, trace: Trace, hint: str = "", run: int | None = None) -> Continuation:

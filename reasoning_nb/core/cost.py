@@ -1,20 +1,9 @@
 """What a run cost: an estimate from published prices, never a bill.
 
-Prices come from one place, the snapshot bundled in the ``genai-prices`` package (pydantic's:
-per provider and model, with dated price changes and cache rates). It is read offline: this
-module never starts its ``UpdatePrices`` thread, so a run does no network I/O for a price.
-
-Reasoning tokens are billed as output tokens by every provider here; the bug to avoid is
-billing them twice. Each cloud provider's profile holds its :class:`CostRule`: its id in the
-price data, and whether a trace's ``output_tokens`` already holds the reasoning tokens (the wire
-rules are in wire-formats.md):
-
-    from reasoning_nb.core.cost import estimate, label
-    trace.cost = estimate(trace, profile.cost)   # None for local models and unknown prices
-    label(trace.cost)                            # "≈ $0.0123"
-
-Local providers cost nothing we can price: they have no rule, and their cost is None (shown as
-nothing), not ``$0``.
+Prices come from the snapshot bundled in ``genai-prices`` (dated changes, cache rates), read
+offline: its ``UpdatePrices`` thread is never started, so a run does no network I/O for a price.
+Reasoning tokens are billed as output tokens by every provider here; the bug to avoid is billing
+them twice (wire-formats.md). Local providers have no rule: their cost is None, not ``$0``.
 """
 
 from __future__ import annotations
@@ -30,13 +19,10 @@ from .trace import CACHE_KEYS, Trace
 
 @dataclass(frozen=True)
 class CostRule:
-    """How one cloud provider's runs are priced."""
-
     prices: str
     """The provider's id in genai-prices."""
     reasoning_in_output: bool = True
-    """Whether the trace's ``output_tokens`` already counts the reasoning tokens (else they are
-    added once)."""
+    """Whether ``output_tokens`` already counts reasoning (else it is added once)."""
 
 
 PRICES_AS_OF: dict[str, str] = {"0.2.3": "2026-11-01"}
@@ -45,7 +31,7 @@ so each pinned release is entered here by its PyPI release (month)."""
 
 
 def source() -> tuple[str, str | None]:
-    """The price source's name and the date of its prices (None for a release not listed)."""
+    """The price source's name and its prices' date (None for a release not listed)."""
     try:
         release = version("genai-prices")
     except PackageNotFoundError:  # pragma: no cover - a dependency; a broken install only
@@ -75,8 +61,8 @@ def _count(value: Any) -> bool:
 
 
 def estimate(trace: Trace, rule: CostRule | None) -> dict[str, Any] | None:
-    """``trace.cost`` for a finished run by its provider's ``rule``: a dict marked as an
-    estimate, or None (local model, no usage, a model the price snapshot does not know)."""
+    """``trace.cost``: a dict marked as an estimate, or None (local model, no usage, a model the
+    price snapshot does not know)."""
     if rule is None:
         return None
     billed = billed_tokens(rule, trace.usage)

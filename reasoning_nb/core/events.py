@@ -19,26 +19,19 @@ class _Said:
 
 
 class ReasoningDelta(_Said):
-    """A piece of reasoning ("thinking") text."""
-
     __slots__ = ()
     kind = "reasoning"
 
 
 class TextDelta(_Said):
-    """A piece of the answer."""
-
     __slots__ = ()
     kind = "answer"
 
 
 @dataclass(frozen=True, slots=True)
 class Reclassify:
-    """All answer text so far was really reasoning.
-
-    Sent when a lone closing tag shows the template had pre-opened the reasoning block: the live
-    view guessed "answer" and must move that text into the reasoning pane.
-    """
+    """All answer text so far was really reasoning: a lone closing tag showed the template had
+    pre-opened the reasoning block."""
 
     kind: ClassVar[str] = "reclassify"
 
@@ -65,9 +58,7 @@ class Notice(_Said):
 
 
 class Waiting(_Said):
-    """No token yet, and what the run waits for, as a status line says it: ``loading model…``
-    once a server that loads models on demand has the request (or while the embedded server
-    starts), ``waiting for the first token…`` once the server is working on the answer. Before
+    """No token yet, and what the run waits for (``run.LOADING``, ``run.FIRST_TOKEN``); before
     either, the run is still connecting."""
 
     __slots__ = ()

@@ -1,12 +1,8 @@
 """Conversation turns for ``--chat``: each provider's rule for sending reasoning back.
 
-Local servers get the answer only: their templates either drop past reasoning or were never
-trained to see it, and replaying it wastes context (llama.cpp replays it only for templates that
-declare ``supports_preserve_reasoning``). Hosted providers that need reasoning back (signatures,
-``reasoning_content`` on tool-call turns) have a :class:`Replay` rule in their profile.
-
-``--history answer`` sends every provider the answers only: no provider requires past reasoning
-on turns without tool calls (wire-formats §6–8), and it saves the context the reasoning takes.
+Replaying to local servers wastes context (llama.cpp replays it only for templates that declare
+``supports_preserve_reasoning``). ``--history answer`` sends every provider the answers only:
+none requires past reasoning on turns without tool calls (wire-formats §6–8).
 """
 
 from __future__ import annotations
@@ -19,21 +15,18 @@ from .tokens import estimate
 from .trace import Trace
 
 CHOICES = ("reasoning", "answer")
-"""What earlier ``--chat`` turns send back: ``reasoning`` (the default, today's behaviour: the
-reasoning too where the provider's ``Replay`` rule says it takes it) or ``answer`` (the answers
-only)."""
+"""``reasoning`` (the default: the reasoning too where the provider's ``Replay`` rule takes it)
+or ``answer``."""
 
 
 @dataclass(frozen=True)
 class Replay:
-    """What a provider gets back from its own earlier turns. The protocol module sends it only
-    when the next request goes to the same ``replay_model`` (signatures are model-specific) and
-    the plain ``content`` otherwise; a turn made with another provider never carries it.
+    """What a provider gets back from its own earlier turns, only when the next request goes to
+    the same ``replay_model`` (signatures are model-specific); else the plain ``content``.
 
-    A provider with no rule gets the answer text only. Local servers: their templates drop past
-    reasoning or never saw it. OpenAI: requests keep ``store`` at its default and never ask for
-    ``reasoning.encrypted_content``, so there is no reasoning item to replay. DeepSeek:
-    ``reasoning_content`` must come back only on turns with tool calls, and we make none."""
+    Without a rule, the answer only. Local servers: their templates drop past reasoning or never
+    saw it. OpenAI: requests never ask for ``reasoning.encrypted_content``, so there is no item
+    to replay. DeepSeek: ``reasoning_content`` comes back only on tool-call turns; we make none."""
 
     saved: str
     """The key in the trace's saved ``provider_state`` (its list of blocks, parts, details)."""
@@ -44,7 +37,7 @@ class Replay:
 
 
 class Provider(Protocol):
-    """What a history needs to know of the provider the next turn goes to (its profile)."""
+    """The provider the next turn goes to (its profile)."""
 
     @property
     def id(self) -> str: ...
@@ -101,10 +94,8 @@ class Conversation:
 
 
 def size(messages: list[dict[str, Any]], model: str, to: Provider) -> dict[str, int]:
-    """``{"history_turns", "history_tokens"}`` of history messages sent to ``model`` on ``to``:
-    an estimate of the text the model reads again (prompts, answers, and the reasoning that
-    ``to``'s ``Replay`` rule sends back to the model that made it). Signatures and encrypted
-    reasoning are opaque, not text, and are not counted."""
+    """``{"history_turns", "history_tokens"}``: an estimate of the text ``model`` reads again,
+    replayed reasoning included. Signatures and encrypted reasoning are opaque and not counted."""
     chars = 0
     rule = to.replay
     for message in messages:

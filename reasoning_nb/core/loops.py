@@ -2,15 +2,14 @@
 
 The text is normalised (lowercase, runs of whitespace as one space). Every ``STEP`` characters
 the newest ``WINDOW`` characters are looked up in the ``HISTORY`` characters before them: a
-window found there is a repeat, at a distance (its period) to the nearest earlier copy. A loop
-is a run of consecutive repeats that covers at least ``MIN_CHARS`` characters and at least
-``COPIES - 1`` periods. So "the the the…" (period 4) fires about ``MIN_CHARS`` into it, and a
-paragraph said again fires on its third copy; one long quote of earlier text (a single copy)
-does not, nor do the phrases real reasoning repeats ("Wait,", "Let me check", a formula).
+window found there is a repeat, its period the distance to the nearest earlier copy. A loop is
+consecutive repeats covering at least ``MIN_CHARS`` characters and ``COPIES - 1`` periods: a
+paragraph said again fires on its third copy; one long quote of earlier text does not, nor do
+the phrases real reasoning repeats ("Wait,", "Let me check", a formula).
 
-Work per delta is bounded by ``HISTORY``, whatever the stream's length: one search (in C) per
-``STEP`` characters. Hashing every window in Python instead made ``think()`` 5-20% slower on
-the 25,000-chunk stream of benchmarks/stream.py.
+Work per delta is bounded by ``HISTORY``: one search (in C) per ``STEP`` characters. Hashing
+every window in Python instead made ``think()`` 5-20% slower on the 25,000-chunk stream of
+benchmarks/stream.py.
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ _SPACES = re.compile(r"\s+")
 
 
 class LoopWatch:
-    """Feed it a reasoning stream piece by piece; ``feed`` returns True once, when it loops."""
+    """``feed`` returns True once, when the reasoning loops."""
 
     def __init__(
         self,

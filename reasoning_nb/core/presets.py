@@ -1,11 +1,8 @@
-"""Presets -> request fields: the shape of a ``spec/presets.md`` row (``Row``) and one resolver
-(``plan``).
+"""Presets -> request fields: a ``spec/presets.md`` row (``Row``) and one resolver (``plan``).
 
-A row says how one provider flavor spells a reasoning level, "off" and a token budget; each
-provider's profile holds its rows (``providers/profiles``). ``plan`` does the rest the same way
-for every row: ``auto`` sends only what is needed to see reasoning, an explicit budget wins over
-the preset (and becomes a level where the provider has no budget), and every value changed to
-fit the provider or the model leaves a warning naming both values.
+``auto`` sends only what is needed to see reasoning, an explicit budget wins over the preset
+(bucketed to a level where the provider has no budget), and every value changed to fit the
+provider or the model leaves a warning naming both values.
 """
 
 from __future__ import annotations
@@ -45,7 +42,7 @@ class Row:
     effort: dict | None = None
     """Fields that send a level (``LEVEL`` marks the spot); None: the provider takes budgets."""
     vocab: tuple[str, ...] = ()
-    """Levels the provider takes at all; others are clamped with a warning."""
+    """Levels the provider takes; others are clamped with a warning."""
     rename: dict[str, str] = field(default_factory=dict)
     """Preset -> level where the table maps without a warning (OpenAI ``max`` -> ``xhigh``)."""
     off: dict | str | None = None
@@ -53,11 +50,10 @@ class Row:
     budget: dict | None = None
     """Fields that send a token budget (``BUDGET``); None: a budget is bucketed to a level."""
     budgets: dict[str, int | None] | None = None
-    """Budget-only rows: preset -> budget (None: the model's maximum)."""
+    """Preset -> budget (None: the model's maximum)."""
     budget_floor: int | None = None
-    """Smallest budget when the model's own minimum is unknown."""
+    """Bounds when the model's own are unknown (the ceiling is ``max``)."""
     budget_ceiling: int | None = None
-    """Largest budget when the model's own maximum is unknown (used for ``max``)."""
     always: dict = field(default_factory=dict)
     """Fields sent with every preset, ``auto`` included (needed to see reasoning at all)."""
     max_tokens_field: str | None = None
@@ -69,16 +65,14 @@ class ReasoningPlan:
     """What to send for one request, and why it differs from what was asked."""
 
     fields: dict
-    """Request body fields to merge (nested dicts merged by key), e.g. ``{"think": "high"}``."""
+    """Request body fields to merge by key, e.g. ``{"think": "high"}``."""
     warnings: tuple[str, ...] = ()
     effort: str | None = None
-    """The level asked for after bucketing/clamping ("none" when off; None for auto/budgets)."""
+    """After bucketing/clamping ("none" when off; None for auto/budgets)."""
     budget_tokens: int | None = None
-    """The thinking budget actually sent, if any."""
 
 
 def check(preset: Any, budget_tokens: Any) -> tuple[str, int | None]:
-    """Validate and normalise a preset name and an optional token budget."""
     name = "auto" if preset is None else preset
     if not isinstance(name, str) or name.strip().lower() not in PRESETS:
         raise ConfigError(f"Unknown preset {preset!r}; use one of: {', '.join(PRESETS)}.")
@@ -130,8 +124,8 @@ def plan(
     *,
     max_tokens: int | None = None,
 ) -> ReasoningPlan:
-    """The request fields that express ``preset`` / ``budget_tokens`` for this model, by the
-    provider's ``row`` (its profile's; ``flavor`` names the provider in warnings)."""
+    """The request fields for ``preset`` / ``budget_tokens`` by ``row``; ``flavor`` names the
+    provider in warnings."""
     preset, budget_tokens = check(preset, budget_tokens)
     return _Planner(flavor, row, caps, max_tokens).run(preset, budget_tokens)
 

@@ -4,10 +4,8 @@ The subject is the latest heading of the reasoning (OpenAI and Gemini reasoning 
 each part with a line like ``**Evaluating the options**``), or else the first sentence of the
 current paragraph; cleared of markdown and math marks and shortened on a word boundary.
 
-:class:`Subject` reads the reasoning delta by delta and keeps only bounded heads (of the current
-line and the current and previous paragraph), so a delta costs its own length plus a constant
-however long the reasoning grows. Its :attr:`Subject.current` is always what :func:`subject_of`
-says of the whole text so far: where the deltas split the text never matters.
+:class:`Subject` keeps only bounded heads, so a delta costs its own length plus a constant; its
+:attr:`Subject.current` never depends on where the deltas split the text.
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ from __future__ import annotations
 import re
 
 LIMIT = 64
-"""The longest subject in characters, before its ellipsis."""
+"""Characters, before the ellipsis."""
 _PARA_CAP = 4 * LIMIT  # enough of a paragraph to find a first sentence worth showing
 _LINE_CAP = 200  # a longer line is prose, not a heading (only its tail is kept)
 

@@ -48,7 +48,7 @@ _HARMONY = "harmony"
 
 @dataclass(frozen=True)
 class Markers:
-    """A marker table, compiled once so that building a splitter per stream costs nothing."""
+    """A marker table, compiled once so a splitter per stream costs nothing."""
 
     items: tuple[Marker, ...]
     by_text: dict[str, Marker] = field(init=False, repr=False, compare=False)
@@ -98,11 +98,8 @@ DEFAULT_MARKERS = Markers(
 
 
 def _fast_maker(cls: type) -> Callable[[str], Event]:
-    """A constructor for a one-field frozen event that skips the Python-level ``__init__``.
-
-    The splitter builds one event per delta; the dataclass ``__init__`` frame is most of that
-    cost. Falls back to the class itself if the event ever grows another field.
-    """
+    """A one-field event constructor that skips the dataclass ``__init__`` frame, most of the
+    cost of an event per delta (the class itself if the event ever grows another field)."""
     names = [f.name for f in dataclasses.fields(cls)]
     slot = cls.__dict__.get("text")
     if names != ["text"] or not hasattr(slot, "__set__"):
@@ -121,12 +118,8 @@ _MAKE = {False: _fast_maker(TextDelta), True: _fast_maker(ReasoningDelta)}
 
 
 class InlineSplitter:
-    """Streaming splitter: feed it text as it arrives, get reasoning and answer events back.
-
-    Only a suffix that could still become a marker is held back; everything else is emitted at
-    once so the live view stays prompt. With ``preopened=True`` the stream starts inside a
-    reasoning block (templates that put ``<think>`` in the prompt).
-    """
+    """Only a suffix that could still become a marker is held back, so the live view stays
+    prompt. ``preopened``: the template put ``<think>`` in the prompt."""
 
     def __init__(self, *, preopened: bool = False, markers: Markers = DEFAULT_MARKERS) -> None:
         self._m = markers
@@ -151,7 +144,6 @@ class InlineSplitter:
 
     @property
     def saw_markers(self) -> bool:
-        """True once any tag or marker has been recognised."""
         return self._saw
 
     @property
@@ -168,7 +160,6 @@ class InlineSplitter:
         self._literal = self._literal or self._answered
 
     def feed(self, text: str) -> list[Event]:
-        """Split the next piece of the stream."""
         if not text:
             return []
         if self._literal:

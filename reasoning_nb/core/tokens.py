@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 CHARS_PER_TOKEN = 4
-"""About how many characters of English text make a token (BPE vocabularies of current
-models)."""
+"""Of English text, in the BPE vocabularies of current models."""
 
 MAX_COUNT = 10**12
 """No run comes near this many tokens (context windows hold millions): a larger count is a
@@ -15,10 +14,8 @@ broken server or a crafted notebook, and past ~10**308 it is not even a float.""
 
 
 def count(value: Any) -> int | None:
-    """A token count as a server or a saved trace gives it, if it is one: a whole number from 0
-    below ``MAX_COUNT``, as an int (``12.0`` is 12: JSON has one number type); None for anything
-    else (a string, a bool, a fraction, NaN, a negative or absurd number), which the caller
-    treats as not reported."""
+    """A whole number from 0 below ``MAX_COUNT``, as an int (``12.0`` is 12: JSON has one number
+    type); None for anything else (a string, a bool, NaN...): not reported."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if isinstance(value, float) and not value.is_integer():  # also NaN and infinities

@@ -1,12 +1,8 @@
 """One provider's facts (``Profile``), and a parsed model id (``ModelRef``).
 
-A profile is everything the package knows about one provider, apart from the request code: its
-address and keys, which wire protocol speaks it, its preset rows, where its models' capability
-facts come from, its cost rule, what its earlier turns send back, how a running server of it is
-probed, and its dialect inside the protocol. The generic machinery takes these as input:
-``core.presets.plan`` a row, ``core.capabilities.lookup`` the snapshot id, ``core.cost`` the
-cost rule, ``core.history`` the replay rule. Profiles live in ``providers/profiles/`` (one
-module per wire family) and are registered in ``providers/catalog.py``.
+Everything known about a provider apart from its request code; the generic machinery in
+``core`` takes it as input. Profiles live in ``providers/profiles/``, registered in
+``providers/catalog.py``.
 """
 
 from __future__ import annotations
@@ -26,10 +22,8 @@ Listing = list[tuple[Any, bool]]
 
 @dataclass(frozen=True)
 class Probes:
-    """How a running server of a local provider is asked what it has (each probe is short and
-    tells nothing when it fails): its models (``%think --list``, the default model), one model's
-    runtime facts (Ollama ``/api/show``), whether it holds a model in memory (Ollama
-    ``/api/ps``; None: cannot say)."""
+    """Short probes of a running local server (a failed probe tells nothing): its models, one
+    model's facts (Ollama ``/api/show``), whether a model is loaded (``/api/ps``; None: unknown)."""
 
     models: Callable[[str], Awaitable[Listing]]
     show: Callable[[str, str], Awaitable[dict[str, Any] | None]] | None = None
@@ -50,41 +44,34 @@ class Profile:
     """As hints name it (``Anthropic``), with ``example_model``, a model that runs there."""
     example_model: str = ""
     local: bool = False
-    """Runs on the user's machine: no key required, no price, the family rules on model names
-    apply, a longer wait is normal."""
+    """On the user's machine: no key, no price, family rules on names, longer waits."""
     loads_models: bool = False
-    """The server loads the model a request names, if it is not loaded yet: the wait before
-    its first byte can be a model load."""
+    """The wait before the first byte can be the server loading the named model."""
     start_hint: str = ""
     """What to start when nothing listens at the base URL."""
     bare_host_port: int | None = None
-    """The port of an address given with no scheme and no port (``OLLAMA_HOST=0.0.0.0``), where
-    the server's own tools read it so; such a provider also reads a missing host as this
-    machine (``:11434``)."""
+    """The port of a bare host (``OLLAMA_HOST=0.0.0.0``), as the server's own tools read it; a
+    missing host then means this machine (``:11434``)."""
     key_homes: tuple[str, ...] = ()
-    """Addresses besides the default and the base-URL variable where the env key belongs."""
+    """More addresses where the env key belongs."""
     own_server_key: bool = False
-    """The key variables hold the key of the user's own server, wherever it runs: they go to any
-    address of this provider (see ``providers/address.py``)."""
+    """The key is the user's own server's, so it goes to any address (``providers/address.py``)."""
     snapshot_id: str | None = None
     """The provider's id in the shipped models.dev capability data (None: not listed there)."""
     cost: CostRule | None = None
-    """How its runs are priced; by default a hosted provider's by its snapshot id (genai-prices
-    names it so), None for local servers."""
+    """By default a hosted provider's snapshot id (genai-prices names it so); None when local."""
     replay: Replay | None = None
     """What its earlier ``--chat`` turns send back besides the answer; None: the answer only."""
     probes: Probes | None = None
     notice: str = ""
     """Said at the start of every run (the demo server's nature)."""
     hints: Mapping[int, str] = field(default_factory=dict)
-    """HTTP status -> what to do, for errors the protocol's own explanation does not cover;
-    ``{message}`` is the server's message."""
+    """HTTP status -> what to do, beyond the protocol's own explanation (``{message}``)."""
     # The dialect inside Chat Completions (``providers/openai_chat.py`` reads these):
     tokens_field: str = "max_tokens"
     """The request field of the output cap (OpenAI: ``max_completion_tokens``)."""
     reasoning_text: bool = True
-    """The stream carries reasoning text; False: only its token count (OpenAI Chat Completions),
-    said once."""
+    """False: the stream carries only a reasoning token count, said once (OpenAI)."""
     sampling_on_reasoning: bool = True
     """Reasoning models take a temperature; False: it is dropped with a warning (OpenAI)."""
     thinking_ignores_temperature: bool = False
@@ -95,7 +82,6 @@ class Profile:
             object.__setattr__(self, "cost", CostRule(self.snapshot_id))
 
     def row(self, caps: Capabilities) -> Row:
-        """The preset row for this model."""
         return self.presets if isinstance(self.presets, Row) else self.presets(caps)
 
     def plan(

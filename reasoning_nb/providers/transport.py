@@ -87,13 +87,11 @@ class HttpRequest:
 
 @dataclass(frozen=True)
 class Clock:
-    """The time a transport reads and waits on. Tests pass a fake one, so that a retry's wait is
-    asserted as asked for, not slept through and measured."""
+    """Tests pass a fake one, so that a retry's wait is asserted, not slept through."""
 
     now: Callable[[], float] = time.time
-    """The wall clock, in seconds since the epoch: a Retry-After date, the hour to try again."""
+    """For a Retry-After date and the hour to try again."""
     sleep: Callable[[float], Awaitable[Any]] = anyio.sleep
-    """The wait before a retry."""
 
 
 @dataclass
@@ -124,8 +122,8 @@ class Transport:
 
     @asynccontextmanager
     async def open(self, request: HttpRequest) -> AsyncIterator[Sending]:
-        """Send the request; the :class:`Sending` says when the server has it, then gives the
-        2xx streaming response. Errors become ProviderError."""
+        """The :class:`Sending` says when the server has the request, then gives the 2xx
+        streaming response."""
         async with httpx.AsyncClient(
             timeout=self._timeout(),
             trust_env=False,  # not .netrc nor SSL_* variables: only the proxy, chosen here
@@ -220,8 +218,7 @@ class Transport:
         return self.scrub(f"{what}: try again, or pass a larger timeout= (--timeout).")
 
     def scrub(self, text: str) -> str:
-        """``text`` without the secrets, raw or as libraries quote them (repr, bytes repr,
-        percent-encoded)."""
+        """``text`` without the secrets, raw or quoted (repr, bytes repr, percent-encoded)."""
         for secret in self.secrets:
             if not secret:
                 continue
@@ -231,9 +228,8 @@ class Transport:
         return text
 
     async def frames(self, response: httpx.Response, framing: str) -> AsyncIterator[list[Frame]]:
-        """Yield the frames of each network read, as a list; network failures mid-stream become
-        ProviderError. The framing is the ``Framer``'s, sync and in one pass per read; a read
-        that holds many frames (a fast server, a buffering proxy) costs one async step."""
+        """The frames of each network read, as a list: a read that holds many frames (a fast
+        server, a buffering proxy) costs one async step."""
         url = str(response.request.url)
         framer = Framer(framing)
         # A body sent as is (streams usually are) skips httpx's decoding layer: one async step
@@ -264,7 +260,6 @@ class Sending:
     may load the model first."""
 
     def __init__(self, send: Callable[[Callable[[], None]], Awaitable[httpx.Response]]) -> None:
-        """``send(delivered)`` sends, and calls ``delivered()`` once the server has the request."""
         self._delivered = asyncio.Event()
         self._task = asyncio.ensure_future(send(self._delivered.set))
 
@@ -283,7 +278,6 @@ class Sending:
         return await self._task  # (cancelling the caller cancels the sending)
 
     async def aclose(self) -> None:
-        """Stop the sending if it still runs; close the response if there is one."""
         task = self._task
         task.cancel()
         with anyio.CancelScope(shield=True):
