@@ -41,6 +41,8 @@ PIN_KEY = "reasoning_nb_pin"
 """A pinned markdown cell's metadata (``notebook.pin``): where it came from (model, preset,
 run, part). Its source is reasoning (or, with part ``answer``, answer) quoted under one head
 line."""
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+"""The mime type of a widget's view in an output (the live view writes it, exports prune it)."""
 DISPLAY_KEY = "reasoning_nb_display"
 """Output metadata of a displayed trace (``_think`` as a cell's value): the trace itself, so an
 export rebuilds that output and ``strip`` takes its reasoning out without matching text. Not

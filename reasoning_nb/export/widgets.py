@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+from ..core.schema import WIDGET_VIEW
+
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 _REF = "IPY_MODEL_"
 

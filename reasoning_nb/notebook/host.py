@@ -22,11 +22,11 @@ import signal
 from collections.abc import Callable
 from typing import Any
 
+from ..core.schema import WIDGET_VIEW
 from ..views.cell_runs import first_line
 
 Publish = Callable[[str], None]
 """Publish a kernel status (``busy``, ``idle``) about the request being handled."""
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def follow_status(shell: Any, follow: Callable[[str, dict, Publish], object]) -> Publish | None:
