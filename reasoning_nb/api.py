@@ -67,8 +67,10 @@ def think(
     the model picks up where it stopped (see ``core.steering``). When ``continue_from`` spent
     its tokens thinking and gave no answer (its warning says so), ``answer_now=True`` sends its
     reasoning back with an instruction to answer directly, with thinking off (``preset``
-    ``auto`` means ``off`` here); ``more_room=True`` asks its question again with a larger
-    ``max_tokens`` (twice the budget, within the model's output limit) unless one is given.
+    ``auto`` means ``off`` here) and room for the answer (``max_tokens``: the one given, else
+    at least ``core.rescue.ANSWER_ROOM``, within the model's output limit); ``more_room=True``
+    asks its question again with a larger ``max_tokens`` (twice the budget, within the model's
+    output limit) unless one is given.
     Both use ``continue_from``'s model unless ``model`` is given (see ``core.rescue``).
 
     A key from the environment goes only to its provider's own address (its default, or the one
@@ -109,12 +111,14 @@ def _prepare(
                 "trace of the run that lost its answer."
             )
         options["model"] = options.get("model") or continue_from.model or None
-        if answer_now:
-            continuation = rescue.answer_now(continue_from)
+        limit = catalog.output_limit(continue_from.model)
+        if answer_now:  # max_tokens given here is the answer's own; else room of its own
+            max_tokens = options.get("max_tokens") or rescue.answer_room(continue_from, limit)
+            options["max_tokens"] = max_tokens
+            continuation = rescue.answer_now(continue_from, max_tokens)
             if options.get("preset", "auto") == "auto":
                 options["preset"] = rescue.ANSWER_NOW_PRESET
         else:
-            limit = catalog.output_limit(continue_from.model)
             max_tokens = options.get("max_tokens") or rescue.room(continue_from, limit)
             if max_tokens is None:
                 raise ConfigError(rescue.AT_LIMIT)

@@ -42,7 +42,7 @@ class Continuation:
     action: str = "continue"
     """One of ``core.schema.ACTIONS``."""
     max_tokens: int | None = None
-    """The larger output budget a "more room" run asks for."""
+    """The output budget an "answer now" or "more room" run asks for (``core.rescue``)."""
 
     @classmethod
     def of(cls, trace: Trace, hint: str = "", run: int | None = None) -> Continuation:

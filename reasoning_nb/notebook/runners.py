@@ -260,11 +260,13 @@ class WidgetRunner(Runner):
 
     def _rescue(self, trace: Trace, action: str, number: int) -> None:
         """Answer now or More room under a run that lost its answer (``core.rescue``)."""
-        if action == "answer_now":
-            options = {**self.options, "preset": rescue.ANSWER_NOW_PRESET}
-            self._again(options, rescue.answer_now(trace, number))
+        limit, had = output_limit(trace.model), self.options.get("max_tokens")
+        if action == "answer_now":  # (with room of its own: the thinking ate the cell's limit)
+            room = rescue.answer_room(trace, limit, had)
+            options = {**self.options, "preset": rescue.ANSWER_NOW_PRESET, "max_tokens": room}
+            self._again(options, rescue.answer_now(trace, room, number))
             return
-        room = rescue.room(trace, output_limit(trace.model), self.options.get("max_tokens"))
+        room = rescue.room(trace, limit, had)
         if room is not None:  # (the widget offers More room only then)
             options = {**self.options, "preset": trace.preset, "max_tokens": room}
             self._again(options, rescue.more_room(trace, room, number))

@@ -90,6 +90,7 @@ def test_answer_now_sends_the_reasoning_an_instruction_and_thinking_off(wire_ser
         "hint": "",
         "reasoning_chars": len(THOUGHT),
         "action": "answer_now",
+        "max_tokens": rescue.ANSWER_ROOM,  # room of its own (test_answer_room.py)
     }
 
 

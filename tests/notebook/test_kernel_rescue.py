@@ -62,6 +62,7 @@ def test_answer_now_after_a_run_that_spent_its_tokens_thinking(kernel, wire_serv
         "hint": "",
         "reasoning_chars": len(THOUGHT),
         "action": "answer_now",
+        "max_tokens": 4096,  # room of its own for the answer (core.rescue.ANSWER_ROOM)
     }
     assert [t["status"] for t in final["reasoning_nb_history"]] == ["truncated"]
 
@@ -81,3 +82,22 @@ def test_more_room_asks_again_with_twice_the_tokens(kernel, wire_server):
                                                                      "complete")  # fmt: skip
     assert second["continued"]["action"] == "more_room" and second["continued"]["run"] == 1
     assert [t["status"] for t in final["reasoning_nb_history"]] == ["truncated"]
+
+
+def test_answer_now_gets_room_of_its_own_not_the_cells_max_tokens(kernel, wire_server):
+    """Issue 24.7: an Ollama cell cut off at ``--max-tokens 20`` while thinking; Answer now
+    sends ``num_predict`` 4096 with thinking off, and a server that honours it answers whole."""
+    from test_answer_room import ANSWER, honouring
+
+    wire_server.route("POST", "/api/chat", honouring(ollama=True))
+    line = f"--model ollama:qwen3 --base-url {wire_server.url} --preset high --max-tokens 20"
+    first = [saved(kernel, m) for m in kernel.run(f"%%think {line}\nA word counter?")]
+    assert [m["reasoning_nb"] for m in first if "reasoning_nb" in m][-1]["status"] == "truncated"
+    kernel.click(kernel.find("ButtonModel", description="Answer now"))
+
+    second = continued_run(kernel, "Answer now")["reasoning_nb"]
+    sent = wire_server.bodies("/api/chat")
+    assert sent[0]["options"]["num_predict"] == 20
+    assert sent[-1]["options"]["num_predict"] == 4096 and sent[-1]["think"] is False
+    assert (second["status"], second["answer"]) == ("complete", ANSWER)  # its code block whole
+    assert second["continued"]["max_tokens"] == 4096
