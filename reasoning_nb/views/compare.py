@@ -44,6 +44,9 @@ STYLE = (
     "<style>.reasoning-nb-compare-diff :is(ins,del){display:block;text-decoration:none}"
     ".reasoning-nb-compare-diff ins{background:rgba(46,160,67,0.22)}"
     ".reasoning-nb-compare-diff del{background:rgba(248,81,73,0.22)}"
+    # a fold's label on one line in every column, so the columns' answers start level
+    ".reasoning-nb-compare-columns summary"
+    "{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}"
     + code_look.code_box_css(f".reasoning-nb-compare .{render.CSS_CLASS}-export")
     + "</style>"
 )
@@ -182,12 +185,19 @@ def diff_html(traces: list[Trace], diff: str | None = None) -> str:
     )
 
 
+_TITLE = "white-space:nowrap;overflow:hidden;text-overflow:ellipsis"
+"""A column's title on one line (whole in its tooltip): the columns' contents start level."""
+
+
 def columns_html(traces: list[Trace], sections: list[str]) -> str:
-    cells = "".join(
-        f'<div style="min-width:0"><h4>{html.escape(label(t))}</h4>{section}</div>'
-        for t, section in zip(traces, sections, strict=True)
-    )
-    return f'<div class="reasoning-nb-compare-columns" style="{_GRID}">{cells}</div>'
+    """The variants side by side, each under its title; ``sections``: each one's
+    ``render.to_html`` with ``with_subject=False`` (the title says the preset and model)."""
+    cells = []
+    for trace, section in zip(traces, sections, strict=True):
+        name = html.escape(label(trace))
+        title = f'<h4 style="{_TITLE}" title="{name}">{name}</h4>'
+        cells.append(f'<div style="min-width:0">{title}{section}</div>')
+    return f'<div class="reasoning-nb-compare-columns" style="{_GRID}">{"".join(cells)}</div>'
 
 
 def _page(parts: list[str]) -> str:
@@ -201,7 +211,8 @@ def bundle(traces: list[Trace], mode: str = "collapsible") -> dict[str, str]:
     for trace, one in zip(traces, ones, strict=True):
         md_parts.append(f"#### {md_escape(label(trace))}\n\n{one['text/markdown']}")
         plain_parts.append(f"== {label(trace)} ==\n{one['text/plain']}")
-    html_parts = [table_html(traces), columns_html(traces, [one["text/html"] for one in ones])]
+    sections = [render.to_html(trace, mode, with_subject=False) for trace in traces]
+    html_parts = [table_html(traces), columns_html(traces, sections)]
     diff = answer_diff(traces)
     if diff:
         html_parts.append(diff_html(traces, diff))  # (computed once: it is the costly part)
@@ -219,7 +230,8 @@ def cell_bundle(traces: list[Trace]) -> dict[str, str]:
     """What a ``--compare`` cell saves beside its traces (see ``render.cell_bundle``): the
     table, each variant's section and the answer diff (where it is short enough) once, as
     ``text/html``; ``text/markdown`` and ``text/plain``: the table."""
-    columns = columns_html(traces, [render.to_html(t, highlight=False) for t in traces])
+    sections = [render.to_html(t, highlight=False, with_subject=False) for t in traces]
+    columns = columns_html(traces, sections)
     diff = diff_html(traces)
     text = sum(len((t.reasoning + t.answer).encode()) for t in traces)
     if len(diff.encode()) > max(DIFF_SAVED * text, DIFF_SAVED_ALWAYS):

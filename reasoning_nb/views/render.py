@@ -129,10 +129,13 @@ def to_html(
     *,
     highlight: bool = True,
     runs: CellRuns | None = None,
+    with_subject: bool = True,
 ) -> str:
+    """``with_subject=False``: the fold's label leaves out the preset and model (a ``--compare``
+    column's title says them)."""
     out = [f'<div class="{CSS_CLASS} {CSS_CLASS}-export {CSS_CLASS}-{mode} {IGNORE}">']
     out += _which_run_html(trace, runs) if runs else []
-    out += _run_html(trace, mode, highlight)
+    out += _run_html(trace, mode, highlight, with_subject)
     out += _earlier_html(runs.earlier, mode, highlight) if runs and runs.earlier else []
     out.append("</div>")
     out.insert(1, page_style("".join(out)))
@@ -166,10 +169,10 @@ def _earlier_html(earlier: tuple[Trace, ...], mode: str, highlight: bool) -> lis
     return out
 
 
-def _run_html(trace: Trace, mode: str, highlight: bool) -> list[str]:
+def _run_html(trace: Trace, mode: str, highlight: bool, with_subject: bool = True) -> list[str]:
     out = []
     if trace.reasoning and mode != "strip":
-        head = html.escape(summary(trace))
+        head = html.escape(summary(trace, with_subject=with_subject))
         body = markdown_html(trace.reasoning, breaks=True, highlight=highlight, code_classes=True)
         if mode == "inline":  # (the summary beside the body: no math read there)
             math = _math_class(body)

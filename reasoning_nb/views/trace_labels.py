@@ -70,14 +70,15 @@ def footer(trace: Trace) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def summary(trace: Trace) -> str:
-    """``Reasoning · 12.4 s · 2,310 tokens · preset high · ollama:deepseek-r1``."""
+def summary(trace: Trace, *, with_subject: bool = True) -> str:
+    """``Reasoning · 12.4 s · 2,310 tokens · preset high · ollama:deepseek-r1``; without the
+    preset and model (``with_subject=False``) where a title says them (``--compare``)."""
     parts = ["Reasoning", seconds_label(trace.timing.get("reasoning_ms"))]
     parts.append(trace_tokens_label(trace))
-    parts.append(f"preset {clip(trace.preset, 24)}" if trace.preset else "")
+    parts.append(f"preset {clip(trace.preset, 24)}" if trace.preset and with_subject else "")
     if trace.budget_tokens:
         parts.append(f"budget {trace.budget_tokens:,}")
-    parts.append(clip(trace.model or trace.provider, 80))
+    parts.append(clip(trace.model or trace.provider, 80) if with_subject else "")
     return one_line(" · ".join(p for p in parts if p))
 
 
