@@ -3,9 +3,11 @@
 Each item is a preset (same model) or a model id (the cell's preset). The variants run through
 the same :class:`~.runners.Runner` as a single run, at most ``MAX_CONCURRENT`` at once, shown as
 one column each (a :class:`~.run_view.RunView`) under one :class:`~.pacing.Pacer` and one Stop.
-Once all have ended, the static output (``views.compare``: summary, columns, diff) takes the
-widget's place and the widgets close, so the text is saved once, as HTML. It carries the first
-trace under ``reasoning_nb`` and the others under ``reasoning_nb_variants``.
+Once all have ended, the static output (``views.compare``: summary, columns, diff) shows them
+below the widget, whose columns close, so the text is saved once, as HTML. It carries the first
+trace under ``reasoning_nb`` and the others under ``reasoning_nb_variants``. What stays of the
+widget is each column's title and preset: another preset re-runs that column alone, live in its
+place, and the static output is made again with it (as the single run's preset does).
 Model text reaches the page only as inert markdown or through ``render`` (raw HTML off).
 """
 
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from IPython.display import display, update_display
+from IPython.display import display
 
 from ..core.events import Event
 from ..core.history import Conversation
@@ -29,10 +31,10 @@ from ..core.trace import Trace
 from ..errors import ConfigError
 from ..providers import catalog
 from ..run import Run
-from ..views.compare import bundle, cell_bundle, label
+from ..views.compare import TITLE_STYLE, bundle, cell_bundle, label
 from ..views.trace_labels import footer, summary
 from .host import widget_only
-from .runners import Runner, ended
+from .runners import Runner, detached, ended
 from .style import COMPARE_CLASS, LIVE_CLASS
 
 MAX_CONCURRENT = 4
@@ -82,8 +84,6 @@ def parse_variants(spec: str, options: dict[str, Any], prompt: str) -> list[Vari
 class CompareRunner(Runner):
     """No widget frontend: each variant is printed as it ends, then the static output."""
 
-    _display_id: str | None = None  # of the live view the static output replaces
-
     async def run(self, prompt: str, variants: list[Variant], chat: Conversation | None):
         # (the chat's next turn is the first variant's, with no notice of its own)
         runs = [
@@ -114,42 +114,96 @@ class CompareRunner(Runner):
         await self._stream_all(runs, MAX_CONCURRENT, done=done)
 
     def _save(self, traces: list[Trace]) -> None:
-        """The static output, in place of the live view if one is shown; then close it."""
+        """The static output, in full (a console has no HTML to fold it)."""
         first, *others = (t.to_dict() for t in traces)
         metadata = {METADATA_KEY: first, VARIANTS_KEY: others}
-        if replace := self._display_id:  # (the text saved once, as HTML)
-            update_display(cell_bundle(traces), raw=True, metadata=metadata, display_id=replace)
-        else:
-            display(bundle(traces), raw=True, metadata=metadata)
+        display(bundle(traces), raw=True, metadata=metadata)
         self.close()
 
 
 class CompareWidgetRunner(CompareRunner):
-    """The live columns (``CompareWidget``); then, in their place, the static output."""
+    """The live columns (``CompareWidget``); then the static output below them, and a column's
+    preset that re-runs it alone."""
 
     view: CompareWidget | None = None
+    static: Any = None  # the static output's display handle
+    _next: tuple[int, str] | None = None  # the column re-run asked for, and its preset
+    _driving = False
+    _task = None  # the re-run's task: the loop holds tasks only weakly
+
+    async def run(self, prompt: str, variants: list[Variant], chat: Conversation | None):
+        self.prompt, self.variants = prompt, list(variants)
+        return await super().run(prompt, variants, chat)
 
     async def _variants(self, runs: list[Run], labels: list[str]) -> None:
+        self.histories = [run.history for run in runs]  # a re-run asks with the same turns
         view = self.view = CompareWidget(
             labels,
+            presets=[run.trace.preset for run in runs],
             hide_reasoning=self.hide,
             fold_on_answer=self.magics.fold_reasoning,
             max_rate=self.magics.max_updates_per_second,
             on_stop=self.stop,
+            on_preset=self._rerun,
         )
-        live = widget_only(view.root)
-        self._display_id = display(live, raw=True, display_id=True).display_id
+        display(widget_only(view.root), raw=True)
         columns = (view.start, view.on_event, view.finish)
         await self._live(view, partial(self._stream_all, runs, MAX_CONCURRENT, *columns))
 
+    def _save(self, traces: list[Trace]) -> None:
+        """The static output below the widget (made again after a re-run); the columns hand
+        their text over to it."""
+        self.traces = traces  # (a re-run sets its column in place: _compare is this list)
+        first, *others = (t.to_dict() for t in traces)
+        metadata = {METADATA_KEY: first, VARIANTS_KEY: others}
+        if self.static is None:
+            self.static = display(cell_bundle(traces), raw=True, metadata=metadata, display_id=True)
+        else:
+            self.static.update(cell_bundle(traces), raw=True, metadata=metadata)
+        if self.view is not None:
+            self.view.hand_over(traces)
+
+    def _rerun(self, i: int, preset: str) -> None:
+        """Column ``i``'s preset changed: run it again with ``preset``, the others kept."""
+        self._next = (i, preset)  # the newest ask wins
+        self.stop()  # a re-run still streaming ends first, as stopped
+        if not self._driving:
+            self._task = detached(self._drive)
+
+    async def _drive(self) -> None:
+        self._driving = True
+        try:
+            while self._next is not None:
+                i, preset = self._next
+                self._next = None
+                await self._column(i, preset)
+        finally:
+            self._next, self._driving = None, False
+
+    async def _column(self, i: int, preset: str) -> None:
+        options = {**self.variants[i].options, "preset": preset}
+        run = Run(self.prompt, history=self.histories[i], **options)
+        view = self.view
+        view.reopen()
+        at_i = (  # the one run is column i
+            lambda _, trace: view.start(i, trace),
+            lambda _, event: view.on_event(i, event),
+            lambda _, trace: view.finish(i, trace),
+        )
+        try:
+            await self._live(view, partial(self._stream_all, [run], 1, *at_i))
+        finally:
+            trace = self.traces[i] = ended(run.trace)
+            self.variants[i] = Variant(label(trace), options)
+            self.magics.remember([trace], None)  # (--stats counts it; _think is it)
+            self._save(self.traces)
+
     def close(self) -> None:
-        """The cell runs again, or the variants ended: stop, and close every widget."""
+        """The cell runs again: stop, and close every widget."""
+        self._next = None
         self.stop()
         if self.view is not None:
-            from .run_view import close_tree
-
-            runs = [part for run in self.view.views if run is not None for part in run.parts]
-            close_tree(self.view.root, *runs)
+            self.view.close()
 
 
 class CompareWidget:
@@ -159,10 +213,12 @@ class CompareWidget:
         self,
         labels: list[str],
         *,
+        presets: list[str] | None = None,
         hide_reasoning: bool,
         fold_on_answer: bool,
         max_rate: float,
         on_stop: Callable[[], object] | None = None,
+        on_preset: Callable[[int, str], object] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ):
         import ipywidgets as W
@@ -173,7 +229,7 @@ class CompareWidget:
         from .style import ASSETS_CLASS
 
         self.hide, self.fold = hide_reasoning, fold_on_answer
-        self.on_stop, self.clock = on_stop, clock
+        self.on_stop, self.on_preset, self.clock = on_stop, on_preset, clock
         max_rate = max(1.0, max_rate)
         fifth = max(3, round(max_rate / 5))
         # One budget for all: 80% of the rate paced, in bursts of a fifth. No byte budget: a
@@ -185,17 +241,40 @@ class CompareWidget:
         style = HTMLStyle()  # (the HTML parts share it)
         self.statuses = [W.HTML(value="waiting…", layout=layout, style=style) for _ in labels]
         self.slots = [W.VBox(layout=layout) for _ in labels]
-        heads = [f"<b>{html.escape(name)}</b>" for name in labels]
+        # A title takes the room its preset leaves; cut to one line (see ``title_html``).
+        title, head = W.Layout(flex="1 1 auto", min_width="0"), W.Layout(align_items="center")
+        self.titles = [W.HTML(title_html(name), layout=title, style=style) for name in labels]
+        preset_layout = W.Layout(width="8em", flex="0 0 auto")
+        # Each column's preset: disabled while the columns run, then it re-runs its column.
+        presets = presets or ["auto"] * len(labels)
+        tip = "Run this column again with this preset"
+        self.presets = [
+            W.Dropdown(
+                options=[*PRESETS, *([p] if p not in PRESETS else [])],
+                value=p,
+                disabled=True,
+                tooltip=tip,
+                layout=preset_layout,
+                style=style,
+            )
+            for p in presets
+        ]
+        for i, dropdown in enumerate(self.presets):
+            dropdown.observe(partial(self._on_preset, i), "value")
+        self._quiet = False  # True while we set a dropdown's value ourselves
         # The single view's stylesheet (scoped to LIVE_CLASS), which the page asks for.
         self.assets = AssetsWidget(layout=layout, _dom_classes=(ASSETS_CLASS,))
         column = W.Layout(flex="1 1 0", min_width="0", padding="0 0.5em")
         self.columns = [
-            W.VBox([W.HTML(head, layout=layout, style=style), status, slot], layout=column)
-            for head, status, slot in zip(heads, self.statuses, self.slots, strict=True)
+            W.VBox([W.HBox([name, preset], layout=head), status, slot], layout=column)
+            for name, preset, status, slot in zip(
+                self.titles, self.presets, self.statuses, self.slots, strict=True
+            )
         ]
+        self.stop_layout = W.Layout(width="auto")
         self.stop_button = W.Button(
             description="Stop", icon="stop", tooltip="Stop every variant",
-            layout=W.Layout(width="auto"),
+            layout=self.stop_layout,
         )  # fmt: skip
         self.stop_button.on_click(self._on_stop)
         self.root = W.VBox(
@@ -297,3 +376,54 @@ class CompareWidget:
             self.meter.set(self.stop_button, disabled=True, description="Stopping…")
         if self.on_stop is not None:
             self.on_stop()
+
+    def _on_preset(self, i: int, change) -> None:
+        if not self._quiet and self.on_preset is not None:
+            self.on_preset(i, change["new"])
+
+    # -- after the run: the static output shows the columns ----------------------------------
+
+    def hand_over(self, traces: list[Trace]) -> None:
+        """The static output below shows every column from now on: close their views, keep
+        each column's title and preset (as ``traces`` have them now), the presets enabled;
+        Stop hides until a column runs again."""
+        from .run_view import close_tree
+
+        with self.pacer.unpaced():
+            for i, view in enumerate(self.views):
+                if view is not None:
+                    close_tree(*view.parts, keep=(self._layout,))
+                    self.meter.set(self.slots[i], children=())
+                self.meter.set(self.statuses[i], value="")
+                self.meter.set(self.titles[i], value=title_html(label(traces[i])))
+            self._quiet = True
+            try:
+                for dropdown, trace in zip(self.presets, traces, strict=True):
+                    if trace.preset in dropdown.options and trace.preset != dropdown.value:
+                        self.meter.set(dropdown, value=trace.preset)
+                    self.meter.set(dropdown, disabled=False)
+            finally:
+                self._quiet = False
+            self.meter.set(self.stop_layout, display="none")
+        self.views = [None] * len(self.views)
+        self._finals.clear()
+
+    def reopen(self) -> None:
+        """A column runs again: Stop back, the presets disabled until it ends."""
+        with self.pacer.unpaced():
+            for dropdown in self.presets:
+                self.meter.set(dropdown, disabled=True)
+            self.meter.set(self.stop_layout, display=None)
+            self.meter.set(self.stop_button, disabled=False, description="Stop")
+
+    def close(self) -> None:
+        """Close every widget (the cell runs again)."""
+        from .run_view import close_tree
+
+        close_tree(self.root, *(part for v in self.views if v is not None for part in v.parts))
+
+
+def title_html(name: str) -> str:
+    """A column's title, on one line (whole in its tooltip): the columns start level."""
+    name = html.escape(name)
+    return f'<b style="display:block;{TITLE_STYLE}" title="{name}">{name}</b>'

@@ -80,6 +80,24 @@ class CellMagic(Protocol):
     def remember(self, traces: list[Trace], chat: Conversation | None) -> None: ...
 
 
+def detached(work: Callable[[], Awaitable[object]]) -> Any:
+    """Run ``work()`` after the cell ended (a widget asked for it), the kernel reading busy
+    meanwhile: a task on the kernel's loop, to be kept (the loop holds tasks only weakly), or
+    None once it ran to its end here, in a thread with no loop (blocking mode)."""
+
+    async def busy() -> object:
+        with kernel_status.busy():
+            return await work()
+
+    try:
+        import asyncio
+
+        return asyncio.get_running_loop().create_task(busy())
+    except RuntimeError:  # no loop in this thread
+        call_blocking(busy)
+        return None
+
+
 def ended(trace: Trace) -> Trace:
     """``trace``, finished as cancelled if it was still running (its stream was stopped)."""
     return trace.finish("cancelled") if trace.status == "running" else trace
@@ -280,19 +298,8 @@ class WidgetRunner(Runner):
     def _again(self, options: dict[str, Any], continuation: Continuation | None = None) -> None:
         self._next = (options, continuation)  # the newest ask wins
         self.stop()  # a run still streaming ends first, as stopped
-        if self._driving:
-            return
-        try:
-            import asyncio
-
-            self._task = asyncio.get_running_loop().create_task(self._detached())
-        except RuntimeError:  # no loop in this thread (blocking mode): run to the end here
-            call_blocking(self._detached)
-
-    async def _detached(self) -> Trace:
-        """A drive after the cell ended: the kernel reads busy while it streams."""
-        with kernel_status.busy():
-            return await self._drive()
+        if not self._driving:
+            self._task = detached(self._drive)
 
     async def _drive(self) -> Trace:
         self._driving = True

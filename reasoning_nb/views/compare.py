@@ -185,7 +185,7 @@ def diff_html(traces: list[Trace], diff: str | None = None) -> str:
     )
 
 
-_TITLE = "white-space:nowrap;overflow:hidden;text-overflow:ellipsis"
+TITLE_STYLE = "white-space:nowrap;overflow:hidden;text-overflow:ellipsis"
 """A column's title on one line (whole in its tooltip): the columns' contents start level."""
 
 
@@ -195,7 +195,7 @@ def columns_html(traces: list[Trace], sections: list[str]) -> str:
     cells = []
     for trace, section in zip(traces, sections, strict=True):
         name = html.escape(label(trace))
-        title = f'<h4 style="{_TITLE}" title="{name}">{name}</h4>'
+        title = f'<h4 style="{TITLE_STYLE}" title="{name}">{name}</h4>'
         cells.append(f'<div style="min-width:0">{title}{section}</div>')
     return f'<div class="reasoning-nb-compare-columns" style="{_GRID}">{"".join(cells)}</div>'
 
