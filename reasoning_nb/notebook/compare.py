@@ -424,6 +424,7 @@ class CompareWidget:
 
 
 def title_html(name: str) -> str:
-    """A column's title, on one line (whole in its tooltip): the columns start level."""
-    name = html.escape(name)
-    return f'<b style="display:block;{TITLE_STYLE}" title="{name}">{name}</b>'
+    """A column's title, on one line (whole in its tooltip): the columns start level. (Sized
+    by its box, not its text, so a long one leaves its preset the room it needs.)"""
+    name, style = html.escape(name), f"display:block;contain:inline-size;{TITLE_STYLE}"
+    return f'<b style="{style}" title="{name}">{name}</b>'

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
 
 import comm
@@ -25,6 +26,7 @@ from reasoning_nb.notebook.host import WIDGET_VIEW
 from reasoning_nb.views import compare as compare_view
 from reasoning_nb.views.compare import answer_diff, bundle, label
 from reasoning_nb.views.live_markdown import live_markdown as inert_markdown
+from reasoning_nb.views.trace_labels import summary
 
 CHAT = "/v1/chat/completions"
 
@@ -227,6 +229,23 @@ def test_static_bundle_escapes_labels_and_diff():
     assert "+z <img src=x onerror=y>" in answer_diff([a, b])
     page = bundle([a, b])["text/html"]
     assert "<ins>+z &lt;img src=x onerror=y&gt;\n</ins>" in page and live_html(page) == []
+
+
+def test_a_columns_fold_label_leaves_its_title_to_say_the_preset_and_model():
+    """Issue 24.6: a column's title says ``high · ollama:deepseek-r1``; its fold's label does not
+    again (so it stays short), in the saved cell and in the exports; a single run's still does."""
+    traces = [Trace(model="ollama:deepseek-r1", preset=p, prompt="Q") for p in ("low", "high")]
+    for t in traces:
+        t.reasoning, t.answer = "Some thought.", "A."
+        t.timing["reasoning_ms"] = 20_100
+        t.finish()
+    for page in (compare_view.cell_bundle(traces)["text/html"], bundle(traces)["text/html"]):
+        folds = re.findall(r"<summary[^>]*>([^<]*)</summary>", page)
+        assert folds == ["Reasoning · 20.1 s · ≈3 tokens"] * 2, folds
+        titles = re.findall(r'<h4 style="([^"]*)" title="([^"]*)">', page)
+        assert [t for _, t in titles] == ["low · ollama:deepseek-r1", "high · ollama:deepseek-r1"]
+        assert all("white-space:nowrap" in style for style, _ in titles)  # one line each
+    assert "preset high · ollama:deepseek-r1" in summary(traces[1])
 
 
 def test_the_diff_is_a_line_diff_only_where_the_answers_share_half_their_lines():
