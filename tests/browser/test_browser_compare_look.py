@@ -30,6 +30,17 @@ LONG_MODEL = "llamacpp:" + "a-model-name-long-enough-to-wrap-in-a-column-" * 2 +
 LEVEL = 3  # px: "level" for tops that a wrapped line would set ~20 px apart
 
 
+def compared(page, lab, wire, name: str, flags: str):
+    """Run a ``--compare`` cell (``flags``) against the wire server; its static output."""
+    wire.route("POST", CHAT, by_effort)
+    line = f"--model llamacpp:m --base-url {wire.url} {flags}"
+    write_notebook(lab, name, "%load_ext reasoning_nb", f"%%think {line}\nWhy?")
+    open_notebook(page, name)
+    run_all(page)
+    wait_cell_done(page)
+    return cell(page, 1).locator(".reasoning-nb-compare")
+
+
 def tops(locator) -> list[float]:
     return [locator.nth(i).bounding_box()["y"] for i in range(locator.count())]
 
@@ -39,15 +50,8 @@ def test_columns_start_level_and_labels_do_not_repeat_titles(page, lab, wire):
     """Three models side by side, one with a name far wider than its column: every title and
     fold label keeps to one line (the title whole in its tooltip), so the answers start level;
     no fold label names the model or preset its title says."""
-    wire.route("POST", CHAT, by_effort)
     models = f"llamacpp:m,{LONG_MODEL},llamacpp:qwen3"
-    line = f"--model llamacpp:m --base-url {wire.url} --preset high --compare {models}"
-    write_notebook(lab, "compare-look.ipynb", "%load_ext reasoning_nb", f"%%think {line}\nWhy?")
-    open_notebook(page, "compare-look.ipynb")
-    run_all(page)
-    wait_cell_done(page)
-
-    out = cell(page, 1).locator(".reasoning-nb-compare")
+    out = compared(page, lab, wire, "compare-look.ipynb", f"--preset high --compare {models}")
     columns = out.locator(".reasoning-nb-compare-columns > div")
     expect(columns).to_have_count(3)
     titles = columns.locator("h4")
@@ -79,20 +83,13 @@ def test_a_columns_preset_runs_that_column_alone_again(page, lab, wire):
     """Once the compare ended, each column keeps its title and preset above the static output;
     another preset for the second column asks the server once more, with that preset's knob,
     and the static output shows the new run there, the first column kept."""
-    wire.route("POST", CHAT, by_effort)
-    line = f"--model llamacpp:m --base-url {wire.url} --compare low,high"
-    write_notebook(lab, "compare-rerun.ipynb", "%load_ext reasoning_nb", f"%%think {line}\nWhy?")
-    open_notebook(page, "compare-rerun.ipynb")
-    run_all(page)
-    wait_cell_done(page)
-
+    out = compared(page, lab, wire, "compare-rerun.ipynb", "--compare low,high")
     heads = cell(page, 1).locator(".reasoning-nb-compare-live")
     selects = heads.locator("select")
     expect(selects).to_have_count(2)
     expect(selects.nth(0)).to_have_value("low")
     expect(selects.nth(1)).to_be_enabled()
     expect(heads.locator(".reasoning-nb-thoughts")).to_have_count(0)  # the text is below, once
-    out = cell(page, 1).locator(".reasoning-nb-compare")
     both_themes(page, "24-6-compare-presets", cell(page, 1))
     assert len(wire.requests_to(CHAT)) == 2
 
