@@ -184,7 +184,7 @@ class CompareWidgetRunner(CompareRunner):
         options = {**self.variants[i].options, "preset": preset}
         run = Run(self.prompt, history=self.histories[i], **options)
         view = self.view
-        view.reopen()
+        view.reopen(i, label(run.trace))
         at_i = (  # the one run is column i
             lambda _, trace: view.start(i, trace),
             lambda _, event: view.on_event(i, event),
@@ -386,7 +386,7 @@ class CompareWidget:
     def hand_over(self, traces: list[Trace]) -> None:
         """The static output below shows every column from now on: close their views, keep
         each column's title and preset (as ``traces`` have them now), the presets enabled;
-        Stop hides until a column runs again."""
+        Stop hides, keeping its room, until a column runs again."""
         from .run_view import close_tree
 
         with self.pacer.unpaced():
@@ -404,16 +404,17 @@ class CompareWidget:
                     self.meter.set(dropdown, disabled=False)
             finally:
                 self._quiet = False
-            self.meter.set(self.stop_layout, display="none")
+            self.meter.set(self.stop_layout, visibility="hidden")  # (its room kept: no jump)
         self.views = [None] * len(self.views)
         self._finals.clear()
 
-    def reopen(self) -> None:
-        """A column runs again: Stop back, the presets disabled until it ends."""
+    def reopen(self, i: int, name: str) -> None:
+        """Column ``i`` runs again, as ``name``: Stop back, the presets disabled until it ends."""
         with self.pacer.unpaced():
+            self.meter.set(self.titles[i], value=title_html(name))
             for dropdown in self.presets:
                 self.meter.set(dropdown, disabled=True)
-            self.meter.set(self.stop_layout, display=None)
+            self.meter.set(self.stop_layout, visibility=None)
             self.meter.set(self.stop_button, disabled=False, description="Stop")
 
     def close(self) -> None:

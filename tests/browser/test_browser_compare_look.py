@@ -18,6 +18,8 @@ from test_browser import (  # noqa: F401 - the fixtures are used by name
     open_notebook,
     page,
     run_all,
+    shot,
+    stream,
     wait_cell_done,
     wire,
     write_notebook,
@@ -30,9 +32,9 @@ LONG_MODEL = "llamacpp:" + "a-model-name-long-enough-to-wrap-in-a-column-" * 2 +
 LEVEL = 3  # px: "level" for tops that a wrapped line would set ~20 px apart
 
 
-def compared(page, lab, wire, name: str, flags: str):
+def compared(page, lab, wire, name: str, flags: str, reply=by_effort):
     """Run a ``--compare`` cell (``flags``) against the wire server; its static output."""
-    wire.route("POST", CHAT, by_effort)
+    wire.route("POST", CHAT, reply)
     line = f"--model llamacpp:m --base-url {wire.url} {flags}"
     write_notebook(lab, name, "%load_ext reasoning_nb", f"%%think {line}\nWhy?")
     open_notebook(page, name)
@@ -83,7 +85,12 @@ def test_a_columns_preset_runs_that_column_alone_again(page, lab, wire):
     """Once the compare ended, each column keeps its title and preset above the static output;
     another preset for the second column asks the server once more, with that preset's knob,
     and the static output shows the new run there, the first column kept."""
-    out = compared(page, lab, wire, "compare-rerun.ipynb", "--compare low,high")
+    def slow_medium(rec):  # (the re-run streams long enough to be seen live)
+        if rec.json.get("reasoning_effort") == "medium":
+            return stream("Step at medium. " * 60, "Blue, at medium.", pause=0.04)
+        return by_effort(rec)
+
+    out = compared(page, lab, wire, "compare-rerun.ipynb", "--compare low,high", slow_medium)
     heads = cell(page, 1).locator(".reasoning-nb-compare-live")
     selects = heads.locator("select")
     expect(selects).to_have_count(2)
@@ -93,7 +100,17 @@ def test_a_columns_preset_runs_that_column_alone_again(page, lab, wire):
     both_themes(page, "24-6-compare-presets", cell(page, 1))
     assert len(wire.requests_to(CHAT)) == 2
 
+    at = selects.nth(1).bounding_box()
     selects.nth(1).select_option("medium")
+    # it streams live in its column, above the static output, which still shows the others
+    thoughts = heads.locator(".reasoning-nb-thoughts")
+    expect(thoughts).to_have_count(1)
+    expect(thoughts).to_contain_text("Step at medium.")
+    assert thoughts.bounding_box()["x"] > selects.nth(0).bounding_box()["x"]  # column 2's
+    expect(selects.nth(0)).to_be_disabled()  # (until it ended)
+    expect(heads.locator("b[title]").nth(1)).to_have_text("medium · llamacpp:m")
+    assert abs(selects.nth(1).bounding_box()["y"] - at["y"]) <= 1  # Stop kept its room
+    shot(page, "24-6-compare-rerun-live-light", cell(page, 1))
     titles = out.locator(".reasoning-nb-compare-columns > div h4")
     expect(titles.nth(1)).to_have_text("medium · llamacpp:m", timeout=30_000)
     expect(titles.nth(0)).to_have_text("low · llamacpp:m")
