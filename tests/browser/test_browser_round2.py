@@ -76,14 +76,15 @@ def test_a_run_that_lost_its_answer_offers_answer_now_which_answers(
         page, "s.status.includes('continues run 1') && s.status.startsWith('done') && s.twin"
     )
     assert s["answer"] == "Canberra, since 1913."
-    assert "continues run 1 · answer now" in s["status"]
+    assert "continues run 1 · answer now (4096 tokens)" in s["status"]  # its own room (24.7)
+    assert wire.bodies(CHAT)[-1]["max_tokens"] == 4096  # not what the thinking ate
     assert "Run 2 · off" in s["runs"][1]
     assert "hint" not in s["status"]  # (none was given)
     expect(answer_now).to_be_hidden()  # it answered: nothing to rescue
     expect(steer.locator("button", has_text="Pin answer")).to_be_visible()
     # no cell line asks for this run again (--preset off would not send the reasoning back)
     expect(steer.locator("button", has_text="Use these flags")).to_be_hidden()
-    shot(page, "round2-answered-now", cell(page))
+    both_themes(page, "round2-answered-now", cell(page))
     assert not page.errors, page.errors
 
 
