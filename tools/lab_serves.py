@@ -18,7 +18,11 @@ if __name__ == "__main__":
     if not found:
         sys.exit("JupyterLab's log names no address with a token.")
     base, token = found.groups()
-    url = f"{base}/api/contents/{notebook}?token={token}"
+    root = re.search(r"Serving notebooks from local directory: (.+)", log)
+    if not root:
+        sys.exit("JupyterLab's log names no folder it serves.")
+    served = Path(notebook).resolve().relative_to(Path(root.group(1).strip()).resolve())
+    url = f"{base}/api/contents/{served.as_posix()}?token={token}"
     with urllib.request.urlopen(url, timeout=30) as reply:
         model = json.load(reply)
     cells = model["content"]["cells"]
