@@ -1,6 +1,6 @@
 """The options of a run, declared once: ``think()`` and ``astream()`` take them as keywords,
-``Run`` as a ``RunOptions``, and the ``%%think`` magic, ``python -m reasoning_nb`` and the README's
-flag table as flags generated from the fields with a ``Flag``.
+``Run`` as a ``RunOptions``, and the ``%%think`` magic, ``python -m reasoning_nb`` and the flag
+table of docs/notebook.md as flags generated from the fields with a ``Flag``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ MAX_CHARS = 10_000_000
 @dataclass(frozen=True)
 class Flag:
     """How a command line spells one setting. ``help`` marks code with backticks, which the
-    README's table keeps and a terminal's help drops."""
+    docs' table keeps and a terminal's help drops."""
 
     names: tuple[str, ...]
     help: str
@@ -58,7 +58,7 @@ class Flag:
         return spec
 
     def row(self) -> str:
-        """Its row in the README's flag table."""
+        """Its row in the flag table of docs/notebook.md."""
         spelled = sorted(self.names, key=lambda name: not name.startswith("--"))
         if self.metavar:
             spelled[0] += f" {self.metavar}"

@@ -69,7 +69,7 @@ CELL_FLAGS = (
     Flag(("--clear-cache",), "(line form) delete every cached run (the log is kept)", bool),
     Flag(("--debug",), "show the full traceback on errors", bool),
 )
-FLAGS = (*option_flags(), *CELL_FLAGS)  # in the order its help and the README list them
+FLAGS = (*option_flags(), *CELL_FLAGS)  # in the order its help and docs/notebook.md list them
 
 
 def _flags(func):

@@ -7,7 +7,7 @@ parent-death signal. It speaks Chat Completions; what differs is how reasoning i
 SmolLM2 is not a reasoning model, and with a plain token budget it often stops inside the think
 block, leaving no answer. A GBNF grammar shapes the output instead: a think block of a length
 set by the preset, the closing tag, then a bounded answer. The thinking is therefore shaped by
-the server, not reasoned; the UI and README say so.
+the server, not reasoned; the UI and docs/providers.md say so.
 """
 
 from __future__ import annotations

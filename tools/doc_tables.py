@@ -1,11 +1,13 @@
-"""The README's tables generated from the code (tests/test_docs.py checks they are current).
+"""The docs' tables generated from the code (tests/test_docs.py checks they are current).
 
-python tools/readme_tables.py    # print the tables to paste between the README markers
+python tools/doc_tables.py    # rewrite the tables between their markers in docs/
 """
 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 from reasoning_nb.core import presets
 from reasoning_nb.notebook.magic import FLAGS
@@ -55,5 +57,19 @@ def flag_table() -> str:
     return "\n".join(["| flag | meaning |", "| --- | --- |", *(flag.row() for flag in FLAGS)])
 
 
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+TABLES = {"preset-table": ("providers.md", preset_table), "flag-table": ("notebook.md", flag_table)}
+
+
+def block(text: str, name: str) -> re.Match | None:
+    """The table between ``<!-- name:start -->`` and ``<!-- name:end -->``."""
+    return re.search(rf"<!-- {name}:start -->\n(.*?)\n<!-- {name}:end -->", text, re.S)
+
+
 if __name__ == "__main__":
-    print(preset_table(), flag_table(), sep="\n\n")
+    for name, (page, table) in TABLES.items():
+        path = DOCS / page
+        text = path.read_text()
+        found = block(text, name)
+        assert found, f"docs/{page} lost its {name} markers"
+        path.write_text(text[: found.start(1)] + table() + text[found.end(1) :])
