@@ -130,6 +130,7 @@ class CompareWidgetRunner(CompareRunner):
     _next: tuple[int, str] | None = None  # the column re-run asked for, and its preset
     _driving = False
     _task = None  # the re-run's task: the loop holds tasks only weakly
+    _closed = False  # the cell ran again: its output and widgets are gone
 
     async def run(self, prompt: str, variants: list[Variant], chat: Conversation | None):
         self.prompt, self.variants = prompt, list(variants)
@@ -196,11 +197,12 @@ class CompareWidgetRunner(CompareRunner):
             trace = self.traces[i] = ended(run.trace)
             self.variants[i] = Variant(label(trace), options)
             self.magics.remember([trace], None)  # (--stats counts it; _think is it)
-            self._save(self.traces)
+            if not self._closed:
+                self._save(self.traces)
 
     def close(self) -> None:
         """The cell runs again: stop, and close every widget."""
-        self._next = None
+        self._next, self._closed = None, True
         self.stop()
         if self.view is not None:
             self.view.close()
