@@ -65,6 +65,12 @@ _EM |= {"cm": 2.37, "mm": 0.237, "in": 6, "%": 0.2, None: 1}
 _MAX_EM = 20.0  # \qquad is 2em: more is a page pushed aside or text moved over another's
 
 
+_ROOT = f' class="{IGNORE}"'  # MathJax 2 and 3 leave it alone, when they load online
+_ROOT_BLOCK = f'{_ROOT} style="margin:0.6em 0;overflow-x:auto;overflow-y:hidden"'
+"""A display formula stands apart from the text around it, as MathJax sets it, and a wide one
+scrolls instead of widening the page."""
+
+
 class _Unsafe(Exception):
     """The converter's output holds something not on the lists: the span stays TeX."""
 
@@ -128,9 +134,11 @@ class _Writer(HTMLParser):
             raise _Unsafe(tag)
         if (tag == "math") == bool(self.open) or self.done():  # one <math>, around all
             raise _Unsafe(tag)
+        if tag == "math":  # (its class and look are the page's: see _ROOT)
+            attrs = [(n, v) for n, v in attrs if n not in ("class", "style")]
         kept = "".join(_attribute(name, value) for name, value in attrs)
         if tag == "math":
-            kept += f' class="{IGNORE}"'  # MathJax 2 and 3 leave it alone
+            kept += _ROOT_BLOCK if 'display="block"' in kept else _ROOT
         self.out.append(f"<{tag}{kept}>")
         self.open.append(tag)
 
