@@ -198,3 +198,13 @@ def test_exported_html_in_a_browser_offline_and_online(exported):
             context.close()
         finally:
             browser.close()
+
+
+def test_a_sanitised_export_keeps_its_tex(exported):
+    """``--HTMLExporter.sanitize_html`` would escape MathML to text: the math stays TeX there."""
+    from reasoning_nb.export.exporters import ReasoningHTMLExporter
+
+    nb = nbformat.read(exported["html"].parent.parent / "math.ipynb", as_version=4)
+    page, _ = ReasoningHTMLExporter(sanitize_html=True).from_notebook_node(nb)
+    assert "<math" not in page and "&lt;math" not in page
+    assert "\\lambda^{-4}" in page and "\\frac{n(n+1)}{2}" in page
