@@ -111,10 +111,15 @@ def _one(converter: Any, tex: str, display: bool) -> str | None:
 def _on_big_stack(work: Callable[[], None]) -> None:
     """Run ``work`` on a thread whose stack ``MAX_TEX`` of nesting cannot overflow (a main
     thread may have 1 MB, a Jupyter server's worker 512 KB)."""
-    old = threading.stack_size(_STACK)
+    try:
+        old = threading.stack_size(_STACK)
+    except (ValueError, RuntimeError):  # a platform that cannot set it: math stays TeX
+        return
     try:
         thread = threading.Thread(target=work, name="reasoning-nb-mathml", daemon=True)
         thread.start()
+    except RuntimeError:  # no thread to be had
+        return
     finally:
         threading.stack_size(old)
     thread.join()
