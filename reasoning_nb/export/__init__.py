@@ -12,7 +12,8 @@ stock exporters: ``--MarkdownExporter.preprocessors=
 '["reasoning_nb.export.preprocessor.ReasoningPreprocessor"]'``.
 
 Modules: ``exporters`` (entry points; imports nothing heavy), ``preprocessor`` (the work),
-``widgets`` (saved widget state), ``cli``. A saved trace is read as untrusted input by
+``widgets`` (saved widget state), ``mathml`` (the HTML export's math as MathML, read offline),
+``cli``. A saved trace is read as untrusted input by
 ``core.schema``. The views per mode are ``views.render``'s and, for ``--compare`` outputs,
 ``views.compare``'s, shared with the notebook. Only the saved metadata and those two are read
 here — never ``notebook/`` or ``providers/``.

@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import sys
 
+from jinja2 import pass_context  # (nbconvert's own dependency: its filters take a context)
 from nbconvert.exporters import HTMLExporter, MarkdownExporter, NotebookExporter
 from traitlets import HasTraits, default
 
@@ -50,14 +51,36 @@ class _ReasoningExport(HasTraits):
 
         pre = ReasoningPreprocessor(parent=self, target=self.reasoning_target)
         nb, resources = pre.preprocess(copy.deepcopy(nb), {} if resources is None else resources)
-        return super().from_notebook_node(nb, resources, **kw)
+        return super().from_notebook_node(self._prepared(nb), resources, **kw)
+
+    def _prepared(self, nb):
+        """The notebook after the reasoning preprocessor, before the exporter's own steps."""
+        return nb
 
 
 class ReasoningHTMLExporter(_ReasoningExport, HTMLExporter):
-    """HTML with each ``%%think`` output rebuilt from its saved trace (``reasoning-html``)."""
+    """HTML with each ``%%think`` output rebuilt from its saved trace (``reasoning-html``), and
+    its math typeset as MathML, which reads offline (``mathml``)."""
 
     export_from_notebook = "HTML (reasoning)"
     reasoning_target = "html"
+
+    def _prepared(self, nb):
+        nb = super()._prepared(nb)
+        if not self.sanitize_html:  # (nbconvert's sanitiser would escape the MathML)
+            from ..core.schema import COMPARE_KEY, DISPLAY_KEY, METADATA_KEY
+            from .mathml import typeset_outputs
+
+            typeset_outputs(nb, (METADATA_KEY, DISPLAY_KEY, COMPARE_KEY))
+        return nb
+
+    @pass_context
+    def markdown2html(self, context, source):
+        if self.sanitize_html:
+            return super().markdown2html(context, source)
+        from .mathml import markdown_html
+
+        return markdown_html(self, context, source)
 
 
 class ReasoningMarkdownExporter(_ReasoningExport, MarkdownExporter):

@@ -197,6 +197,13 @@ def _render(display: bool, block: bool = False) -> Callable:
     return render
 
 
+RENDERED = re.compile(
+    r"\\\((?P<inline>(?:[^\\]|\\.)*?)\\\)|\\\[(?P<display>(?:[^\\]|\\.)*?)\\\]", re.S
+)
+"""A math span as :func:`_render` writes it, read as MathJax reads it (the first unescaped
+closer ends it), for an export that typesets it (``export.mathml``)."""
+
+
 def prose_html(text: str) -> str:
     """Text that is not math as HTML, escaped as markdown-it escapes it; MathJax reads no
     math in it (:data:`RUN_END`)."""
