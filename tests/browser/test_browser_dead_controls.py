@@ -209,17 +209,40 @@ def test_a_kernel_that_dies_mid_stream_leaves_a_widget_that_says_so(page, lab, w
 LAB_OWN: tuple[str, ...] = ()
 
 
-def test_a_reopened_notebook_logs_no_error(page, lab, wire):  # noqa: F811
+def _without_widget_state(nb) -> None:
+    """What a Lab with its default ``saveState: false`` saves: no widget state; trusted."""
+    from nbformat.sign import NotebookNotary
+
+    nb.metadata.pop("widgets", None)
+    NotebookNotary().sign(nb)
+
+
+def _untrusted(nb) -> None:
+    """A copy from elsewhere (a clone, a download): not trusted here."""
+    from nbformat.sign import NotebookNotary
+
+    NotebookNotary().unsign(nb)
+
+
+REOPENED = {"as-saved": None, "default-lab": _without_widget_state, "untrusted": _untrusted}
+
+
+@pytest.mark.parametrize("saved_as", list(REOPENED))
+def test_a_reopened_notebook_logs_no_error(page, lab, wire, saved_as):  # noqa: F811
+    """Saved by Lab (this Lab saves widget state; by default Lab does not), reopened with no
+    kernel: each run shows in its static output, and the console holds no error (a saved live
+    view, missing its widget, logged "widget model not found" once per cell)."""
+    name = f"reopen-{saved_as}.ipynb"
     prompts = ("Why is the sky blue?", "Why is the sea blue?", "Why are sunsets red?")
     wire.route("POST", CHAT, *(stream(f"Reasoning {k}.", f"Answer **{k}**.") for k in range(4)))
     url = wire.url
     path = write_notebook(
         lab,
-        "reopen-console.ipynb",
+        name,
         "%load_ext reasoning_nb",
         *(f"%%think --model llamacpp:m --base-url {url} --preset low\n{p}" for p in prompts),
     )
-    open_notebook(page, "reopen-console.ipynb")
+    open_notebook(page, name)
     run_all(page)
     for index in (1, 2, 3):
         wait_cell_done(page, index)
@@ -229,6 +252,7 @@ def test_a_reopened_notebook_logs_no_error(page, lab, wire):  # noqa: F811
     wait_state(page, "s.runs.length === 2 && !s.running && s.twin", 3)
     expect(live(page)).to_be_visible()  # (the live view still shows while the kernel lives)
     save(page)
+    expect(live(page)).to_be_visible()  # (...and after a save)
 
     saved = nbformat.read(path, as_version=4)
     for c in saved.cells[1:]:
@@ -240,20 +264,26 @@ def test_a_reopened_notebook_logs_no_error(page, lab, wire):  # noqa: F811
     for model_id, model in state.items():
         assert "reasoning-nb-live" not in model["state"].get("_dom_classes", []), model_id
         assert model["model_name"] != "AnyModel", model_id
+    if change := REOPENED[saved_as]:
+        change(saved)
+        nbformat.write(saved, path)
 
     close_all(page)
     lab.shutdown_all_kernels()
     messages = listen(page)
     try:
-        page.goto(lab.url("lab/tree/reopen-console.ipynb"))
+        page.goto(lab.url(f"lab/tree/{name}"))
         wait_for_lab(page)
         page.wait_for_function(
-            "() => { const w = window.jupyterapp.shell.currentWidget;"
-            " return w && w.context && w.context.path === 'reopen-console.ipynb'; }"
+            "(name) => { const w = window.jupyterapp.shell.currentWidget;"
+            " return w && w.context && w.context.path === name; }",
+            arg=name,
         )
         page.evaluate("() => window.jupyterapp.shell.currentWidget.context.ready")
         for index in (1, 2, 3):
             expect(static(page, index).locator(".reasoning-nb-answer strong").first).to_be_visible()
+        trusted = page.evaluate("() => window.__rn.panel().content.widgets[1].model.trusted")
+        assert trusted == (saved_as != "untrusted")
         page.wait_for_timeout(3000)  # (Lab gives up on a missing widget model after 2 s)
     finally:
         unlisten(page)
@@ -265,4 +295,4 @@ def test_a_reopened_notebook_logs_no_error(page, lab, wire):  # noqa: F811
     expect(page.get_by_text("Error displaying widget")).to_have_count(0)
     for theme in ("JupyterLab Dark", "JupyterLab Light"):
         set_theme(page, theme)
-        shot(page, f"reopened-clean-{theme.split()[-1].lower()}", cell(page, 3))
+        shot(page, f"reopened-{saved_as}-{theme.split()[-1].lower()}", cell(page, 3))
