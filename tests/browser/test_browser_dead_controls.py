@@ -105,7 +105,8 @@ def dismiss_dialogs(page) -> None:  # noqa: F811
 
 
 def listen(page) -> list[dict[str, str]]:  # noqa: F811
-    """Every console message of the page from now on (the caller removes ``page.__listener``)."""
+    """Every console message of the page (or of every page of a browser context) from now on
+    (``unlisten`` stops it)."""
     seen: list[dict[str, str]] = []
 
     def on_console(msg) -> None:
@@ -320,13 +321,14 @@ def test_notebook7_too(browser, notebook7, wire):  # noqa: F811
         tab.close()
     saved = nbformat.read(path, as_version=4)
     assert not [o for o in saved.cells[1].outputs if WIDGET_VIEW in o.get("data", {})]
-    tab = open_in_notebook7(browser, notebook7, name)
-    messages = listen(tab)
+    messages = listen(browser)  # (the whole load of the page)
     try:
+        tab = open_in_notebook7(browser, notebook7, name)
         expect(static(tab).locator(".reasoning-nb-answer strong")).to_be_visible()
         tab.wait_for_timeout(3000)  # (a missing widget model is given up on after 2 s)
         shot(tab, "dead-nb7-reopened", cell(tab))
-    finally:
-        unlisten(tab)
         tab.close()
-    assert not [m for m in messages if m["type"] == "error"], messages
+    finally:
+        unlisten(browser)
+    errors = [m for m in messages if m["type"] == "error"]
+    assert not errors, json.dumps(errors, indent=1)
