@@ -42,7 +42,6 @@ from test_browser import (  # noqa: F401 - the fixtures are used by name
     wire,
     write_notebook,
 )
-from test_browser_notebook7 import browser, notebook7, open_in_notebook7  # noqa: F401
 from wire_server import Reply
 
 from reasoning_nb.core.schema import METADATA_KEY, WIDGET_STATE, WIDGET_VIEW
@@ -298,37 +297,3 @@ def test_a_reopened_notebook_logs_no_error(page, lab, wire, saved_as):  # noqa: 
     for theme in ("JupyterLab Dark", "JupyterLab Light"):
         set_theme(page, theme)
         shot(page, f"reopened-{saved_as}-{theme.split()[-1].lower()}", cell(page, 3))
-
-
-def test_notebook7_too(browser, notebook7, wire):  # noqa: F811
-    """Notebook 7 (Lab's parts): after a shutdown the controls are dead and say why; the saved
-    notebook has no live view, and reopens (its default: no widget state) with no error."""
-    wire.route("POST", CHAT, stream("A quick look: Rayleigh scattering.", "Blue **scatters**."))
-    name = "dead-nb7.ipynb"
-    path = think_notebook(notebook7, wire, name)
-    tab = open_in_notebook7(browser, notebook7, name)
-    try:
-        run_all(tab)
-        wait_cell_done(tab)
-        wait_state(tab, "s.status.startsWith('done') && s.twin")
-        tab.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
-        tab.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
-        go(tab, "shutdown")
-        expect(live(tab)).to_be_hidden()
-        assert note(static(tab), "::before") == DEAD
-        expect(live(tab).locator(".reasoning-nb-header select")).to_be_disabled()
-    finally:
-        tab.close()
-    saved = nbformat.read(path, as_version=4)
-    assert not [o for o in saved.cells[1].outputs if WIDGET_VIEW in o.get("data", {})]
-    messages = listen(browser)  # (the whole load of the page)
-    try:
-        tab = open_in_notebook7(browser, notebook7, name)
-        expect(static(tab).locator(".reasoning-nb-answer strong")).to_be_visible()
-        tab.wait_for_timeout(3000)  # (a missing widget model is given up on after 2 s)
-        shot(tab, "dead-nb7-reopened", cell(tab))
-        tab.close()
-    finally:
-        unlisten(browser)
-    errors = [m for m in messages if m["type"] == "error"]
-    assert not errors, json.dumps(errors, indent=1)
