@@ -1,4 +1,5 @@
-"""The page's part of the live view, its stylesheet and Pin's script, sent by message.
+"""The page's part of the live view, sent by message: its stylesheet, Pin's script, and what a
+view does when its kernel goes and when the notebook is saved (``static/session.js``).
 
 Held as widget state they were half a one-run cell's saved bytes, so an :class:`AssetsWidget`
 holds only a small loader (``static/loader.js``) that asks the kernel for them once per page
@@ -39,9 +40,11 @@ SESSION = {
     "trace": METADATA_KEY,
     "state": WIDGET_STATE,
     "roots": _ROOTS,
+    "gone": _GONE,
     "dead": DEAD,
 }
-"""What ``static/session.js`` reads: the saved output's keys, the live roots, the dead note."""
+"""What ``static/session.js`` reads: the saved output's keys, the live roots and their dead
+class, the dead note."""
 
 
 @cache

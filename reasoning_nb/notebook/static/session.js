@@ -1,14 +1,14 @@
 // The live view and the kernel behind it: its controls go dead with the kernel, and the
 // notebook saves the run's static output without the live view (whose widget would be missing).
 //
-// `SESSION` (the saved output's keys, the live roots, what a dead one says) comes from the
-// kernel's modules: `assets` puts it before this script, and `pin.js` after it (one module).
-const GONE = "jupyter-widgets-disconnected"; // ipywidgets' class on a view whose comm is gone
+// `SESSION` (the saved output's keys, the live roots, ipywidgets' class on a view whose comm is
+// gone, what a dead view says) comes from the kernel's modules: `assets` puts it before this
+// script, and `pin.js` after it (one module).
 const LOST = new Set(["dead", "autorestarting", "restarting"]); // the widgets' comms went too
 const SEEN = new WeakSet(); // the widget managers and notebook models followed already
 
-// A widget manager's models lose their comms with its kernel. ipywidgets disconnects them on a
-// restart only (ipywidgets 8.1): on a shutdown, a kernel's death or a change of kernel, its
+// A widget manager's models lose their comms with its kernel. ipywidgets 8.1 disconnects them
+// when the kernel restarts (asked, or after a death), not when it is shut down or changed: the
 // controls would go on changing and sending to nothing. Its own `disconnect` marks every view.
 function followKernel(manager) {
   const session = manager?.context?.sessionContext; // (Lab 4.6, Notebook 7.6: see host.py)
@@ -21,7 +21,7 @@ function followKernel(manager) {
 
 // A view whose kernel is gone: no control in it reacts (the page styles it as dead too).
 function deaden(root) {
-  if (!root.classList.contains(GONE)) return;
+  if (!root.classList.contains(SESSION.gone)) return;
   root.querySelectorAll("select, button").forEach((control) => (control.disabled = true));
   root.title = SESSION.dead;
 }
