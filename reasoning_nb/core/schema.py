@@ -43,6 +43,8 @@ run, part). Its source is reasoning (or, with part ``answer``, answer) quoted un
 line."""
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 """The mime type of a widget's view in an output (the live view writes it, exports prune it)."""
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+"""The key of the saved widget state in ``nb.metadata.widgets`` (pruned on save and export)."""
 DISPLAY_KEY = "reasoning_nb_display"
 """Output metadata of a displayed trace (``_think`` as a cell's value): the trace itself, so an
 export rebuilds that output and ``strip`` takes its reasoning out without matching text. Not

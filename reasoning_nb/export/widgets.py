@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..core.schema import WIDGET_VIEW
+from ..core.schema import WIDGET_STATE, WIDGET_VIEW
 
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 _REF = "IPY_MODEL_"
 
 

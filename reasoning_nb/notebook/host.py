@@ -9,9 +9,11 @@ Each names the version it was checked on (``tests/test_host.py`` tests each one 
 - ipywidgets 8.1: ``Widget._states_to_send`` (:func:`sent_keys`) and
   ``Widget._repr_mimebundle_`` (:func:`widget_only`).
 
-Two more live where their layer is: the notebook's ``sharedModel``, which only the page can reach
-(JupyterLab 4.6 and Notebook 7.6: ``notebookOf`` in ``static/pin.js``), and the parent-death signal
-of the demo server (Linux ``prctl``: ``providers.local``).
+More live where their layer is. In the page (JupyterLab 4.6, Notebook 7.6, ipywidgets 8.1): the
+notebook's ``sharedModel`` (``notebookOf`` in ``static/pin.js``); the widget manager's
+``context.sessionContext`` signals and its ``disconnect``, and the notebook model's ``toJSON``,
+which a save calls (``static/session.js``). And the parent-death signal of the demo server (Linux
+``prctl``: ``providers.local``).
 """
 
 from __future__ import annotations

@@ -172,9 +172,11 @@ def test_the_assets_are_sent_by_message_and_only_their_loader_is_saved():
     from reasoning_nb.notebook.style import IDLE_CLASS, PAGE_CSS, STYLE
 
     static = Path(assets.__file__).parent / "static"
-    source = (static / "pin.js").read_text(encoding="utf-8")
+    source = "\n".join((static / f).read_text(encoding="utf-8") for f in ("session.js", "pin.js"))
     sent = assets.assets()
-    assert sent["js"] == f"const CSS = {json.dumps(PAGE_CSS)};\n{source}" and sent["css"] == STYLE
+    consts = f"const CSS = {json.dumps(PAGE_CSS)};\nconst SESSION = {json.dumps(assets.SESSION)};"
+    assert sent["js"] == f"{consts}\n{source}"
+    assert sent["css"] == STYLE + assets.DEAD_STYLE
     assert "export function pin(" in sent["js"]
     assert f'"{IDLE_CLASS}"' in sent["js"]  # (the script sets it: Pin not offered, hidden)
     button = pin.PinButton(lambda: None)
@@ -191,15 +193,17 @@ def test_the_assets_are_sent_by_message_and_only_their_loader_is_saved():
 
 
 def test_the_page_script_takes_every_class_of_ours_from_the_style_module():
-    """``pin.js`` names no class of the live or static view itself: each comes from
-    ``style.PAGE_CSS`` (Lab's and ipywidgets' own classes it may name)."""
+    """The page's script names no class or key of the live or static view itself: each comes
+    from ``style.PAGE_CSS`` or ``assets.SESSION`` (Lab's and ipywidgets' own it may name)."""
     import re
     from pathlib import Path
 
     from reasoning_nb.notebook import assets
 
-    source = (Path(assets.__file__).parent / "static" / "pin.js").read_text(encoding="utf-8")
-    assert not re.findall(r"reasoning-nb-[a-z]", source)
+    for name in ("pin.js", "session.js"):
+        source = (Path(assets.__file__).parent / "static" / name).read_text(encoding="utf-8")
+        assert not re.findall(r"reasoning-nb-[a-z]", source), name
+    assert not re.findall(r"reasoning_nb|widget-(view|state)", source)  # (session.js)
 
 
 def test_in_the_static_twin_a_block_is_a_top_level_element_of_the_kernels_html():

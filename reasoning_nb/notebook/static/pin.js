@@ -5,7 +5,8 @@
 // model text in one place. Then this side places the cell.
 //
 // The live view's selectors and class names come from the kernel's style module: it puts
-// `const CSS = {...};` before this script when it sends it.
+// `const CSS = {...};` before this script when it sends it (after `session.js`, whose `follow`
+// each view calls).
 const { root: ROOT, panes: PANES, text: TEXT, twin: TWIN, twinPanes: TWIN_PANES } = CSS;
 const OUTPUT = ".widget-output"; // one ipywidgets Output, in the pane's order
 const RENDERED = ".jp-RenderedMarkdown"; // its markdown, drawn by the front end
@@ -167,6 +168,7 @@ export function install({ version, css }) {
 }
 
 export function pin({ model, el }) {
+  const unfollow = follow({ model, el });
   const button = document.createElement("button");
   button.className = "jupyter-button widget-button";
   const icon = document.createElement("i");
@@ -225,6 +227,7 @@ export function pin({ model, el }) {
   };
   model.on("msg:custom", onMessage);
   return () => {
+    unfollow();
     clearTimeout(waiting);
     document.removeEventListener("selectionchange", relabel);
     model.off("msg:custom", onMessage);
