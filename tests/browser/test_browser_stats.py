@@ -210,3 +210,58 @@ def test_saved_stats_in_the_nbconvert_html(page, lab, tmp_path):  # noqa: F811
     shot(page, "31-stats-nbconvert-html")
     page.goto(lab.url("lab"))
     page.wait_for_function("() => window.jupyterapp && window.__rn")
+
+
+# Each word of an element's text: how many line boxes it takes (2 or more: cut mid-word).
+WORD_BOXES = r"""(el) => {
+  const out = [];
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const m of node.data.matchAll(/\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+      out.push([m[0], tops.size]);
+    }
+  }
+  return out;
+}"""
+
+
+def test_list_is_a_table_that_fits_the_output(page, lab):  # noqa: F811
+    """Item 9: ``%think --list`` in a real kernel shows a table (its key column aligned) that
+    fits the output area; the demo's long line wraps between words, never inside one."""
+    from test_browser import run_all, wait_cell_done, write_notebook
+
+    write_notebook(lab, "list.ipynb", "%load_ext reasoning_nb", "%think --list")
+    open_notebook(page, "list.ipynb")
+    run_all(page)
+    wait_cell_done(page, 1, timeout=180_000)
+    out = cell(page, 1).locator(".jp-OutputArea-output")
+    listed = out.locator(".reasoning-nb-list")
+    expect(listed).to_be_visible()
+    table = listed.locator("table").first
+    area = out.evaluate("(e) => [e.clientWidth, e.scrollWidth]")
+    assert table.bounding_box()["width"] <= area[0] and area[1] <= area[0], area
+    rows = table.locator("tbody tr")
+    assert rows.count() >= 10  # every provider we know
+    keys = rows.locator("td:nth-child(3)")
+    lefts = {round(k.bounding_box()["x"]) for k in keys.all()}
+    assert len(lefts) == 1, lefts  # the key column: one left edge
+    assert {k.evaluate("(e) => getComputedStyle(e).textAlign") for k in keys.all()} == {"left"}
+    ids = rows.locator("td:first-child")
+    heights = {round(i.bounding_box()["height"]) for i in ids.all()}
+    assert max(heights) < 30, heights  # provider ids one line each
+    demo = listed.locator(":scope > div").filter(has=page.locator("b", has_text="Embedded demo"))
+    for width in (1280, 900):  # the shared window, and a narrow one that makes it wrap
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(300)
+        cut = [w for w, boxes in demo.evaluate(WORD_BOXES) if boxes > 1]
+        assert not cut, f"words cut across lines at {width} px: {cut}"
+    page.set_viewport_size({"width": 1280, "height": 900})
+    for theme in ("JupyterLab Light", "JupyterLab Dark"):
+        set_theme(page, theme)
+        shot(page, f"32-list-{theme.split()[-1].lower()}", cell(page, 1))
+    set_theme(page, "JupyterLab Light")
+    assert not page.errors, page.errors
