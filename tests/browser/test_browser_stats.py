@@ -101,10 +101,13 @@ def saved_notebook(path) -> None:
 
 @pytest.fixture
 def page(browser_page, lab):  # noqa: F811
+    """The shared page with no notebook open; after the test, no kernel left running either
+    (each notebook opened here starts one)."""
     close_all(browser_page)
     browser_page.errors.clear()
     yield browser_page
     close_all(browser_page)
+    lab.shutdown_all_kernels()
 
 
 # In-page measurement of one stats output: what a reader sees of its layout.
@@ -193,23 +196,35 @@ def check(page, narrow: dict, found: dict) -> None:
 
 
 def test_saved_stats_in_the_nbconvert_html(page, lab, tmp_path):  # noqa: F811
-    """The static HTML export (what GitHub-like viewers show): the same chart, no drawing."""
+    """The static HTML export (what GitHub-like viewers show): the same chart, no drawing, and
+    it still reads with every inline style gone."""
     saved_notebook(tmp_path / "stats.ipynb")
     subprocess.run(
         [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html",
          str(tmp_path / "stats.ipynb"), "--output-dir", str(lab.root)],
         check=True, capture_output=True,
     )  # fmt: skip
-    page.goto(lab.url("files/stats.html"))
-    chart = page.locator(".reasoning-nb-stats-chart").first
-    expect(chart).to_be_visible()
-    assert page.locator(".reasoning-nb-stats svg").count() == 0
-    assert chart.locator(":scope > div").first.inner_text() == TITLE
-    assert chart.locator(".reasoning-nb-bar").count() == 4
-    assert page.locator(".reasoning-nb-stats").first.inner_text().count(DEMO_WARNING) == 1
-    shot(page, "31-stats-nbconvert-html")
-    page.goto(lab.url("lab"))
-    page.wait_for_function("() => window.jupyterapp && window.__rn")
+    export = page.context.new_page()  # a page of its own: Lab's page stays as it is
+    try:
+        export.goto(lab.url("files/stats.html"))
+        chart = export.locator(".reasoning-nb-stats-chart").first
+        expect(chart).to_be_visible()
+        assert export.locator(".reasoning-nb-stats svg").count() == 0
+        assert chart.locator(":scope > div").first.inner_text() == TITLE
+        assert chart.locator(".reasoning-nb-bar").count() == 4
+        assert export.locator(".reasoning-nb-stats").first.inner_text().count(DEMO_WARNING) == 1
+        shot(export, "31-stats-nbconvert-html")
+        # GitHub's viewer drops inline styles: the bars are characters, so they stay
+        export.evaluate("() => document.querySelectorAll('.reasoning-nb-stats [style]')"
+                        ".forEach((e) => e.removeAttribute('style'))")  # fmt: skip
+        bars = chart.locator(".reasoning-nb-bar").all_inner_texts()
+        assert len(bars[3]) > len(bars[0]) > len(bars[2]) > len(bars[1]) == 0, (
+            bars
+        )  # high, auto, low, off
+        assert set(bars[3]) == {"█"}
+        shot(export, "31-stats-nbconvert-html-no-styles", chart)
+    finally:
+        export.close()
 
 
 # Each word of an element's text: how many line boxes it takes (2 or more: cut mid-word).
