@@ -36,6 +36,7 @@ from .stats_table import (
     legend,
     markdown_lines,
     plain_lines,
+    warning_lines,
 )
 
 BUFFERED_MS = 50.0
@@ -252,8 +253,7 @@ class TraceStats:
         return chart_lines(self.rows)
 
     def _above(self) -> list[str]:
-        every = "every run: " if len(self.rows) > 1 else ""
-        return [f"⚠ {every}{w}" for w in self.shared_warnings()]
+        return warning_lines(self.rows)
 
     def __str__(self) -> str:
         if not self.rows:

@@ -12,7 +12,17 @@ from typing import Any
 
 from ..core.text import clip
 from .stats_chart import chart_html
-from .stats_table import SHOWN_CHARS, cell_text, is_number, laid_out, legend, plotted, seconds, td
+from .stats_table import (
+    SHOWN_CHARS,
+    cell_text,
+    is_number,
+    laid_out,
+    legend,
+    plotted,
+    seconds,
+    td,
+    warning_lines,
+)
 
 SMALL = "font-size:0.85em"
 _UNCHARTED_ROW = '<tr style="opacity:0.6" title="not in the chart: only complete runs are">'
@@ -22,9 +32,8 @@ def html_view(rows: list[dict[str, Any]], notes: list[str]) -> str:
     e = html.escape
     out = ['<div class="reasoning-nb-stats">']
     if rows:
-        shared, shown, columns = laid_out(rows)
-        every = "every run: " if len(rows) > 1 else ""
-        out.extend(f'<div style="{SMALL}">⚠ {every}{e(w)}</div>' for w in shared)
+        _, shown, columns = laid_out(rows)
+        out.extend(f'<div style="{SMALL}">{e(line)}</div>' for line in warning_lines(rows))
         out.append('<table style="font-size:0.9em;margin:0.3em 0"><thead><tr>')
         for key, title, tip in columns:
             align = "right" if is_number(key) else "left"

@@ -19,8 +19,8 @@ from .markdown_safety import md_escape
 PROMPT_CHARS = 40
 """What a row keeps of the prompt (the HTML cell shows less, the rest in its tooltip)."""
 SHOWN_CHARS = {"prompt": 18, "model": 40}
-"""A prompt or model in the HTML table, cut with an ellipsis (its whole text is the tooltip), so
-the row stays one line and the table fits the output area."""
+"""A prompt or model in the HTML table, cut with an ellipsis (its whole text is the tooltip): the
+prompt stays one line, a long model id may wrap at its hyphens, so the table fits the area."""
 
 COLUMNS = (
     ("source", "run", "where the trace came from"),
@@ -58,6 +58,12 @@ def shared_warnings(rows: list[dict[str, Any]]) -> list[str]:
         return []
     common = set(rows[0]["warnings"]).intersection(*(r["warnings"] for r in rows[1:]))
     return [w for w in dict.fromkeys(rows[0]["warnings"]) if w in common]
+
+
+def warning_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The shared warnings as the lines above the table."""
+    every = "every run: " if len(rows) > 1 else ""
+    return [f"⚠ {every}{w}" for w in shared_warnings(rows)]
 
 
 def laid_out(rows: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]], tuple]:
