@@ -94,13 +94,14 @@ def td(
     tip: str = "",
 ) -> str:
     """One HTML cell of ``text`` (escaped here): text left, numbers right, as Lab's own tables
-    (its stylesheet right-aligns every cell otherwise); one line unless it ``wraps``."""
+    (its stylesheet right-aligns every cell otherwise), also as an attribute for viewers that drop
+    inline styles (GitHub); one line unless it ``wraps``."""
     e = html.escape
     align = "right" if number else "left"
     attrs = (f' class="{cls}"' if cls else "") + (f' title="{e(tip)}"' if tip else "")
     space = "normal" if wraps else "nowrap"
     look = f"padding:1px 6px;text-align:{align};white-space:{space};{style}"
-    return f'<td style="{look}"{attrs}>{e(text)}</td>'
+    return f'<td style="{look}" align="{align}"{attrs}>{e(text)}</td>'  # (align: where styles go)
 
 
 def seconds(ms: float | None) -> str:
