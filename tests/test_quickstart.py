@@ -36,8 +36,21 @@ def test_quickstart_executes_on_the_embedded_default(monkeypatch):
     assert len(traces) == 6  # every %%think cell saved its trace (compare: its first variant)
     assert {t["model"] for t in traces} == {"local:smollm2"}  # the default, with no --model
     failed = [
-        {k: t.get(k) for k in ("prompt", "preset", "status", "finish_reason", "answer", "usage",
-                               "request", "warnings", "error")} | {"end": t["reasoning"][-200:]}
+        {
+            k: t.get(k)
+            for k in (
+                "prompt",
+                "preset",
+                "status",
+                "finish_reason",
+                "answer",
+                "usage",
+                "request",
+                "warnings",
+                "error",
+            )
+        }
+        | {"end": t["reasoning"][-200:]}
         for t in traces
         if t["status"] != "complete" or not t["answer"]
     ]  # fmt: skip  (printed whole: a rare demo failure must say what it was)
@@ -46,7 +59,9 @@ def test_quickstart_executes_on_the_embedded_default(monkeypatch):
     assert by_preset["high"]["reasoning"] and by_preset["off"]["reasoning"] == ""
     assert all(any("demo" in w for w in t["warnings"]) for t in traces)  # labelled honestly
     printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
-    assert "Default model: local:smollm2" in printed
+    tables = [o.get("data", {}) for o in outputs]  # %think --list: a table, its text beside it
+    listed = [d["text/plain"] for d in tables if "reasoning-nb-list" in d.get("text/html", "")]
+    assert "Default model: local:smollm2" in "".join(listed)
     assert "answer:" in printed and "{'reasoning': " in printed
     [compared] = [
         saved_variants(o.metadata) for o in outputs if VARIANTS_KEY in o.get("metadata", {})
@@ -57,4 +72,5 @@ def test_quickstart_executes_on_the_embedded_default(monkeypatch):
     ]
     assert len(compared[1]["reasoning"]) > len(compared[0]["reasoning"])  # high thinks longer
     [table] = [o for o in outputs if "reasoning-nb-stats" in o.get("data", {}).get("text/html", "")]
-    assert table.data["text/plain"].count("local:smollm2") == 7  # every run of the session
+    runs = [line for line in table.data["text/plain"].splitlines() if line.startswith("#")]
+    assert len(runs) == 7 and all("local:smollm2" in r for r in runs)  # every run of the session

@@ -32,7 +32,7 @@ from ..store import db as store
 from ..views.stats import row, session_stats
 from . import host, interrupts, kernel_status
 from .compare import CompareRunner, CompareWidgetRunner, parse_variants
-from .listing import list_text
+from .listing import listing
 from .runners import CellError, TextRunner, WidgetRunner
 
 _ASYNC_ENTRY = "__reasoning_nb_think__"
@@ -181,7 +181,7 @@ class ThinkMagics(Magics):
         if args.compare is not None:
             raise CellError("%think: --compare is for the cell form (%%think --compare low,high).")
         if args.list:
-            print(call_blocking(list_text))
+            display(call_blocking(listing))
             return
         if args.stats:
             display(session_stats(self.stats_rows))

@@ -1,7 +1,7 @@
 """Trace analytics: one row per run, from this session, anyone's saved notebook or the log.
 
 Only the saved metadata is read, through :func:`~reasoning_nb.core.trace.read_trace`: a notebook
-is untrusted input. Only complete runs are plotted: cancelled, failed and truncated runs stopped
+is untrusted input. Only complete runs are charted: cancelled, failed and truncated runs stopped
 early, so their counts say where the run was cut, not what the preset spends, and replays repeat
 a recorded run; all are listed. Answer tokens are output minus reasoning (every provider here
 counts reasoning inside its output). The columns are described in the README.
@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +25,19 @@ from ..core.tokens import count, estimate, reasoning_tokens
 from ..core.trace import Trace, read_trace
 from ..store.log import is_log, read_log
 from .markdown_safety import md_escape
-from .stats_html import html_view, svg
-from .stats_table import COLUMNS, PROMPT_CHARS, cell_text, legend, markdown_lines, plain_lines
+from .stats_chart import chart_lines
+from .stats_html import html_view
+from .stats_table import (
+    COLUMNS,
+    PROMPT_CHARS,
+    cell_text,
+    is_number,
+    laid_out,
+    legend,
+    markdown_lines,
+    plain_lines,
+    warning_lines,
+)
 
 BUFFERED_MS = 50.0
 """Reasoning that took less than this (ms) arrived in one piece."""
@@ -210,7 +222,7 @@ def row(trace: Trace, source: str = "") -> dict[str, Any]:
 @dataclass
 class TraceStats:
     """The table: ``rows`` (one dict per trace), ``notes`` (what was skipped and why), and
-    HTML (with a plot where one helps), markdown, plain-text and CSV views."""
+    HTML, markdown and plain-text views (each with a chart where one helps), and CSV."""
 
     rows: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -219,21 +231,37 @@ class TraceStats:
         return len(self.rows)
 
     def table(self, *, full: bool = False) -> list[list[str]]:
-        head = [title for _, title, _ in COLUMNS]
-        return [head] + [[cell_text(r, key, full=full) for key, _, _ in COLUMNS] for r in self.rows]
+        """The head, then a row of text cells per run: the columns a row fills, each row's
+        own warnings (:meth:`shared_warnings` are said once, not on every row)."""
+        _, rows, columns = laid_out(self.rows)
+        head = [title for _, title, _ in columns]
+        return [head] + [[cell_text(r, key, full=full) for key, _, _ in columns] for r in rows]
+
+    def _numbers(self) -> tuple[bool, ...]:
+        return tuple(is_number(key) for key, _, _ in laid_out(self.rows)[2])
+
+    def shared_warnings(self) -> list[str]:
+        """The warnings every run has, shown once above the table."""
+        return laid_out(self.rows)[0]
 
     def legend(self) -> list[str]:
         return legend(self.rows)
 
-    def plot_svg(self) -> str | None:
-        """Reasoning tokens by preset, a line per model; None when a plot would not help."""
-        return svg(self.rows)
+    def chart(self) -> list[str]:
+        """Reasoning tokens by preset, a bar per model and preset, as lines of text; empty when
+        a chart would not help (nothing to compare)."""
+        return chart_lines(self.rows)
+
+    def _above(self) -> list[str]:
+        return warning_lines(self.rows)
 
     def __str__(self) -> str:
         if not self.rows:
             return "\n".join(["No traces.", *self.notes])
-        lines = plain_lines(self.table(), rule=True)
-        return "\n".join([*lines, "", *self.legend(), *(f"! {n}" for n in self.notes)])
+        lines = [*self._above(), *plain_lines(self.table(), rule=True, right=self._numbers())]
+        chart = ["", *self.chart()] if self.chart() else []
+        notes = (f"! {n}" for n in self.notes)
+        return "\n".join([*lines, *chart, "", *self.legend(), *notes])
 
     def __repr__(self) -> str:
         return f"<TraceStats: {len(self.rows)} trace{'' if len(self.rows) == 1 else 's'}>"
@@ -244,9 +272,12 @@ class TraceStats:
     def _repr_markdown_(self) -> str:
         if not self.rows:
             return "\n\n".join(["*No traces.*", *(md_escape(n) for n in self.notes)])
-        lines = markdown_lines(self.table())
+        above = "  \n".join(map(md_escape, self._above()))
+        lines = markdown_lines(self.table(), self._numbers())
+        chart = _fenced(self.chart()) if self.chart() else ""
         notes = [*map(md_escape, self.legend()), *(f"⚠ {md_escape(n)}" for n in self.notes)]
-        return "\n".join(lines) + "\n\n" + "  \n".join(notes)
+        parts = [above, "\n".join(lines), chart, "  \n".join(notes)]
+        return "\n\n".join(p for p in parts if p)
 
     def _repr_html_(self) -> str:
         return html_view(self.rows, self.notes)
@@ -264,6 +295,13 @@ class TraceStats:
         if path is not None:
             Path(path).write_text(text, encoding="utf-8")
         return text
+
+
+def _fenced(lines: list[str]) -> str:
+    """A markdown code block no backticks in the labels can close."""
+    longest = max((len(run) for run in re.findall("`+", "\n".join(lines))), default=0)
+    fence = "`" * max(3, longest + 1)
+    return "\n".join([fence, *lines, fence])
 
 
 def _csv_cell(value: Any) -> Any:

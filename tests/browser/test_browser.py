@@ -1228,8 +1228,8 @@ def test_compare_side_by_side_then_stats(page, lab, wire):
     set_theme(page, "JupyterLab Light")
 
     stats = cell(page, 2).locator(".reasoning-nb-stats")
-    expect(stats.locator("tbody tr")).to_have_count(2)
-    expect(stats.locator("svg")).to_be_visible()  # two presets of one model: a plot helps
+    expect(stats.locator(":scope > table tbody tr")).to_have_count(2)  # (the chart: its own)
+    expect(stats.locator(".reasoning-nb-stats-chart")).to_be_visible()  # two presets: a chart
     # Model text is text everywhere: no element was made of it, no handler ran.
     assert page.locator(".jp-Notebook img[src='x']").count() == 0
     assert page.title() != "pwned"

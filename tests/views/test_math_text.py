@@ -18,7 +18,7 @@ from test_export_safety import live_html, live_markdown
 from reasoning_nb.core.trace import Trace
 from reasoning_nb.views import code_look, render
 from reasoning_nb.views import compare as compare_view
-from reasoning_nb.views import stats_html as analytics_view
+from reasoning_nb.views import stats_chart as chart_view
 from reasoning_nb.views.math_text import IGNORE, PROCESS, RUN_END, holds_math
 
 # -- what the HTML holds -----------------------------------------------------------------------
@@ -427,6 +427,9 @@ def test_chart_text_follows_the_theme():
         | {"reasoning_estimated": est}
         for p, n, est in (("low", 100, False), ("high", 900, True))
     ]
-    svg = analytics_view.svg(rows)
-    assert svg and "#444" not in svg and "#ddd" not in svg and 'fill="#fff"' not in svg
-    assert svg.count('fill="currentColor"') >= 7
+    page = chart_view.chart_html(rows)
+    cells = re.findall(r"<td ([^>]*)>", page)
+    bars = [c for c in cells if "reasoning-nb-bar" in c]
+    assert len(bars) == 2 and all("color:#" in c for c in bars)  # the series colour
+    labels = [c for c in cells if c not in bars]
+    assert labels and not any("color" in c for c in labels)  # the theme's text colour

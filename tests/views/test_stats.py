@@ -21,6 +21,7 @@ from wire_server import Reply
 import reasoning_nb
 from reasoning_nb import Trace, stats
 from reasoning_nb.views.stats import TraceStats, is_buffered
+from reasoning_nb.views.stats_chart import BAR_CHARS, TITLE, bar_text
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb"
 HOSTILE = "<script>alert(1)</script>"
@@ -169,14 +170,16 @@ def test_notebook_rows_history_and_skipped_entries(tmp_path):
 def test_nothing_from_the_notebook_becomes_live_html(tmp_path):
     s = stats(hostile_notebook())
     page = s._repr_html_()
-    assert "<svg" in page
+    assert "reasoning-nb-stats-chart" in page and "<svg" not in page
     assert not LIVE_TAG.search(page)
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "&lt;img src=x onerror=&quot;alert(2)&quot;&gt;" in page
-    svg = s.plot_svg()
-    assert not LIVE_TAG.search(svg) and "&lt;script&gt;" in svg
+    chart = page.split('class="reasoning-nb-stats-chart"')[1]
+    assert not LIVE_TAG.search(chart) and "&lt;script&gt;" in chart
     markdown = s._repr_markdown_()
-    assert not LIVE_TAG.search(markdown) and "&lt;script&gt;" in markdown
+    [text, chart, rest] = markdown.split("```")  # the chart: a code block, shown as text
+    assert not LIVE_TAG.search(text + rest) and "&lt;script&gt;" in text
+    assert chart.startswith("\nreasoning tokens by preset\n")
 
 
 def test_rows_with_hostile_numbers_do_not_break_anything():
@@ -239,7 +242,7 @@ def test_a_number_past_a_float_is_skipped_with_a_note_and_every_run_counts(tmp_p
     assert "cell 2 variant 2/2: field 'cost' is not a valid cost estimate (dict); skipped" in (
         s.notes
     )
-    str(s), s._repr_html_(), s._repr_markdown_(), s.to_csv(), s.plot_svg()
+    str(s), s._repr_html_(), s._repr_markdown_(), s.to_csv(), s.chart()
 
 
 def test_a_long_junk_history_gives_a_bounded_number_of_notes():
@@ -270,30 +273,45 @@ def test_not_a_notebook(tmp_path):
     assert "No traces." in str(s) and "No traces." in s._repr_html_()
 
 
-# -- the plot -----------------------------------------------------------------------------------
+# -- the chart ----------------------------------------------------------------------------------
 
 
-def test_plot_only_when_it_compares():
-    assert stats([trace()]).plot_svg() is None
+def test_chart_only_when_it_compares():
+    assert stats([trace()]).chart() == []
     one_reasoned = [trace(), trace(reasoning="")]
-    assert stats(one_reasoned).plot_svg() is None
-    assert "<svg" not in stats(one_reasoned)._repr_html_()
-    assert stats([trace(), trace()]).plot_svg()  # two runs that reasoned
-    assert stats([trace(preset="off", reasoning=""), trace(reasoning="")]).plot_svg()
+    assert stats(one_reasoned).chart() == []
+    assert "reasoning-nb-stats-chart" not in stats(one_reasoned)._repr_html_()
+    assert stats([trace(), trace()]).chart()  # two runs that reasoned
+    assert stats([trace(preset="off", reasoning=""), trace(reasoning="")]).chart()
 
 
-def test_plot_series_per_model_with_escaped_labels():
-    rows = [trace(model=f"p:model-{i}", preset=p) for i in range(10) for p in ("low", "high")]
+def test_bars_are_block_characters_in_eighths():
+    assert bar_text(0, 100) == "" and bar_text(100, 100) == "█" * BAR_CHARS
+    assert bar_text(50, 100) == "█" * (BAR_CHARS // 2)
+    assert bar_text(1, 10_000) == "▏"  # too small to see: a sliver, not nothing
+    assert bar_text(7, 192) == "▉"  # 7/192 of 24 characters: 7 eighths of one
+    assert bar_text(10, 192) == "█▎"  # 10 eighths: one and a quarter
+
+
+def test_chart_bars_per_model_and_preset_with_escaped_labels():
+    rows = [trace(model=f"p:model-{i}", preset=p) for i in range(10) for p in ("high", "low")]
     rows.append(trace(model='x:"quoted" & <b>', preset="auto"))
-    svg = stats(rows).plot_svg()
-    assert svg.startswith("<svg") and 'width="480" height="240"' in svg
-    assert svg.count("<polyline") == 8  # the palette's worth; auto stands alone
-    assert "+3 more models not shown" in svg and "hollow: estimated" in svg
-    assert not LIVE_TAG.search(svg)
-    assert [m for m in ("auto", "low", "high") if f">{m}</text>" in svg] == ["auto", "low", "high"]
+    rows.insert(0, trace(model='x:"quoted" & <b>', preset="low", reasoning="r" * 4000))
+    s = stats(rows)
+    lines = s.chart()
+    assert lines[0] == TITLE and lines[-1] == "+3 more models not shown"
+    assert lines[1].startswith('x:"quoted" & <b>  auto') and lines[2].startswith(" " * 18 + "low")
+    assert lines[3].startswith("p:model-0") and "high" in lines[4]  # presets weakest first
+    assert len(lines) == 2 + 2 + 7 * 2  # the first model's two bars, then seven models' two
+    assert lines[2].count("█") == BAR_CHARS  # the longest bar is the whole width
+    page = s._repr_html_()
+    chart = page.split('class="reasoning-nb-stats-chart"')[1]
+    assert chart.count('class="reasoning-nb-bar"') == 16 and not LIVE_TAG.search(chart)
+    assert "x:&quot;quoted&quot; &amp; &lt;b&gt;" in chart and "+3 more models not shown" in chart
+    assert s._repr_markdown_().count("```") == 2  # the chart as a code block
 
 
-def test_plot_draws_complete_runs_and_lists_the_rest():
+def test_chart_draws_complete_runs_and_lists_the_rest():
     complete = [trace(preset="low"), trace(preset="high")]
     stopped = [
         trace(preset="medium", status="cancelled"),
@@ -306,26 +324,69 @@ def test_plot_draws_complete_runs_and_lists_the_rest():
         "error",
         "truncated",
     ]
-    svg = s.plot_svg()
-    assert svg.count("<circle") == 2 and "3 runs listed, not drawn" in svg
-    assert ">low</text>" in svg and ">medium</text>" not in svg and ">max</text>" not in svg
+    assert [line.split()[-3:-1] for line in s.chart()[1:]] == [
+        ["low", "█" * 24],
+        ["high", "█" * 24],
+    ]
     page = s._repr_html_()
-    assert page.count("<tr") == 6  # the header and every run
-    assert page.count('<tr style="opacity:0.6" title="not plotted') == 3
+    assert page.count("<tr") == 6 + 2  # the header and every run; the chart's two bars
+    assert page.count('<tr style="opacity:0.6" title="not in the chart') == 3
     for view in (str(s), s._repr_markdown_(), page):
-        assert "the plot shows complete runs only" in view
-    assert "the plot shows complete runs only" not in str(stats(complete))
-    # stopped runs do not make a plot on their own: one complete run compares nothing
-    assert stats([complete[0], *stopped]).plot_svg() is None
+        assert "the chart shows complete runs only" in view
+    assert "the chart shows complete runs only" not in str(stats(complete))
+    # stopped runs do not make a chart on their own: one complete run compares nothing
+    assert stats([complete[0], *stopped]).chart() == []
 
 
-def test_session_rows_plot_complete_runs_only():
+def test_session_rows_chart_complete_runs_only():
     from reasoning_nb.views.stats import row, session_stats
 
     rows = [row(trace(preset="low")), row(trace(preset="high", status="cancelled"))]
-    assert session_stats(rows).plot_svg() is None
+    assert session_stats(rows).chart() == []
     rows.append(row(trace(preset="high")))
-    assert session_stats(rows).plot_svg().count("<circle") == 2
+    assert len(session_stats(rows).chart()) == 1 + 2
+
+
+# -- the table ----------------------------------------------------------------------------------
+
+DEMO = "local: is a demo (SmolLM2-135M): its thinking is shaped by the server."
+
+
+def test_a_warning_every_run_shares_is_said_once_above_the_table():
+    s = stats([trace(preset=p, warnings=[DEMO]) for p in ("low", "high", "low")])
+    assert s.shared_warnings() == [DEMO]
+    assert "warnings" not in s.table()[0]
+    for view in (str(s), s._repr_html_(), s._repr_markdown_()):
+        assert view.count("every run: local: is a demo") == 1
+    assert str(s).startswith("⚠ every run: " + DEMO)
+    # a warning of one run's own stays on its row, the shared one is not repeated
+    s = stats([trace(warnings=[DEMO, "sent effort 'low' instead."]), trace(warnings=[DEMO])])
+    [head, first, second] = s.table()
+    assert first[head.index("warnings")] == "sent effort 'low' instead." and not second[-1]
+    assert s._repr_html_().count(DEMO) == 1
+    assert stats([trace(warnings=["w"]), trace()]).shared_warnings() == []
+
+
+def test_columns_nobody_fills_are_left_out_and_text_reads_left():
+    s = stats([trace(), trace(preset="low")])
+    head = s.table()[0]
+    assert "status" not in head and "cost" not in head and "warnings" not in head
+    assert "every run complete" in s.legend()[0]
+    assert "status" in stats([trace(), trace(status="cancelled")]).table()[0]
+    page = s._repr_html_()
+    cells = re.findall(r'<td style="[^"]*text-align:(\w+)[^"]*"[^>]*>([^<]*)</td>', page)
+    aligned = dict((text, align) for align, text in cells)
+    assert aligned["#1"] == aligned["ollama:qwen3"] == aligned["high"] == "left"
+    assert aligned["≈100"] == aligned["2.00 s"] == "right"
+    assert "text-align:right" not in page.split("<th")[1]  # "run": a text column
+
+
+def test_long_prompts_and_models_are_cut_in_the_html_whole_in_the_tooltip():
+    long = "Why is the sky blue on a clear day, and why are sunsets red?"
+    s = stats([trace(prompt=long, model="anthropic:claude-sonnet-4-5-20250929")])
+    page = s._repr_html_()
+    assert 'title="Why is the sky blue on a clear day, and…">Why is the sky bl…</td>' in page
+    assert ">anthropic:claude-sonnet-4-5-20250929</td>" in page  # ids whole (they may wrap)
 
 
 def test_prompt_column_is_short_one_line_and_escaped(tmp_path):
@@ -371,7 +432,7 @@ def test_quickstart_notebook():
     assert len(s.rows) >= 5 and not s.notes
     assert {r["model"] for r in s.rows} == {"local:smollm2"}
     assert {"off", "low", "high"} <= {r["preset"] for r in s.rows}
-    assert s.plot_svg()
+    assert s.chart()
 
 
 def test_no_session_outside_ipython(monkeypatch):
@@ -407,7 +468,7 @@ def test_think_stats_shows_the_session(ip, wire_server, monkeypatch):
     [out] = cap.outputs
     page = out.data["text/html"]
     assert page.count("llamacpp:m") >= 2 and ">high<" in page and ">low<" in page
-    assert "<svg" in page  # two presets
+    assert "reasoning-nb-stats-chart" in page  # two presets
     assert "#1" in out.data["text/plain"] and "#2" in out.data["text/plain"]
     assert "text/markdown" in out.data
     session = reasoning_nb.stats()  # stats(None): the same session's traces
