@@ -1,0 +1,106 @@
+"""Write notebooks/gallery.ipynb: real reasoning from real models, replayed from recorded streams
+(`notebooks/gallery/recordings/sources.json` says where each comes from, and its licence).
+
+Run `python tools/make_gallery.py --execute` to refresh its saved outputs: a real kernel replays
+each recording through reasoning_nb's own HTTP path, so what is saved is what the widget makes of
+the real stream. The notebook is code-reviewed as this script.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+PATH = NOTEBOOKS / "gallery.ipynb"
+SOURCES = NOTEBOOKS / "gallery" / "recordings" / "sources.json"
+KEY = "REPLAY_KEY"
+"""The variable the cells take their key from: the replay takes any key, so none is real."""
+
+
+def recordings() -> list[dict]:
+    return json.loads(SOURCES.read_text(encoding="utf-8"))["recordings"]
+
+
+def cell_source(recording: dict) -> str:
+    """The cell: the recorded model and prompt, with the flags that ask what the recording asked
+    (reasoning_nb words it its own way; the replay answers the same whatever is asked)."""
+    flags = f" {recording['flags']}" if "flags" in recording else ""
+    return f"%%think --model {recording['model']}{flags}\n{recording['prompt']}"
+
+
+def about(recording: dict) -> str:
+    project = recording["repository"].removeprefix("https://github.com/")
+    licences = ", ".join(f"[{f}](gallery/recordings/{f})" for f in recording["licence_files"])
+    note = f" ({recording['prompt_note']})" if "prompt_note" in recording else ""
+    return (
+        f"## {recording['title']}\n\n"
+        f"**A replay of a recording**: [{recording['file']}](gallery/recordings/"
+        f"{recording['file']}), the stream `{recording['model']}` sent to {project}'s "
+        f"[tests]({recording['url']}) (commit `{recording['commit'][:10]}`), "
+        f"{recording['licence']} licence ({licences}). The reasoning arrived in the provider's "
+        f"`{recording['reasoning_field']}` field. The prompt is the recorded one{note}."
+    )
+
+
+INTRO = (
+    "# Gallery: real reasoning from real models\n\n"
+    "Each `%%think` cell below replays a stream that a real provider sent: DeepSeek-R1, "
+    "Qwen3, Claude, Gemini and o3-mini. Open projects keep such streams, byte for byte, to test "
+    "their clients; these come from [pydantic-ai](https://github.com/pydantic/pydantic-ai) (MIT) "
+    "and [vercel/ai](https://github.com/vercel/ai) (Apache-2.0). No text here is invented.\n\n"
+    "`gallery/replay.py` serves the recordings over a real socket on this machine, and the "
+    "first cell points every `%%think` of this notebook there (`%think --base-url`). "
+    "reasoning_nb reads each reply as it would read the provider's: the same HTTP path, the "
+    "same parser, the same widget. The replay answers a request for a model with that model's "
+    "recording, whatever else was asked, so the cells run anywhere, with no account and no "
+    "key (`REPLAY_KEY` is a stand-in). The text is the provider's; the times are the replay's.\n\n"
+    "To ask the real providers instead, skip the first cell's last line and set their keys "
+    "(`DEEPSEEK_API_KEY`, `ANTHROPIC_API_KEY`, ...)."
+)
+
+SETUP = (
+    "%load_ext reasoning_nb\n"
+    "import os\n\n"
+    "from gallery.replay import serve\n\n"
+    f'os.environ["{KEY}"] = "not-a-key"\n'
+    "replay = serve()  # the recorded streams, on a free port of this machine\n"
+    f"%think --base-url $replay --api-key-env {KEY}"
+)
+
+
+def build() -> nbformat.NotebookNode:
+    cells = [new_markdown_cell(INTRO), new_code_cell(SETUP)]
+    for recording in recordings():
+        cells += [new_markdown_cell(about(recording)), new_code_cell(cell_source(recording))]
+    nb = new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    return nb
+
+
+def execute(nb: nbformat.NotebookNode) -> None:
+    from nbclient import NotebookClient
+
+    NotebookClient(nb, timeout=120, kernel_name="python3", record_timing=False).execute(
+        cwd=str(NOTEBOOKS)
+    )
+
+
+def main() -> None:
+    nb = build()
+    if "--execute" in sys.argv:
+        execute(nb)
+    nbformat.write(nb, PATH)
+    print(f"wrote {PATH}")
+
+
+if __name__ == "__main__":
+    main()
