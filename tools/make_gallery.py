@@ -47,6 +47,24 @@ def about(recording: dict) -> str:
     )
 
 
+def request_note(recording: dict) -> str:
+    return (
+        f"What reasoning_nb sent for `{recording['flags']}`: only the provider's reasoning "
+        "knobs are kept in the trace (`_think` is the last cell's trace). The replay ignored "
+        "them; the recording's own request had asked for "
+        f"`{json.dumps(recorded_request(recording)['reasoning'])}`."
+    )
+
+
+def recorded_request(recording: dict) -> dict:
+    """The request body the provider was sent when the recording was made (a cassette's)."""
+    import yaml
+
+    path = SOURCES.parent / recording["file"]
+    [request] = [i["request"] for i in yaml.safe_load(path.read_text())["interactions"]]
+    return request["parsed_body"]
+
+
 INTRO = (
     "# Gallery: real reasoning from real models\n\n"
     "Each `%%think` cell below replays a stream that a real provider sent: DeepSeek-R1, "
@@ -77,6 +95,8 @@ def build() -> nbformat.NotebookNode:
     cells = [new_markdown_cell(INTRO), new_code_cell(SETUP)]
     for recording in recordings():
         cells += [new_markdown_cell(about(recording)), new_code_cell(cell_source(recording))]
+        if recording.get("show_request"):
+            cells += [new_markdown_cell(request_note(recording)), new_code_cell("_think.request")]
     nb = new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {
         "name": "python3",
