@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GALLERY = ROOT / "notebooks" / "gallery"
 sys.path.insert(0, str(ROOT / "tools"))
 import make_gallery  # noqa: E402  (tools/ is not a package)
+from make_quickstart import execute  # noqa: E402
 
 
 def _load_replay():
@@ -137,7 +138,7 @@ def test_saved_gallery_is_what_the_package_makes_of_each_recording_now():
     assert [c.source for c in saved.cells] == [c.source for c in fresh.cells], (
         "run: python tools/make_gallery.py --execute"
     )
-    make_gallery.execute(fresh)
+    execute(fresh)
     outputs = [o for c in fresh.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     now, then = saved_traces(fresh), saved_traces(saved)

@@ -9,11 +9,11 @@ the real stream. The notebook is code-reviewed as this script.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from make_quickstart import notebook, write  # (tools/ is on the path when run)
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 PATH = NOTEBOOKS / "gallery.ipynb"
@@ -97,29 +97,11 @@ def build() -> nbformat.NotebookNode:
         cells += [new_markdown_cell(about(recording)), new_code_cell(cell_source(recording))]
         if recording.get("show_request"):
             cells += [new_markdown_cell(request_note(recording)), new_code_cell("_think.request")]
-    nb = new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    return nb
-
-
-def execute(nb: nbformat.NotebookNode) -> None:
-    from nbclient import NotebookClient
-
-    NotebookClient(nb, timeout=120, kernel_name="python3", record_timing=False).execute(
-        cwd=str(NOTEBOOKS)
-    )
+    return notebook(cells)
 
 
 def main() -> None:
-    nb = build()
-    if "--execute" in sys.argv:
-        execute(nb)
-    nbformat.write(nb, PATH)
-    print(f"wrote {PATH}")
+    write(build(), PATH)
 
 
 if __name__ == "__main__":

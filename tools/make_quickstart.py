@@ -92,8 +92,9 @@ CELLS = [
 ]
 
 
-def build() -> nbformat.NotebookNode:
-    nb = new_notebook(cells=CELLS)
+def notebook(cells: list) -> nbformat.NotebookNode:
+    """A tour notebook of ``cells``, for the default Python kernel."""
+    nb = new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",
@@ -102,16 +103,29 @@ def build() -> nbformat.NotebookNode:
     return nb
 
 
-def main() -> None:
-    nb = build()
-    if "--execute" in sys.argv:
-        from nbclient import NotebookClient
+def execute(nb: nbformat.NotebookNode, timeout: int = 300) -> None:
+    """Run ``nb`` in a real kernel, in notebooks/ (where it lives), saving its outputs in it."""
+    from nbclient import NotebookClient
 
-        NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=False).execute(
-            cwd=str(PATH.parent)
-        )
-    nbformat.write(nb, PATH)
-    print(f"wrote {PATH}")
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False).execute(
+        cwd=str(PATH.parent)
+    )
+
+
+def write(nb: nbformat.NotebookNode, path: Path) -> None:
+    """Write ``nb`` to ``path``, run first when the command line says ``--execute``."""
+    if "--execute" in sys.argv:
+        execute(nb)
+    nbformat.write(nb, path)
+    print(f"wrote {path}")
+
+
+def build() -> nbformat.NotebookNode:
+    return notebook(CELLS)
+
+
+def main() -> None:
+    write(build(), PATH)
 
 
 if __name__ == "__main__":
