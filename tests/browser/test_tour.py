@@ -45,8 +45,10 @@ def think_cells(nb) -> list[tuple[int, dict]]:
 
 
 def opening(trace: dict) -> str:
-    """The first words of the answer as rendered (its markdown marks left out)."""
-    return re.sub(r"[*_`#>]", "", trace["answer"].strip().splitlines()[0]).strip()[:30]
+    """The first words of the answer as rendered (its markdown marks and list number left
+    out)."""
+    line = re.sub(r"^\s*(\d+[.)]|[-+])\s+", "", trace["answer"].strip().splitlines()[0])
+    return re.sub(r"[*_`#>]", "", line).strip()[:30]
 
 
 def _traced(output) -> bool:
@@ -76,8 +78,12 @@ def test_saved_tour_reads_untrusted_in_lab(page, lab, name, theme):  # noqa: F81
         for index, trace in think_cells(nb):
             view = cell(page, index)
             view.scroll_into_view_if_needed()
-            expect(view.get_by_text(opening(trace), exact=False).first).to_be_visible()
+            expect(view.get_by_text(opening(trace)).locator("visible=true").first).to_be_visible()
             shot(page, f"tour-{name}-lab-{theme}-cell{index}", view)
+        for index, c in enumerate(nb.cells):
+            if c.source.startswith(("%think --stats", "%think --list")):
+                cell(page, index).scroll_into_view_if_needed()
+                shot(page, f"tour-{name}-lab-{theme}-cell{index}", cell(page, index))
     finally:
         set_theme(page, THEMES["light"])
 
@@ -98,7 +104,7 @@ def test_saved_tour_through_nbconvert_html(browser_page, tmp_path, name, theme):
         view.goto((tmp_path / f"{name}.html").as_uri())
         nb = nbformat.read(source, as_version=4)
         for _, trace in think_cells(nb):
-            expect(view.get_by_text(opening(trace), exact=False).first).to_be_visible()
+            expect(view.get_by_text(opening(trace)).locator("visible=true").first).to_be_visible()
         view.screenshot(path=str(ARTIFACTS / f"tour-{name}-html-{theme}.png"), full_page=True)
     finally:
         view.close()
