@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -47,6 +48,7 @@ CHROMIUM_ARGS = [
 ]
 CHAT = "/v1/chat/completions"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 LONG = 60_000  # ms: generous, for a loaded 2-core CI machine
 
@@ -598,29 +600,40 @@ def test_live_stream_then_fold_and_expand(page, lab, wire):
 
 
 def test_readme_picture(page, lab, wire):
-    """The README's own cell, answered over Ollama's wire protocol, then folded: the picture in
-    the README. Written to test-artifacts/browser/00-readme.png; copy it to docs/widget.png
-    when the look changes (it is not rewritten by every run: the timings differ)."""
-    wire.route("POST", "/api/show", wf.ollama_show(("completion", "thinking")))
-    frames = wf.ollama_chat(REASONING, ANSWER, model="deepseek-r1")
-    wire.route("POST", "/api/chat", Reply.ndjson(frames, pause=0.02))
-    write_notebook(
-        lab,
-        "readme.ipynb",
-        f"%load_ext reasoning_nb\n%think --base-url {wire.url}",  # off the picture
-        "%%think --model ollama:deepseek-r1 --preset high\nWhy is the sky blue?",
-    )
-    open_notebook(page, "readme.ipynb")
-    run_all(page)
-    wait_cell_done(page)
-    final = wait_state(page, "s.status.startsWith('done')")
-    assert ENDED_SUMMARY.match(final["title"]) and DONE.match(final["status"]), final
-    assert [b.get("think") for b in wire.bodies("/api/chat")] == ["high"]
-    assert "Why is the sky blue?" in cell(page).locator(".jp-InputArea").inner_text()
-    expect(ended(page).locator(".reasoning-nb-answer pre code")).to_be_visible()
-    page.evaluate("() => { window.__rn.panel().content.activeCellIndex = 0; }")  # unselected
-    expect(cell(page)).not_to_have_class(re.compile(r"\bjp-mod-active\b"))
-    shot(page, "00-readme", cell(page))
+    """The README's picture comes from the gallery: notebooks/gallery.ipynb run in Lab, each
+    cell replaying a real provider's recorded stream through the package's HTTP path; the
+    DeepSeek-R1 cell, its reasoning opened, in Light and Dark. Written to
+    test-artifacts/browser/00-readme*.png; copy 00-readme.png to docs/widget.png when the look
+    changes (it is not rewritten by every run: the timings differ)."""
+    nb = nbformat.read(NOTEBOOKS / "gallery.ipynb", as_version=4)
+    for c in nb.cells:
+        if c.cell_type == "code":
+            c.outputs, c.execution_count = [], None
+    nb.metadata.pop("widgets", None)
+    nbformat.write(nb, lab.root / "gallery.ipynb")
+    shutil.copytree(NOTEBOOKS / "gallery", lab.root / "gallery", dirs_exist_ok=True)
+    [index] = [i for i, c in enumerate(nb.cells) if c.source.startswith("%%think --model deep")]
+    open_notebook(page, "gallery.ipynb")
+    try:
+        run_all(page)
+        last = len(nb.cells) - 1
+        wait_cell_done(page, last)
+        for i, c in enumerate(nb.cells):
+            if c.source.startswith("%%think"):
+                final = wait_state(page, "s.status.startsWith('done')", i)
+                assert final["title"].startswith("Reasoning") and final["reasoning"], final
+        run = ended(page, index)
+        pane_title(run).click()
+        page.evaluate("() => document.activeElement.blur()")  # no focus ring in the picture
+        expect(run.get_by_text("The message is very brief")).to_be_visible()
+        expect(run.locator(".reasoning-nb-answer", has_text="Hello there!")).to_be_visible()
+        page.evaluate("() => { window.__rn.panel().content.activeCellIndex = 0; }")  # unselected
+        expect(cell(page, index)).not_to_have_class(re.compile(r"\bjp-mod-active\b"))
+        shot(page, "00-readme", cell(page, index))
+        set_theme(page, "JupyterLab Dark")
+        shot(page, "00-readme-dark", cell(page, index))
+    finally:
+        set_theme(page, "JupyterLab Light")
     assert not page.errors, page.errors
 
 
