@@ -52,3 +52,13 @@ def test_readme_commands_are_what_ci_runs():
     for name in ("install-and-run", "test"):  # CI reads both commands out of the README
         assert f"<!-- readme:{name} -->" in README
         assert f"readme_command.py {name}" in ci
+
+
+def test_binder_lands_on_the_gallery():
+    import json
+
+    workspace = json.loads((ROOT / "binder" / "workspace.json").read_text())["data"]
+    opened = workspace["layout-restorer:data"]["main"]["dock"]["widgets"]
+    assert opened == ["notebook:notebooks/gallery.ipynb"]
+    assert (ROOT / workspace[opened[0]]["data"]["path"]).exists()
+    assert "workspaces import binder/workspace.json" in (ROOT / "binder" / "postBuild").read_text()
