@@ -86,6 +86,19 @@ def await_cell_magic(lines: list[str], magic: str, entry: str) -> list[str]:
     return lines
 
 
+def expand_magic_line(shell, line: str) -> str:
+    """``line`` with IPython's ``$name`` and ``{expression}`` expanded in the user's namespace,
+    as ``run_cell_magic`` expands it (the awaited call of ``await_cell_magic`` skips that step).
+    Like IPython, a line that does not expand is left as it is. IPython 8-9: ``DollarFormatter``.
+    """
+    from IPython.utils.text import DollarFormatter
+
+    try:
+        return DollarFormatter().vformat(line, args=[], kwargs=dict(shell.user_ns))
+    except Exception:
+        return line
+
+
 def _request(part: str, key: str) -> str:
     """A text field of the request the kernel is handling now, or "" (no kernel)."""
     try:

@@ -168,6 +168,7 @@ class ThinkMagics(Magics):
             raise CellError.stopped() from None
 
     async def think_async(self, line: str, cell: str):
+        line = host.expand_magic_line(self.shell, line)
         return await self._execute(*self._prepare(self._parse(line), cell))
 
     def _parse(self, line: str):

@@ -174,6 +174,21 @@ def test_quoted_flags_in_a_real_kernel_cell(kernel, wire_server):
     assert saved_trace(msgs)["answer"] == "Blue."
 
 
+def test_cell_line_expands_variables_as_ipython_does(kernel, wire_server):
+    """``$name`` and ``{expression}`` in a ``%%think`` line read the user's variables, as in any
+    cell magic, though the cell is awaited; a ``$`` that names nothing stays as written."""
+    wire_server.route("POST", "/api/chat", Reply.ndjson(wf.ollama_chat("r", "Blue.")))
+    kernel.run(f'server = "{wire_server.url}"; words = ["Be", "terse."]')
+    msgs = kernel.run(
+        '%%think --model ollama:qwen3 --base-url $server --system "{" ".join(words)}"\nWhy $5?'
+    )
+    assert not [m for m in msgs if m["msg_type"] == "error"]
+    assert wire_server.last.json["messages"] == [
+        {"role": "system", "content": "Be terse."},
+        {"role": "user", "content": "Why $5?"},  # the cell's body is never expanded
+    ]
+
+
 def slow_stream(wire_server) -> None:
     frames = wf.chat_sse("thinking slowly " * 5, "never finished", done=False)
     # The stall outlasts every deadline below: a cell that ends in time was ended by the test.
