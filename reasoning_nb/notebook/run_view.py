@@ -333,8 +333,9 @@ class RunView:
                 f"<span>{parts[1]}</span></span>"
             )
         lines = [" · ".join(parts)]
-        if subject := self.live_subject(now):
-            lines.append(f"<i>{html.escape(subject)}</i>")
+        subject = self.live_subject(now)
+        if subject or not (self.finished or self.hide):  # (its line kept while the run lasts:
+            lines.append(f"<i>{html.escape(subject) or '&nbsp;'}</i>")  # the header holds still)
         replay = replay_line(self.trace)
         notes = (f"↻ {replay}" if replay else "", continued_line(self.trace.continued, short=True))
         lines += [html.escape(n) for n in (*notes, history_note(self.trace.request)) if n]

@@ -7,7 +7,7 @@ its selectors (:data:`PAGE_CSS`, put before it when it is sent: see ``assets``).
 
 from __future__ import annotations
 
-from ..views import code_look, render
+from ..views import render
 from ..views.render import ERROR_CLASS, ERROR_LOOK
 from ..views.theme import lab
 
@@ -54,12 +54,16 @@ LIVE_PAIRING = (
     f"{_TWIN} .{STATIC_CLASS}>.{_EXPORT}>:is(.{_PREFIX}-which,.{_PREFIX}-meta,"
     f".{_PREFIX}-earlier){{display:none}}"
 )
+# Lab Dark's comment colour (#408080) reads at 4.15:1 on its background: one of our own, 6:1,
+# for the live view's code and its twin's alike (one look for one run).
+_DARK_COMMENT = "--jp-mirror-editor-comment-color:#5c9d9d"
 PAIRING_STYLE = (
     "<style>"
     f"{_WIDGET}:not(:has(.{LIVE_CLASS}:not(.{_GONE}))){{display:none}}"
-    # Code blocks in the static twin, where Lab shows it: the same calm box as the widget's.
-    + code_look.code_box_css(f".{STATIC_CLASS} .{_EXPORT}")
-    + "</style>"
+    # Code in the static twin as Lab draws it in the live view's markdown: its own box, and
+    # the theme's colours (``code_look``), comments included.
+    f"body[data-jp-theme-light=false] .{STATIC_CLASS}{{{_DARK_COMMENT}}}"
+    "</style>"
 )
 ERROR_IN_CELL_STYLE = (  # (saved only where it applies)
     f"<style>.{STATIC_CLASS}.{ERROR_IN_CELL_CLASS} .{ERROR_CLASS}{{display:none}}</style>"
@@ -80,7 +84,8 @@ STYLE = "".join(
     f"{_L} {rule}"
     for rule in (
         # the header: model, preset, Stop and the status line on one calm row
-        f".{HEADER_CLASS}{{gap:.6em;flex-wrap:wrap;align-items:center}}",
+        # (controls at the top: a status line that grows or shrinks moves none of them)
+        f".{HEADER_CLASS}{{gap:.6em;flex-wrap:wrap;align-items:flex-start}}",
         f".{HEADER_CLASS} .widget-dropdown{{width:8em}}",
         f".{HEADER_CLASS} .jupyter-button{{width:auto}}",
         f".{HEADER_CLASS} .jupyter-widgets{{margin:0}}",
@@ -91,6 +96,7 @@ STYLE = "".join(
         f".{MODEL_CLASS}{{font-weight:600}}",
         f".{STATUS_CLASS}{{flex:1 1 12em;min-width:0;font-size:.85em;"
         f"color:{lab('ui-font-color2')}}}",
+        f".{STATUS_CLASS} .widget-html-content{{line-height:1.5;padding-top:3px}}",
         # the run selector: small pills, the shown run filled
         f".{RUNS_CLASS}{{line-height:normal;margin:.35em 0 .15em}}",
         f".{RUNS_CLASS} .widget-toggle-button{{font-size:.8em;height:auto;line-height:1.8;"
@@ -191,8 +197,7 @@ CLOCK_STYLE = (
     f".jupyter-widgets-disconnected .{CLOCK_CLASS}{{animation-play-state:paused}}"
 )
 STYLE += CLOCK_STYLE  # (counted from the status line's ``animation-delay``; paused if no kernel)
-# Lab Dark's comment colour (#408080) reads at 4.15:1 on its background: one of our own, 6:1.
-STYLE += f"body[data-jp-theme-light=false] {_L}{{--jp-mirror-editor-comment-color:#5c9d9d}}"
+STYLE += f"body[data-jp-theme-light=false] {_L}{{{_DARK_COMMENT}}}"
 """One stylesheet, scoped to the live view, sent once with the model label."""
 STYLE += LIVE_PAIRING  # (the live widget's side of its pairing with the static twin)
 PAGE_CSS = {

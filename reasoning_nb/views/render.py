@@ -304,10 +304,10 @@ FULL_TEXT = "(reasoning and answer in full: as HTML, or jupyter nbconvert --to r
 
 def cell_bundle(trace: Trace, runs: CellRuns | None = None) -> dict[str, str]:
     """The static views a ``%%think`` cell saves beside its trace: the reasoning and answer
-    once, as ``text/html`` (code in the text colour: highlighted, code took ~3x its size);
+    once, as ``text/html`` (code highlighted by class, as the live view and the export show it);
     ``text/markdown`` and ``text/plain``, which only a console or a LaTeX export reads, sum the
     run up. The exporters rebuild all three in full from the trace (:func:`bundle`)."""
-    html_view = flat(to_html(trace, highlight=False, runs=runs))
+    html_view = flat(to_html(trace, runs=runs))
     return {"text/html": html_view, **outline(trace, runs)}
 
 

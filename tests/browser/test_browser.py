@@ -473,8 +473,8 @@ def as_text(markdown: str) -> str:
 
 SECONDS = r"(?:\d+\.\d|<0\.1) s"
 SUMMARY = re.compile(rf"^Thought for {SECONDS} · ≈?[\d,]+ tokens$")
-ENDED_SUMMARY = re.compile(rf"^Reasoning · {SECONDS} · ≈?[\d,]+ tokens · preset \w+ · \S+$")
-"""The reasoning's title once its run ended (the static twin's): what the saved view says."""
+ENDED_SUMMARY = SUMMARY
+"""The reasoning's title once its run ended (the static twin's): the same one label."""
 DONE = re.compile(rf"^done · {SECONDS} · ≈?[\d,]+ tok/s$")
 
 

@@ -381,7 +381,7 @@ def contrast(fg: str, bg: str, alpha: float = 1.0) -> float:
 def test_code_colours_read_on_light_and_dark_backgrounds():
     """Every token colour: 4.5:1 on white, GitHub's and Lab's greys, and on Lab Dark's
     backgrounds, at the 0.85 opacity of a folded reasoning body."""
-    for *_, light, dark in code_look.COLOURS:
+    for _, _, _, light, dark, _ in code_look.COLOURS:
         for bg in ("#ffffff", "#f6f8fa", "#eeeeee"):
             assert contrast(light, bg, 0.85) >= 4.5, (light, bg)
         for bg in ("#111111", "#212121"):
