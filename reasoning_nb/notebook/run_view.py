@@ -143,10 +143,10 @@ class RunView:
         elif phase == "answering":
             self.reasoning.settle()  # it paused: hold nothing of it back
             if self.reasoning.chars:  # the pane's title sums it up (folded, unless told not to)
-                # Tokens only if the server counted them: an estimate now would change at the
-                # end, when the server's output total is split (trace_labels.trace_tokens_label).
+                # The label it keeps once the run ended (``trace_labels.summary``); an estimate
+                # of its tokens may still be refined then, from the server's output total.
                 rt = self.trace.usage.get("reasoning_tokens")
-                tokens = tokens_label(rt, self.reasoning.chars) if rt is not None else ""
+                tokens = tokens_label(rt, self.reasoning.chars)
                 summary = thought_label(self.reasoning_ms(now), tokens)
                 self._set_pane(summary, self._open and not fold)
         return True

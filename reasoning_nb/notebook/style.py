@@ -54,6 +54,7 @@ LIVE_PAIRING = (
     f"{_TWIN} .{STATIC_CLASS}>.{_EXPORT}>:is(.{_PREFIX}-which,.{_PREFIX}-meta,"
     f".{_PREFIX}-earlier){{display:none}}"
 )
+_TEXTS = f".{STATIC_CLASS}>.{_EXPORT} :is(.{_PREFIX}-answer,.{_PREFIX}-reasoning>div)"
 # Lab Dark's comment colour (#408080) reads at 4.15:1 on its background: one of our own, 6:1,
 # for the live view's code and its twin's alike (one look for one run).
 _DARK_COMMENT = "--jp-mirror-editor-comment-color:#5c9d9d"
@@ -63,6 +64,8 @@ PAIRING_STYLE = (
     # Code in the static twin as Lab draws it in the live view's markdown: its own box, and
     # the theme's colours (``code_look``), comments included.
     f"body[data-jp-theme-light=false] .{STATIC_CLASS}{{{_DARK_COMMENT}}}"
+    # ...and its blocks spaced as the live view's (each a markdown Output of its own there)
+    f"{_TEXTS}>*{{margin:0 0 .5em}}{_TEXTS}>pre{{margin:0 2em .5em}}"
     "</style>"
 )
 ERROR_IN_CELL_STYLE = (  # (saved only where it applies)
@@ -113,8 +116,7 @@ STYLE = "".join(
         f".{STEER_CLASS} .jupyter-widgets{{margin:0}}",
         f".{STEER_CLASS} :is(input,.jupyter-button){{height:24px;font-size:.9em}}",
         f".{STEER_CLASS} .jupyter-button{{width:auto;padding:0 1em}}",
-        f".{PIN_NOTE_CLASS}{{margin-left:.6em;font-size:.85em;"
-        f"color:{lab('ui-font-color2')}}}",
+        f".{PIN_NOTE_CLASS}{{margin-left:.6em;font-size:.85em;color:{lab('ui-font-color2')}}}",
         # text: the front end's own markdown (math, code colours, tables), each block an Output
         # with no prompt and no padding of its own
         f".{TEXT_CLASS} .jupyter-widgets{{margin:0}}",
@@ -145,8 +147,7 @@ STYLE = "".join(
         f"{_TABLE_PIECE}>thead th{{border-bottom:{lab('border-width')} solid "
         f"{lab('border-color1')}}}",  # (the head's rule, on its cells: no table box)
         # the reasoning: quieter than the answer, a hairline on its left
-        f".{THOUGHTS_CLASS}{{border-left:2px solid {lab('border-color2')};"
-        "padding-left:.9em}",
+        f".{THOUGHTS_CLASS}{{border-left:2px solid {lab('border-color2')};padding-left:.9em}}",
         f".{THOUGHTS_CLASS} .jp-RenderedMarkdown{{color:{lab('content-font-color2')}}}",
         f".{SCROLL_CLASS}{{flex-direction:column}}",  # (the text as wide as the pane)
         f".{SCROLL_CLASS}>.widget-box{{flex:none;overflow:visible}}",

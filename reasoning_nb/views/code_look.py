@@ -17,7 +17,7 @@ CODE_PREFIX = "rnb-hl-"
 # theme's own (the variables its markdown highlighter uses, so a run's code looks the same live,
 # ended and reopened); elsewhere (GitHub, an export with no Lab theme) the fallbacks, >= 4.5:1 on
 # white and on Lab Dark's #111, even at 0.85 opacity. The first that holds a token's type gives
-# its class. Lab leaves brackets, commas and builtin names in the text colour: so do we.
+# its class. Lab leaves brackets, commas, builtins and self in the text colour: so do we.
 COLOURS = (
     ("k", (Keyword, Operator.Word), "keyword", "#a40e26", "#ff9492", "font-weight:bold"),
     ("s", (String,), "string", "#0a3069", "#a5d6ff", ""),
@@ -26,7 +26,6 @@ COLOURS = (
     ("f", (Name.Function, Name.Class), "def", "#5a32a3", "#d2a8ff", ""),
     ("o", (Operator,), "operator", "#5a32a3", "#d2a8ff", "font-weight:bold"),
     ("p", (Name.Attribute, Name.Property), "property", "#0550ae", "#79c0ff", ""),
-    ("v", (Name.Builtin.Pseudo,), "variable-2", "#0550ae", "#79c0ff", ""),
     ("t", (Name.Decorator, Comment.Preproc), "meta", "#5a32a3", "#d2a8ff", ""),
     ("h", (Generic.Heading, Generic.Subheading), "header", "#0550ae", "#79c0ff", ""),
     ("d", (Generic.Deleted,), "", "#82071e", "#ffa198", ""),  # diff: removed
