@@ -54,7 +54,7 @@ LIVE_PAIRING = (
     f"{_TWIN} .{STATIC_CLASS}>.{_EXPORT}>:is(.{_PREFIX}-which,.{_PREFIX}-meta,"
     f".{_PREFIX}-earlier){{display:none}}"
 )
-_TEXTS = f".{STATIC_CLASS}>.{_EXPORT} :is(.{_PREFIX}-answer,.{_PREFIX}-reasoning>div)"
+_TEXTS = f".{STATIC_CLASS} :is(.{_PREFIX}-answer,.{_PREFIX}-reasoning>div)"
 # Lab Dark's comment colour (#408080) reads at 4.15:1 on its background: one of our own, 6:1,
 # for the live view's code and its twin's alike (one look for one run).
 _DARK_COMMENT = "--jp-mirror-editor-comment-color:#5c9d9d"

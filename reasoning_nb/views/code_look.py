@@ -27,7 +27,6 @@ COLOURS = (
     ("o", (Operator,), "operator", "#5a32a3", "#d2a8ff", "font-weight:bold"),
     ("p", (Name.Attribute, Name.Property), "property", "#0550ae", "#79c0ff", ""),
     ("t", (Name.Decorator, Comment.Preproc), "meta", "#5a32a3", "#d2a8ff", ""),
-    ("h", (Generic.Heading, Generic.Subheading), "header", "#0550ae", "#79c0ff", ""),
     ("d", (Generic.Deleted,), "", "#82071e", "#ffa198", ""),  # diff: removed
     ("i", (Generic.Inserted,), "", "#0f5323", "#7ee787", ""),  # diff: added
 )
@@ -86,18 +85,19 @@ def _code_class(ttype) -> str:
 
 
 # JupyterLab marks a dark theme on <body>; VS Code's notebook outputs have .vscode-dark.
-_DARK = ('[data-jp-theme-light="false"]', ".vscode-dark")
+_DARK = "[data-jp-theme-light=false],.vscode-dark"
 
 
 def _code_rules() -> str:
-    rules = []
+    """Each class's colour: Lab's variable, else ours (``--rnb-<class>``, set again for a dark
+    page in one rule: the stylesheet is saved with every output that shows code)."""
+    rules, dark_values = [], []
     for cls, _, variable, light, dark, font in COLOURS:
-        sel = f".{CODE_PREFIX}{cls}"
-        if variable:  # (Lab's own colour, else ours)
-            light, dark = (f"var(--jp-mirror-editor-{variable}-color,{c})" for c in (light, dark))
-        rules.append(f"{sel}{{color:{light}{';' * bool(font)}{font}}}")
-        rules.append(",".join(f"{theme} {sel}" for theme in _DARK) + f"{{color:{dark}}}")
-    return "".join(rules)
+        ours = f"var(--rnb-{cls},{light})"
+        colour = f"var(--jp-mirror-editor-{variable}-color,{ours})" if variable else ours
+        rules.append(f".{CODE_PREFIX}{cls}{{color:{colour}{';' * bool(font)}{font}}}")
+        dark_values.append(f"--rnb-{cls}:{dark}")
+    return "".join(rules) + f"{_DARK}{{{';'.join(dark_values)}}}"
 
 
 CODE_STYLE = f"<style>{_code_rules()}</style>"
