@@ -7,7 +7,7 @@ its selectors (:data:`PAGE_CSS`, put before it when it is sent: see ``assets``).
 
 from __future__ import annotations
 
-from ..views import render
+from ..views import code_look, render
 from ..views.render import ERROR_CLASS, ERROR_LOOK
 from ..views.theme import lab
 
@@ -55,16 +55,11 @@ LIVE_PAIRING = (
     f".{_PREFIX}-earlier){{display:none}}"
 )
 _TEXTS = f".{STATIC_CLASS} :is(.{_PREFIX}-answer,.{_PREFIX}-reasoning>div)"
-# Lab Dark's comment colour (#408080) reads at 4.15:1 on its background: one of our own, 6:1,
-# for the live view's code and its twin's alike (one look for one run).
-_DARK_COMMENT = "--jp-mirror-editor-comment-color:#5c9d9d"
 PAIRING_STYLE = (
     "<style>"
     f"{_WIDGET}:not(:has(.{LIVE_CLASS}:not(.{_GONE}))){{display:none}}"
-    # Code in the static twin as Lab draws it in the live view's markdown: its own box, and
-    # the theme's colours (``code_look``), comments included.
-    f"body[data-jp-theme-light=false] .{STATIC_CLASS}{{{_DARK_COMMENT}}}"
-    # ...and its blocks spaced as the live view's (each a markdown Output of its own there)
+    # The static twin's blocks spaced as the live view's (each a markdown Output of its own
+    # there); its code is drawn as there, with no box of its own (``code_look``)
     f"{_TEXTS}>*{{margin:0 0 .5em}}{_TEXTS}>pre{{margin:0 2em .5em}}"
     "</style>"
 )
@@ -198,7 +193,18 @@ CLOCK_STYLE = (
     f".jupyter-widgets-disconnected .{CLOCK_CLASS}{{animation-play-state:paused}}"
 )
 STYLE += CLOCK_STYLE  # (counted from the status line's ``animation-delay``; paused if no kernel)
-STYLE += f"body[data-jp-theme-light=false] {_L}{{{_DARK_COMMENT}}}"
+
+
+# Comments and decorators in the saved views' colours (Lab Dark's read under 4.5:1)
+def _ours(dark: bool) -> str:
+    return ";".join(
+        f"--jp-mirror-editor-{variable}-color:{colours[dark]}"
+        for cls, _, _, *colours, _ in code_look.COLOURS
+        if (variable := code_look.OURS.get(cls))
+    )
+
+
+STYLE += f"{_L}{{{_ours(False)}}}body[data-jp-theme-light=false] {_L}{{{_ours(True)}}}"
 """One stylesheet, scoped to the live view, sent once with the model label."""
 STYLE += LIVE_PAIRING  # (the live widget's side of its pairing with the static twin)
 PAGE_CSS = {

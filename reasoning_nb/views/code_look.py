@@ -21,15 +21,18 @@ CODE_PREFIX = "rnb-hl-"
 COLOURS = (
     ("k", (Keyword, Operator.Word), "keyword", "#a40e26", "#ff9492", "font-weight:bold"),
     ("s", (String,), "string", "#0a3069", "#a5d6ff", ""),
-    ("c", (Comment,), "comment", "#424a53", "#b1bac4", "font-style:italic"),
+    ("c", (Comment,), "", "#424a53", "#b1bac4", "font-style:italic"),  # (Lab Dark's: 4.15:1)
     ("m", (Number,), "number", "#044289", "#79c0ff", ""),
     ("f", (Name.Function, Name.Class), "def", "#5a32a3", "#d2a8ff", ""),
     ("o", (Operator,), "operator", "#5a32a3", "#d2a8ff", "font-weight:bold"),
     ("p", (Name.Attribute, Name.Property), "property", "#0550ae", "#79c0ff", ""),
-    ("t", (Name.Decorator, Comment.Preproc), "meta", "#5a32a3", "#d2a8ff", ""),
+    ("t", (Name.Decorator, Comment.Preproc), "", "#5a32a3", "#d2a8ff", ""),  # (Lab's: 3.9:1)
     ("d", (Generic.Deleted,), "", "#82071e", "#ffa198", ""),  # diff: removed
     ("i", (Generic.Inserted,), "", "#0f5323", "#7ee787", ""),  # diff: added
 )
+OURS = {"c": "comment", "t": "meta"}
+"""Classes in our colours, not Lab's (which read under 4.5:1 in Lab Dark), and the variable of
+Lab's highlighter that the live view sets to them (``notebook.style``), for one look."""
 _DOT = "."  # a member access: no operator to Lab's highlighter, and the name after it a property
 
 
