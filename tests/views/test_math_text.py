@@ -395,7 +395,7 @@ def test_highlighted_code_has_classes_and_its_stylesheet_once():
     assert page.count(code_look.CODE_STYLE) == 1
     assert f'<span class="{code_look.CODE_PREFIX}k">if</span>' in page
     assert code_look.CODE_STYLE not in render.to_html(finished("no code", "none"))
-    assert '[data-jp-theme-light="false"]' in code_look.CODE_STYLE
+    assert "[data-jp-theme-light=false]" in code_look.CODE_STYLE
 
 
 def test_static_backgrounds_come_with_their_text_colour():
