@@ -143,10 +143,10 @@ class RunView:
         elif phase == "answering":
             self.reasoning.settle()  # it paused: hold nothing of it back
             if self.reasoning.chars:  # the pane's title sums it up (folded, unless told not to)
-                # Tokens only if the server counted them: an estimate now would change at the
-                # end, when the server's output total is split (trace_labels.trace_tokens_label).
+                # The label it keeps once the run ended (``trace_labels.summary``); an estimate
+                # of its tokens may still be refined then, from the server's output total.
                 rt = self.trace.usage.get("reasoning_tokens")
-                tokens = tokens_label(rt, self.reasoning.chars) if rt is not None else ""
+                tokens = tokens_label(rt, self.reasoning.chars)
                 summary = thought_label(self.reasoning_ms(now), tokens)
                 self._set_pane(summary, self._open and not fold)
         return True
@@ -333,8 +333,9 @@ class RunView:
                 f"<span>{parts[1]}</span></span>"
             )
         lines = [" · ".join(parts)]
-        if subject := self.live_subject(now):
-            lines.append(f"<i>{html.escape(subject)}</i>")
+        subject = self.live_subject(now)
+        if subject or not (self.finished or self.hide):  # (its line kept while the run lasts:
+            lines.append(f"<i>{html.escape(subject) or '&nbsp;'}</i>")  # the header holds still)
         replay = replay_line(self.trace)
         notes = (f"↻ {replay}" if replay else "", continued_line(self.trace.continued, short=True))
         lines += [html.escape(n) for n in (*notes, history_note(self.trace.request)) if n]

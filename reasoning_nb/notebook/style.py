@@ -54,12 +54,14 @@ LIVE_PAIRING = (
     f"{_TWIN} .{STATIC_CLASS}>.{_EXPORT}>:is(.{_PREFIX}-which,.{_PREFIX}-meta,"
     f".{_PREFIX}-earlier){{display:none}}"
 )
+_TEXTS = f".{STATIC_CLASS} :is(.{_PREFIX}-answer,.{_PREFIX}-reasoning>div)"
 PAIRING_STYLE = (
     "<style>"
     f"{_WIDGET}:not(:has(.{LIVE_CLASS}:not(.{_GONE}))){{display:none}}"
-    # Code blocks in the static twin, where Lab shows it: the same calm box as the widget's.
-    + code_look.code_box_css(f".{STATIC_CLASS} .{_EXPORT}")
-    + "</style>"
+    # The static twin's blocks spaced as the live view's (each a markdown Output of its own
+    # there); its code is drawn as there, with no box of its own (``code_look``)
+    f"{_TEXTS}>*{{margin:0 0 .5em}}{_TEXTS}>pre{{margin:0 2em .5em}}"
+    "</style>"
 )
 ERROR_IN_CELL_STYLE = (  # (saved only where it applies)
     f"<style>.{STATIC_CLASS}.{ERROR_IN_CELL_CLASS} .{ERROR_CLASS}{{display:none}}</style>"
@@ -80,7 +82,8 @@ STYLE = "".join(
     f"{_L} {rule}"
     for rule in (
         # the header: model, preset, Stop and the status line on one calm row
-        f".{HEADER_CLASS}{{gap:.6em;flex-wrap:wrap;align-items:center}}",
+        # (controls at the top: a status line that grows or shrinks moves none of them)
+        f".{HEADER_CLASS}{{gap:.6em;flex-wrap:wrap;align-items:flex-start}}",
         f".{HEADER_CLASS} .widget-dropdown{{width:8em}}",
         f".{HEADER_CLASS} .jupyter-button{{width:auto}}",
         f".{HEADER_CLASS} .jupyter-widgets{{margin:0}}",
@@ -91,6 +94,7 @@ STYLE = "".join(
         f".{MODEL_CLASS}{{font-weight:600}}",
         f".{STATUS_CLASS}{{flex:1 1 12em;min-width:0;font-size:.85em;"
         f"color:{lab('ui-font-color2')}}}",
+        f".{STATUS_CLASS} .widget-html-content{{line-height:1.5;padding-top:3px}}",
         # the run selector: small pills, the shown run filled
         f".{RUNS_CLASS}{{line-height:normal;margin:.35em 0 .15em}}",
         f".{RUNS_CLASS} .widget-toggle-button{{font-size:.8em;height:auto;line-height:1.8;"
@@ -107,8 +111,7 @@ STYLE = "".join(
         f".{STEER_CLASS} .jupyter-widgets{{margin:0}}",
         f".{STEER_CLASS} :is(input,.jupyter-button){{height:24px;font-size:.9em}}",
         f".{STEER_CLASS} .jupyter-button{{width:auto;padding:0 1em}}",
-        f".{PIN_NOTE_CLASS}{{margin-left:.6em;font-size:.85em;"
-        f"color:{lab('ui-font-color2')}}}",
+        f".{PIN_NOTE_CLASS}{{margin-left:.6em;font-size:.85em;color:{lab('ui-font-color2')}}}",
         # text: the front end's own markdown (math, code colours, tables), each block an Output
         # with no prompt and no padding of its own
         f".{TEXT_CLASS} .jupyter-widgets{{margin:0}}",
@@ -139,8 +142,7 @@ STYLE = "".join(
         f"{_TABLE_PIECE}>thead th{{border-bottom:{lab('border-width')} solid "
         f"{lab('border-color1')}}}",  # (the head's rule, on its cells: no table box)
         # the reasoning: quieter than the answer, a hairline on its left
-        f".{THOUGHTS_CLASS}{{border-left:2px solid {lab('border-color2')};"
-        "padding-left:.9em}",
+        f".{THOUGHTS_CLASS}{{border-left:2px solid {lab('border-color2')};padding-left:.9em}}",
         f".{THOUGHTS_CLASS} .jp-RenderedMarkdown{{color:{lab('content-font-color2')}}}",
         f".{SCROLL_CLASS}{{flex-direction:column}}",  # (the text as wide as the pane)
         f".{SCROLL_CLASS}>.widget-box{{flex:none;overflow:visible}}",
@@ -191,8 +193,18 @@ CLOCK_STYLE = (
     f".jupyter-widgets-disconnected .{CLOCK_CLASS}{{animation-play-state:paused}}"
 )
 STYLE += CLOCK_STYLE  # (counted from the status line's ``animation-delay``; paused if no kernel)
-# Lab Dark's comment colour (#408080) reads at 4.15:1 on its background: one of our own, 6:1.
-STYLE += f"body[data-jp-theme-light=false] {_L}{{--jp-mirror-editor-comment-color:#5c9d9d}}"
+
+
+# Comments and decorators in the saved views' colours (Lab Dark's read under 4.5:1)
+def _ours(dark: bool) -> str:
+    return ";".join(
+        f"--jp-mirror-editor-{variable}-color:{colours[dark]}"
+        for cls, _, _, *colours, _ in code_look.COLOURS
+        if (variable := code_look.OURS.get(cls))
+    )
+
+
+STYLE += f"{_L}{{{_ours(False)}}}body[data-jp-theme-light=false] {_L}{{{_ours(True)}}}"
 """One stylesheet, scoped to the live view, sent once with the model label."""
 STYLE += LIVE_PAIRING  # (the live widget's side of its pairing with the static twin)
 PAGE_CSS = {

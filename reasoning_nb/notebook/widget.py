@@ -87,8 +87,10 @@ class ThinkWidget:
             layout=self.layout,
             _dom_classes=(HEADER_CLASS,),
         )
+        # (the action row above the run's text: where it is whether the widget or the static
+        # output below shows the text, so Pin and Continue never jump)
         self.root = W.VBox(
-            [self.header, self.body, self.action_row.box],
+            [self.header, self.action_row.box, self.body],
             layout=self.layout,
             _dom_classes=ROOT_CLASSES,
         )
@@ -328,7 +330,7 @@ class ThinkWidget:
                 layout=self.layout, _dom_classes=(RUNS_CLASS,),
             )  # fmt: skip
             self.selector.observe(self._on_pick, "value")
-            kids = (self.header, self.selector, self.body, self.action_row.box)
+            kids = (self.header, self.selector, self.action_row.box, self.body)
             return self.meter.set(self.root, children=kids)
         # (new options reset the value: set both, one message)
         return self._set_quietly(self.selector, options=labels, value=index)

@@ -13,18 +13,27 @@ from .theme import lab
 
 CODE_PREFIX = "rnb-hl-"
 """Highlighted code's classes: ``rnb-hl-k`` (keyword), ``rnb-hl-s`` (string)..."""
-# (class, token types, light, dark): >= 4.5:1 on white and on Lab Dark's #111, even at 0.85
-# opacity. The first that holds a token's type gives its class.
+# (class, token types, Lab's variable, light, dark, font): in JupyterLab the colours are the
+# theme's own (the variables its markdown highlighter uses, so a run's code looks the same live,
+# ended and reopened); elsewhere (GitHub, an export with no Lab theme) the fallbacks, >= 4.5:1 on
+# white and on Lab Dark's #111, even at 0.85 opacity. The first that holds a token's type gives
+# its class. Lab leaves brackets, commas, builtins and self in the text colour: so do we.
 COLOURS = (
-    ("k", (Keyword, Operator.Word), "#a40e26", "#ff9492"),  # keywords
-    ("s", (String,), "#0a3069", "#a5d6ff"),  # strings
-    ("c", (Comment,), "#424a53", "#b1bac4"),  # comments
-    ("m", (Number, Generic.Heading, Generic.Subheading), "#044289", "#79c0ff"),  # numbers
-    ("f", (Name.Function, Name.Class, Name.Decorator), "#5a32a3", "#d2a8ff"),  # functions
-    ("b", (Name.Builtin,), "#7c2e00", "#ffa657"),  # builtins
-    ("d", (Generic.Deleted,), "#82071e", "#ffa198"),  # diff: removed
-    ("i", (Generic.Inserted,), "#0f5323", "#7ee787"),  # diff: added
+    ("k", (Keyword, Operator.Word), "keyword", "#a40e26", "#ff9492", "font-weight:bold"),
+    ("s", (String,), "string", "#0a3069", "#a5d6ff", ""),
+    ("c", (Comment,), "", "#424a53", "#b1bac4", "font-style:italic"),  # (Lab Dark's: 4.15:1)
+    ("m", (Number,), "number", "#044289", "#79c0ff", ""),
+    ("f", (Name.Function, Name.Class), "def", "#5a32a3", "#d2a8ff", ""),
+    ("o", (Operator,), "operator", "#5a32a3", "#d2a8ff", "font-weight:bold"),
+    ("p", (Name.Attribute, Name.Property), "property", "#0550ae", "#79c0ff", ""),
+    ("t", (Name.Decorator, Comment.Preproc), "", "#5a32a3", "#d2a8ff", ""),  # (Lab's: 3.9:1)
+    ("d", (Generic.Deleted,), "", "#82071e", "#ffa198", ""),  # diff: removed
+    ("i", (Generic.Inserted,), "", "#0f5323", "#7ee787", ""),  # diff: added
 )
+OURS = {"c": "comment", "t": "meta"}
+"""Classes in our colours, not Lab's (which read under 4.5:1 in Lab Dark), and the variable of
+Lab's highlighter that the live view sets to them (``notebook.style``), for one look."""
+_DOT = "."  # a member access: no operator to Lab's highlighter, and the name after it a property
 
 
 def code_html(code_classes: bool, code: str, lang: str, attrs: str) -> str:
@@ -50,12 +59,15 @@ def _coloured(tokens) -> str:
     token, names and spaces included, which made code ~4x its size in a saved notebook. Tokens
     of one colour with only spaces between them share a span."""
     out: list[str] = []
-    run, run_class, spaces = "", "", ""
+    run, run_class, spaces, last = "", "", "", ""
     for ttype, value in tokens:
         if not value.strip():
             spaces += value
             continue
-        cls = _code_class(ttype)
+        cls = "" if value == _DOT else _code_class(ttype)
+        if last == _DOT and ttype is Name:
+            cls = "p"
+        last = value
         if cls == run_class:
             run += spaces + value
         else:
@@ -76,16 +88,19 @@ def _code_class(ttype) -> str:
 
 
 # JupyterLab marks a dark theme on <body>; VS Code's notebook outputs have .vscode-dark.
-_DARK = ('[data-jp-theme-light="false"]', ".vscode-dark")
+_DARK = "[data-jp-theme-light=false],.vscode-dark"
 
 
 def _code_rules() -> str:
-    rules = []
-    for cls, _, light, dark in COLOURS:
-        sel = f".{CODE_PREFIX}{cls}"
-        rules.append(f"{sel}{{color:{light}}}")
-        rules.append(",".join(f"{theme} {sel}" for theme in _DARK) + f"{{color:{dark}}}")
-    return "".join(rules)
+    """Each class's colour: Lab's variable, else ours (``--rnb-<class>``, set again for a dark
+    page in one rule: the stylesheet is saved with every output that shows code)."""
+    rules, dark_values = [], []
+    for cls, _, variable, light, dark, font in COLOURS:
+        ours = f"var(--rnb-{cls},{light})"
+        colour = f"var(--jp-mirror-editor-{variable}-color,{ours})" if variable else ours
+        rules.append(f".{CODE_PREFIX}{cls}{{color:{colour}{';' * bool(font)}{font}}}")
+        dark_values.append(f"--rnb-{cls}:{dark}")
+    return "".join(rules) + f"{_DARK}{{{';'.join(dark_values)}}}"
 
 
 CODE_STYLE = f"<style>{_code_rules()}</style>"

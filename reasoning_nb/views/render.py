@@ -131,7 +131,7 @@ def to_html(
     runs: CellRuns | None = None,
     with_subject: bool = True,
 ) -> str:
-    """``with_subject=False``: the fold's label leaves out the preset and model (a ``--compare``
+    """``with_subject=False``: the footer leaves out the model and preset (a ``--compare``
     column's title says them)."""
     out = [f'<div class="{CSS_CLASS} {CSS_CLASS}-export {CSS_CLASS}-{mode} {IGNORE}">']
     out += _which_run_html(trace, runs) if runs else []
@@ -172,7 +172,7 @@ def _earlier_html(earlier: tuple[Trace, ...], mode: str, highlight: bool) -> lis
 def _run_html(trace: Trace, mode: str, highlight: bool, with_subject: bool = True) -> list[str]:
     out = []
     if trace.reasoning and mode != "strip":
-        head = html.escape(summary(trace, with_subject=with_subject))
+        head = html.escape(summary(trace))
         body = markdown_html(trace.reasoning, breaks=True, highlight=highlight, code_classes=True)
         if mode == "inline":  # (the summary beside the body: no math read there)
             math = _math_class(body)
@@ -192,7 +192,7 @@ def _run_html(trace: Trace, mode: str, highlight: bool, with_subject: bool = Tru
             )
     answer = markdown_html(trace.answer, highlight=highlight, code_classes=True)
     out.append(f'<div class="{CSS_CLASS}-answer{_math_class(answer)}">{answer}</div>')
-    meta = "<br>".join(html.escape(n) for n in notes(trace))
+    meta = "<br>".join(html.escape(n) for n in notes(trace, with_subject=with_subject))
     out.append(f'<div class="{CSS_CLASS}-meta" style="{_META}">{meta}</div>')
     if trace.error:  # on a line of its own that looks it, as in the live widget
         error = html.escape(f"✖ {trace.error}")
@@ -307,10 +307,10 @@ FULL_TEXT = "(reasoning and answer in full: as HTML, or jupyter nbconvert --to r
 
 def cell_bundle(trace: Trace, runs: CellRuns | None = None) -> dict[str, str]:
     """The static views a ``%%think`` cell saves beside its trace: the reasoning and answer
-    once, as ``text/html`` (code in the text colour: highlighted, code took ~3x its size);
+    once, as ``text/html`` (code highlighted by class, as the live view and the export show it);
     ``text/markdown`` and ``text/plain``, which only a console or a LaTeX export reads, sum the
     run up. The exporters rebuild all three in full from the trace (:func:`bundle`)."""
-    html_view = flat(to_html(trace, highlight=False, runs=runs))
+    html_view = flat(to_html(trace, runs=runs))
     return {"text/html": html_view, **outline(trace, runs)}
 
 

@@ -58,9 +58,11 @@ def trace_tokens_label(trace: Trace) -> str:
     )
 
 
-def footer(trace: Trace) -> str:
-    """``ollama:qwen3 · preset high · complete · 3.2 s``, plus warnings on their own."""
-    parts = [trace.model or trace.provider, f"preset {trace.preset}"]
+def footer(trace: Trace, *, with_subject: bool = True) -> str:
+    """``ollama:qwen3 · preset high · complete · 3.2 s``; without the model and preset
+    (``with_subject=False``) where a title says them (a ``--compare`` column)."""
+    parts = [clip(trace.model or trace.provider, 80), f"preset {clip(trace.preset, 24)}"]
+    parts = parts if with_subject else []
     if trace.budget_tokens:
         parts.append(f"budget {trace.budget_tokens:,}")
     parts.append(trace.status)
@@ -70,27 +72,18 @@ def footer(trace: Trace) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def summary(trace: Trace, *, with_subject: bool = True) -> str:
-    """``Reasoning · 12.4 s · 2,310 tokens · preset high · ollama:deepseek-r1``; without the
-    preset and model (``with_subject=False``) where a title says them (``--compare``)."""
-    parts = ["Reasoning", seconds_label(trace.timing.get("reasoning_ms"))]
-    parts.append(trace_tokens_label(trace))
-    parts.append(f"preset {clip(trace.preset, 24)}" if trace.preset and with_subject else "")
-    if trace.budget_tokens:
-        parts.append(f"budget {trace.budget_tokens:,}")
-    parts.append(clip(trace.model or trace.provider, 80) if with_subject else "")
-    return one_line(" · ".join(p for p in parts if p))
+def summary(trace: Trace) -> str:
+    """The folded reasoning's one label, wherever a run shows (live, ended, picked again,
+    reopened, exported): ``Thought for 12.4 s · 2,310 tokens``. Who ran it and how is the
+    footer's to say (``notes``), or the widget's header."""
+    return one_line(reasoning_summary(trace))
 
 
-def notes(trace: Trace) -> list[str]:
-    """The lines under the answer: who/how (unless the summary said it), warnings; the error
-    is ``error_label``."""
-    if trace.reasoning:  # model and preset are in the summary already
-        total = seconds_label(trace.timing.get("total_ms"))
-        first = " · ".join(p for p in (trace.status, total) if p)
-    else:
-        first = footer(trace)
-    lines = [first, cost.note(trace.cost), *(f"⚠ {w}" for w in trace.warnings)]
+def notes(trace: Trace, *, with_subject: bool = True) -> list[str]:
+    """The lines under the answer: who/how (``footer``), cost, warnings; the error is
+    ``error_label``."""
+    lines = [footer(trace, with_subject=with_subject), cost.note(trace.cost)]
+    lines += [f"⚠ {w}" for w in trace.warnings]
     lines += [continued_line(trace.continued), replay_line(trace)]
     return [one_line(n) for n in lines if one_line(n)]
 

@@ -220,7 +220,7 @@ def test_demo_exports_cleanly(exports):
 
 def test_collapsible_summary_line(exports):
     html = exports[("collapsible", "html")]["demo"].read_text()
-    summary = r"Reasoning · (?:&lt;)?\d+\.\d s · 23 tokens · preset high · llamacpp:m</summary>"
+    summary = r"Thought for (?:&lt;)?\d+\.\d s · 23 tokens</summary>"  # (who: in the footer)
     assert re.search(r'<details class="reasoning-nb-reasoning"><summary [^>]*>' + summary, html)
     markdown = exports[("collapsible", "markdown")]["demo"].read_text()
     assert re.search(r"<details>\n<summary>" + summary, markdown)
@@ -238,7 +238,7 @@ def test_inline_is_a_delimited_block(exports):
     assert "<details" not in html[html.index("<main>") :]
     assert re.search(r'<div class="reasoning-nb-reasoning" style="border:[^"]*">', html)
     markdown = exports[("inline", "markdown")]["demo"].read_text()
-    head = r"\n> \*\*Reasoning · (?:&lt;|\\<|<)?\d+\.\d s · 23 tokens · preset high"
+    head = r"\n> \*\*Thought for (?:&lt;|\\<|<)?\d+\.\d s · 23 tokens\*\*"
     assert re.search(head, markdown)
 
 

@@ -129,12 +129,12 @@ def test_menu_download_uses_the_server_config(server):
     assert status == 200 and mimetype.startswith("text/html")
     page = body.decode()
     assert 'class="reasoning-nb reasoning-nb-export reasoning-nb-inline ' in page  # mode=inline
-    assert "Reasoning · 1.2 s · ≈" in page and REASONING in page
+    assert "Thought for 1.2 s · ≈" in page and REASONING in page
     assert "old saved html" not in page  # rebuilt from the trace, never the saved HTML
 
     status, mimetype, body = server.get("/nbconvert/reasoning_markdown/traced.ipynb")
     assert status == 200 and mimetype.startswith("text/markdown")
-    assert "> **Reasoning · 1.2 s" in body.decode()
+    assert "> **Thought for 1.2 s" in body.decode()
 
 
 def test_hyphenated_names_cannot_be_served(server):

@@ -26,7 +26,7 @@ from reasoning_nb.notebook.host import WIDGET_VIEW
 from reasoning_nb.views import compare as compare_view
 from reasoning_nb.views.compare import answer_diff, bundle, label
 from reasoning_nb.views.live_markdown import live_markdown as inert_markdown
-from reasoning_nb.views.trace_labels import summary
+from reasoning_nb.views.trace_labels import notes
 
 CHAT = "/v1/chat/completions"
 
@@ -232,8 +232,8 @@ def test_static_bundle_escapes_labels_and_diff():
 
 
 def test_a_columns_fold_label_leaves_its_title_to_say_the_preset_and_model():
-    """Issue 24.6: a column's title says ``high · ollama:deepseek-r1``; its fold's label does not
-    again (so it stays short), in the saved cell and in the exports; a single run's still does."""
+    """Issue 24.6: a column's title says ``high · ollama:deepseek-r1``; its fold's label and its
+    footer do not again, in the saved cell and in the exports; a single run's footer still does."""
     traces = [Trace(model="ollama:deepseek-r1", preset=p, prompt="Q") for p in ("low", "high")]
     for t in traces:
         t.reasoning, t.answer = "Some thought.", "A."
@@ -241,11 +241,13 @@ def test_a_columns_fold_label_leaves_its_title_to_say_the_preset_and_model():
         t.finish()
     for page in (compare_view.cell_bundle(traces)["text/html"], bundle(traces)["text/html"]):
         folds = re.findall(r"<summary[^>]*>([^<]*)</summary>", page)
-        assert folds == ["Reasoning · 20.1 s · ≈3 tokens"] * 2, folds
+        assert folds == ["Thought for 20.1 s · ≈3 tokens"] * 2, folds
+        footers = re.findall(r'class="reasoning-nb-meta"[^>]*>([^<]*)<', page)
+        assert footers and not [f for f in footers if "deepseek" in f or "preset" in f], footers
         titles = re.findall(r'<h4 style="([^"]*)" title="([^"]*)">', page)
         assert [t for _, t in titles] == ["low · ollama:deepseek-r1", "high · ollama:deepseek-r1"]
         assert all("white-space:nowrap" in style for style, _ in titles)  # one line each
-    assert "preset high · ollama:deepseek-r1" in summary(traces[1])
+    assert "ollama:deepseek-r1 · preset high" in notes(traces[1])[0]
 
 
 def test_the_diff_is_a_line_diff_only_where_the_answers_share_half_their_lines():

@@ -29,8 +29,10 @@ def show(run: RunView, event, now: float) -> None:
 
 
 def subject_line(html: str) -> str | None:
+    """The subject the status line shows (None: none, or only its line kept, blank)."""
     lines = [line for line in html.split("<br>") if line.startswith("<i>")]
-    return lines[0].removeprefix("<i>").removesuffix("</i>") if lines else None
+    subject = lines[0].removeprefix("<i>").removesuffix("</i>") if lines else None
+    return None if subject == "&nbsp;" else subject
 
 
 def test_the_subject_follows_the_titles_and_goes_once_the_answer_starts():
@@ -41,6 +43,8 @@ def test_the_subject_follows_the_titles_and_goes_once_the_answer_starts():
         assert subject_line(run.status_html(2.0 * i + 0.5)) == TITLES[i]
     show(run, TextDelta("391."), 7.0)
     assert subject_line(run.status_html(7.0)) is None
+    # ...but its line stays while the run lasts, so the header keeps its height
+    assert run.status_html(7.0).count("<br>") == run.status_html(0.0).count("<br>") == 1
 
 
 def test_model_text_in_the_subject_is_escaped():

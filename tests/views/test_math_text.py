@@ -381,7 +381,7 @@ def contrast(fg: str, bg: str, alpha: float = 1.0) -> float:
 def test_code_colours_read_on_light_and_dark_backgrounds():
     """Every token colour: 4.5:1 on white, GitHub's and Lab's greys, and on Lab Dark's
     backgrounds, at the 0.85 opacity of a folded reasoning body."""
-    for *_, light, dark in code_look.COLOURS:
+    for _, _, _, light, dark, _ in code_look.COLOURS:
         for bg in ("#ffffff", "#f6f8fa", "#eeeeee"):
             assert contrast(light, bg, 0.85) >= 4.5, (light, bg)
         for bg in ("#111111", "#212121"):
@@ -395,7 +395,7 @@ def test_highlighted_code_has_classes_and_its_stylesheet_once():
     assert page.count(code_look.CODE_STYLE) == 1
     assert f'<span class="{code_look.CODE_PREFIX}k">if</span>' in page
     assert code_look.CODE_STYLE not in render.to_html(finished("no code", "none"))
-    assert '[data-jp-theme-light="false"]' in code_look.CODE_STYLE
+    assert "[data-jp-theme-light=false]" in code_look.CODE_STYLE
 
 
 def test_static_backgrounds_come_with_their_text_colour():
