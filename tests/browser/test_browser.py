@@ -623,7 +623,7 @@ def test_readme_picture(page, lab, wire):
         for i, c in enumerate(nb.cells):
             if c.source.startswith("%%think"):
                 final = wait_state(page, "s.status.startsWith('done')", i)
-                assert final["title"].startswith("Reasoning") and final["reasoning"], final
+                assert final["title"].startswith("Thought for") and final["reasoning"], final
         run = ended(page, index)
         pane_title(run).click()
         page.evaluate("() => document.activeElement.blur()")  # no focus ring in the picture

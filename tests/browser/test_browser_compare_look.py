@@ -68,7 +68,7 @@ def test_columns_start_level_and_labels_do_not_repeat_titles(page, lab, wire):
     assert max(heights) - min(heights) <= 1, heights  # one line each
     for i, model in enumerate(("llamacpp:m", LONG_MODEL, "llamacpp:qwen3")):
         text = labels.nth(i).inner_text()
-        assert text.startswith("Reasoning") and "tokens" in text, text
+        assert text.startswith("Thought for") and "tokens" in text, text
         assert model not in text and "preset" not in text and "high" not in text, text
     # Above the static output, each column's title and preset: a long title ends before it.
     heads = cell(page, 1).locator(".reasoning-nb-compare-live")
