@@ -78,10 +78,12 @@ def _rendered(text: str) -> set[str]:
     quoted = render.safe_markdown(text, breaks=True, allow_fences=False)
     inert = live_markdown(text, breaks=True)
     plain = render.markdown_html(text, breaks=True, highlight=False)
+    classed = render.markdown_html(text, breaks=True, code_classes=True)  # the static view
     highlighted = (  # (only code is highlighted)
         [
             render.markdown_html(text, breaks=True).strip(),
-            render.markdown_html(text, breaks=True, code_classes=True).strip(),  # the static view
+            classed.strip(),
+            render.flat(classed).strip(),  # as a cell saves it
         ]
         if "<pre" in plain
         else []

@@ -31,11 +31,10 @@ import pytest
 import wire_fixtures as wf
 from needs import requires
 from playwright.sync_api import expect
+from saved_size import code_colour_bytes
 from test_pin_selection import DRAWN, DRAWN_STATIC
 from test_pin_selection import REASONING as MARKDOWN_REASONING
 from wire_server import Reply, WireServer
-
-from reasoning_nb.views import code_look
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -1806,15 +1805,11 @@ def test_saved_notebook_size(page, lab, wire, case):
         f"({full / text:.2f}x; {len(state)} models, {len(outputs)} Outputs, widget state "
         f"{widget_bytes:,} B), {bare:,} B without ({bare / text:.2f}x)"
     )
-    # The code's colours (issue 24: the saved output's code coloured as the live view's) cost
-    # their stylesheet once and one classed span per coloured token (<= 32 bytes saved, its
-    # quotes escaped in the JSON): allowed on top of the text's budget, and counted here.
     twin = "".join(
         "".join(o.get("data", {}).get("text/html", "")) for c in saved.cells for o in c.outputs
     )
-    spans = twin.count('<span class="rnb-hl-')
-    colours = (len(code_look.CODE_STYLE) if spans else 0) + 32 * spans
-    print(f"[browser] ({case}) code colours: {spans} spans, allowed {colours:,} B")
+    colours = code_colour_bytes(twin)  # (the code's colours: saved_size.py)
+    print(f"[browser] ({case}) code colours allowed: {colours:,} B")
     assert bare <= SIZE_BUDGET * text + colours
     # The twin shows the run on screen (--compare: the static output, the widget its titles):
     # no text in the widget state.

@@ -309,7 +309,7 @@ def test_compare_html_shows_table_and_every_variant(exports, mode):
     main = html[html.index("<main>") :]
     assert main.count("reasoning-nb-compare-table") == 1 and "reasoning tokens" in main
     for effort in ("low", "high"):
-        assert f"<h4>{effort} · llamacpp:m</h4>" in main
+        assert f'title="{effort} · llamacpp:m">{effort} · llamacpp:m</h4>' in main
         assert f"COMPARE-{effort.upper()}-REASONING" in main
         assert f"Answer at {effort}." in main
         assert f"&lt;script&gt;alert('{effort}')&lt;/script&gt;" in main  # escaped, as text
@@ -356,7 +356,8 @@ def test_compare_notebook_copy_keeps_every_trace(exports):
     [traced] = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("metadata")]
     saved = saved_variants(traced["metadata"])
     assert [t["reasoning"].split(":")[0] for t in saved] == list(COMPARE_MARKERS[:2])
-    assert "<h4>high · llamacpp:m</h4>" in "".join(traced["data"]["text/html"])
+    titled = 'title="high · llamacpp:m">high · llamacpp:m</h4>'
+    assert titled in "".join(traced["data"]["text/html"])
     assert "widgets" in nb["metadata"]
 
 

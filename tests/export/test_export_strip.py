@@ -234,8 +234,8 @@ def test_reasoning_is_recognised_as_the_static_view_shows_it():
     trace.reasoning = "Plan:\n\n```python\nx = 1  # LEAK-H\n```"
     static = render.to_html(trace, "inline")
     assert any(form in static for form in _rendered(trace.reasoning) if "LEAK-H" in form)
-    # ...and as a %%think cell saves it: code plain, on as few lines as it can (a copy of that
-    # output elsewhere is found whole, its formatting with it)
+    # ...and as a %%think cell saves it: code highlighted by class, on as few lines as it can (a
+    # copy of that output elsewhere is found whole, its formatting with it)
     trace.reasoning = "Plan: **first** the *sum*,\nthen the rest.\n\n```python\nx = 1\n```"
     saved = render.cell_bundle(trace)["text/html"]
     assert any(form in saved for form in _rendered(trace.reasoning) if "<strong>" in form)

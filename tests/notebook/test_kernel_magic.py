@@ -12,6 +12,7 @@ import wire_fixtures as wf
 from kernel_session import KernelSession, max_per_window, saved_trace, updates
 from nbclient import NotebookClient
 from provider_harness import serve_chat
+from saved_size import code_colour_bytes
 from wire_server import Reply
 
 CHAT = "/v1/chat/completions"
@@ -76,10 +77,10 @@ def test_saved_notebook_has_widget_static_fallbacks_and_trace(wire_server):
 def test_saved_cell_size(wire_server, case):
     """A %%think cell of 14 KB of reasoning and answer, prose or math-heavy (26 math spans, a
     table, code; and 11 KB of it, less prose around the same math), as nbclient saves it:
-    without widget state at most 2.5x the text (the trace once, the static HTML once,
-    text/markdown and text/plain a few lines); its live view, the run ended, 11 widget models
-    and no Output (the static twin shows the text). (What Lab saves, widget state included:
-    test_browser.py::test_saved_notebook_size.)"""
+    without widget state at most 2.5x the text plus its code's colours (the trace once, the
+    static HTML once, text/markdown and text/plain a few lines); its live view, the run ended,
+    11 widget models and no Output (the static twin shows the text). (What Lab saves, widget
+    state included: test_browser.py::test_saved_notebook_size.)"""
     import random
 
     from test_widget import math_heavy, paragraphs
@@ -104,7 +105,7 @@ def test_saved_cell_size(wire_server, case):
         f" {widgets} widgets"
     )
     assert output.metadata["reasoning_nb"]["answer"] == answer
-    assert bare <= 2.5 * text
+    assert bare <= 2.5 * text + code_colour_bytes(output.data["text/html"])
     assert len(output.data["text/plain"]) + len(output.data["text/markdown"]) < 1_000
     assert widgets <= 20 and outputs == 0  # (29 when the widget held the text; 67 when
     # each block had its Output)
