@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from contextlib import closing, contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -84,13 +85,27 @@ def log_enabled(log: bool | None) -> bool:
     return os.environ.get(LOG_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def _use_wal(conn: sqlite3.Connection, busy_ms: int) -> None:
+    """Put the file in WAL mode once. Two processes opening a new file at once may both ask for
+    the switch, and SQLite answers one "locked" at once, without waiting out ``busy_timeout``:
+    that one asks again until the other's switch is done (then it is a no-op)."""
+    deadline = time.monotonic() + busy_ms / 1000
+    while conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError as exc:  # (a read-only file is not waited on)
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 def _connect(db: Path | None = None, busy_ms: int = BUSY_MS) -> sqlite3.Connection:
     db = db or path()
     db.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(db, timeout=busy_ms / 1000, isolation_level=None)
     try:
         conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        _use_wal(conn, busy_ms)
         conn.execute("PRAGMA synchronous = NORMAL")  # WAL's safe setting: no corruption on a crash
         conn.executescript(SCHEMA)
         if conn.execute("PRAGMA user_version").fetchone()[0] < SIZES_IN_BYTES:
