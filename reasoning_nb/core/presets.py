@@ -198,7 +198,10 @@ class _Planner:
             level = new
         efforts = caps.efforts
         if row.on is not None and efforts == () and level != "none":
-            self.warn(f"{self.who} has no reasoning levels, only on or off; sent on for {level!r}.")
+            self.warn(
+                f"{self.who} takes no reasoning levels, only on or off, so thinking was "
+                f"switched on instead of effort {level!r}."
+            )
             return self.done(dict(row.on), effort=level)
         keep_none = level == "none" and caps.can_disable is True
         if not checked and efforts and level not in efforts and not keep_none:

@@ -56,9 +56,10 @@ def native_hint(info: Profile, base_url: str) -> str | None:
         home = urlsplit(native.base_url or "")
         if native.openai_path and (asked.port, asked.path) == (home.port, native.openai_path):
             return (
-                f"This base URL looks like {native.id}'s OpenAI-compatible endpoint, which takes "
-                f"no thinking budget and checks no model's levels: use `{native.id}:MODEL` "
-                f"(base URL without {native.openai_path}), whose native API honours every preset."
+                f"This base URL looks like {native.name or native.id}'s OpenAI-compatible "
+                "endpoint, which takes no thinking budget and checks no model's levels: use "
+                f"`{native.id}:MODEL` (base URL without {native.openai_path}), whose native API "
+                "honours every preset."
             )
     return None
 

@@ -61,7 +61,10 @@ CLAMPS = {
     ("levels", "low", None): ("low", None),
     ("levels", "max", None): ("high", "does not accept effort 'max'"),
     ("levels", "off", None): ("low", "cannot switch reasoning off"),
-    ("toggle", "high", None): (True, "only on or off; sent on for 'high'"),
+    ("toggle", "high", None): (
+        True,
+        "only on or off, so thinking was switched on instead of effort 'high'",
+    ),
     ("toggle", "off", None): (False, None),
     ("none", "max", None): ("max", None),  # a server before PR #18473: as before
 }

@@ -19,6 +19,7 @@ OLLAMA = Profile(
         on={"think": True},
     ),
     base_url_env="OLLAMA_HOST",
+    name="Ollama",
     key_envs=("OLLAMA_API_KEY",),
     local=True,
     loads_models=True,
