@@ -254,8 +254,8 @@ class Run:
         api_key = api_key_for(info, base_url, self._api_key, self.api_key_env)
         if info.notice:
             yield Notice(info.notice)
-        hint = native_hint(info, base_url)
-        if hint and (self.preset != "auto" or self.budget_tokens is not None):  # it is of presets
+        hint = native_hint(info, base_url, self.preset, self.budget_tokens)
+        if hint:
             yield Notice(hint)
         found = await discovered_caps(info, base_url, ref.name, self.preset, self.budget_tokens)
         caps = info.capabilities(ref.name, found)

@@ -45,11 +45,16 @@ async def discovered_caps(
     return _show_cache[key]
 
 
-def native_hint(info: Profile, base_url: str) -> str | None:
-    """The one-line hint for a Chat Completions provider pointed at a server that has a native
-    provider of its own (``openai-compatible`` at Ollama's ``:11434/v1``). Known by the native
-    provider's default port and path, no probe: one more request per run for a hint."""
+def native_hint(
+    info: Profile, base_url: str, preset: str, budget_tokens: int | None = None
+) -> str | None:
+    """The one-line hint for a Chat Completions provider pointed, with a reasoning control, at
+    a server that has a native provider of its own (``openai-compatible`` at Ollama's
+    ``:11434/v1``). Known by the native provider's default port and path: a probe would cost
+    every run a request for a hint."""
     if info.protocol != "openai_chat" or not info.local:
+        return None
+    if preset == "auto" and budget_tokens is None:  # nothing is lost: the hint is of presets
         return None
     asked = urlsplit(base_url)
     for native in PROVIDERS.values():
