@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .capabilities import family_facts
 from .tokens import estimate
 from .trace import Trace
 
@@ -36,6 +37,13 @@ class Replay:
     """The reasoning text of one item of the list (what a history costs in tokens)."""
 
 
+FINAL_DROPS_REASONING = ("gpt-oss",)
+"""Families whose format drops a turn's reasoning once it ended in a final answer, keeping it
+only across the tool calls of a turn still under way: harmony (OpenAI's harmony guide; gpt-oss's
+own chat template renders no analysis for earlier final turns). Every ``--chat`` turn ends in an
+answer (the package makes no tool calls), so these get the answers only, on any provider."""
+
+
 class Provider(Protocol):
     """The provider the next turn goes to (its profile)."""
 
@@ -54,6 +62,8 @@ def assistant_turn(trace: Trace, to: Provider, *, reasoning: bool = True) -> dic
         return turn
     state = trace.provider_state.get(to.id)
     if isinstance(state, dict) and state.get("model") and isinstance(state.get(rule.saved), list):
+        if family_facts(str(state["model"])).get("family") in FINAL_DROPS_REASONING:
+            return turn
         turn |= {rule.message: state[rule.saved], "replay_model": state["model"]}
     return turn
 

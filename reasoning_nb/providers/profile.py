@@ -63,6 +63,9 @@ class Profile:
     replay: Replay | None = None
     """What its earlier ``--chat`` turns send back besides the answer; None: the answer only."""
     probes: Probes | None = None
+    openai_path: str = ""
+    """Where the server also speaks Chat Completions, under its default address (Ollama
+    ``/v1``): a Chat Completions provider pointed there is told that this one honours presets."""
     notice: str = ""
     """Said at the start of every run (the demo server's nature)."""
     hints: Mapping[int, str] = field(default_factory=dict)
