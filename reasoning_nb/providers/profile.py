@@ -8,7 +8,7 @@ Everything known about a provider apart from its request code; the generic machi
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core.capabilities import Capabilities, lookup
@@ -79,6 +79,9 @@ class Profile:
     """Reasoning models take a temperature; False: it is dropped with a warning (OpenAI)."""
     thinking_ignores_temperature: bool = False
     """A temperature is sent but ignored while the model thinks, with a warning (DeepSeek)."""
+    efforts: tuple[str, ...] = ()
+    """The efforts its API now documents for every model that takes one, over an older
+    snapshot's list (a user's ``override`` still wins)."""
 
     def __post_init__(self) -> None:
         if self.cost is None and not self.local and self.snapshot_id:
@@ -100,7 +103,10 @@ class Profile:
 
     def capabilities(self, model: str, discovered: dict | None = None) -> Capabilities:
         """What ``model`` can do, from this provider's sources (``core.capabilities``)."""
-        return lookup(self.id, model, discovered, snapshot_id=self.snapshot_id, family=self.local)
+        caps = lookup(self.id, model, discovered, snapshot_id=self.snapshot_id, family=self.local)
+        if self.efforts and caps.efforts and "override" not in caps.sources:
+            caps = replace(caps, efforts=self.efforts)
+        return caps
 
 
 @dataclass(frozen=True)
