@@ -8,7 +8,7 @@ from typing import Any
 from ...core.history import Replay
 from ...core.presets import BUDGET, LEVEL, Row
 from ..probes import openai_models
-from ..profile import Probes, Profile
+from ..profile import EndReasoning, Probes, Profile
 from .openai import levels_row
 
 NO_THINKING = {"chat_template_kwargs": {"enable_thinking": False}}
@@ -40,10 +40,17 @@ def local_server(
 LLAMACPP = local_server(
     "llamacpp",
     "http://127.0.0.1:8080/v1",
+    # `thinking_budget_tokens`: the name every build with a per-request budget reads; newer ones
+    # (b9982+) read `reasoning_budget_tokens` first and keep this one as its alias (b11434:
+    # tools/server/server-common.cpp), so one name serves old and new servers alike.
     local_row(OFF, budget={"thinking_budget_tokens": BUDGET}),
     "start it with `llama-server -m MODEL.gguf --jinja --port 8080`",
     own_key="LLAMACPP_API_KEY",
     loads_models=True,  # in router mode (--models-dir)
+    # PR #23971 (b11434 has it); older builds ignore the arm, and the control gets a 404
+    end_reasoning=EndReasoning(
+        "/chat/completions/control", {"reasoning_control": True}, {"action": "reasoning_end"}
+    ),
 )
 
 LMSTUDIO = local_server(
