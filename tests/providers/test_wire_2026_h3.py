@@ -29,15 +29,19 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
+import time
 
 import anyio
 import httpx
 import pytest
 import wire_fixtures as wf
+from kernel_session import saved_trace
 from provider_harness import CHAT, Provider
 from wire_server import Reply, WireServer
 
 from reasoning_nb.core.events import Notice, ReasoningDelta, TextDelta
+from reasoning_nb.core.loops import LOOP_NOTICE
 from reasoning_nb.providers import control
 from reasoning_nb.run import Run
 
@@ -317,3 +321,68 @@ def test_real_reasoning_off_flag_and_the_off_preset(b11434):
     assert trace.request == {} and trace.reasoning == "" and trace.answer.strip()
     trace = anyio.run(lambda: final(real_run(b11434, preset="off", max_tokens=16)))
     assert trace.reasoning == "" and trace.answer.strip()
+
+
+# -- the widget's Answer now, in a real kernel ----------------------------------------------------
+
+
+def is_answer_now(msg) -> bool:
+    """The comm of the Answer now button opening: the live run loops, and it is offered."""
+    opened = msg["msg_type"] == "comm_open"
+    state = msg["content"].get("data", {}).get("state", {}) if opened else {}
+    return state.get("description") == "Answer now"
+
+
+LOOP = "Paris is the capital, so the answer is Paris. " * 10
+
+
+def looping_cell(kernel, wire_server, control_route, *more: Reply) -> str:
+    """Run a ``%%think`` cell on llama.cpp whose reasoning loops and then holds until the
+    control arrives (as the server's would go on thinking), and press Answer now once it is
+    offered; the cell's id. ``more``: the replies of the next chat requests."""
+    resume = threading.Event()
+    held = 1 + len(wf.tokens(LOOP))  # the role chunk, then each piece of reasoning
+    frames = wf.llamacpp_sse(LOOP, "Paris.", id=STREAM_ID)
+    stream = Reply.sse(frames, stall_after=held, stall=60, resume=resume)
+    wire_server.route("POST", CHAT, stream, *more)
+
+    def controlled(recorded) -> Reply:
+        resume.set()  # the server ends the reasoning: the answer streams on
+        return control_route(recorded)
+
+    wire_server.route("POST", CONTROL, controlled)
+    cell = kernel.execute(f"%%think --model llamacpp:m --base-url {wire_server.url}\nCapital?")
+    kernel.collect(cell, timeout=60, until=is_answer_now)
+    kernel.click(kernel.find("ButtonModel", description="Answer now"))
+    return cell
+
+
+@pytest.mark.kernel
+def test_kernel_answer_now_under_a_looping_run_ends_its_reasoning_in_place(kernel, wire_server):
+    """Answer now (offered while a looping run streams) sends the control, and the same run goes
+    on to its answer: no second chat request, no continued run."""
+    cell = looping_cell(kernel, wire_server, llamacpp_control)
+    trace = saved_trace(kernel.collect(cell, timeout=90))
+    assert (trace["status"], trace["answer"]) == ("complete", "Paris.")
+    assert trace["reasoning"] == LOOP and trace.get("continued") is None
+    assert control.NOTICE in trace["warnings"]
+    assert any(w.startswith(LOOP_NOTICE) for w in trace["warnings"])
+    assert len(wire_server.requests_to(CHAT)) == 1
+    assert [r.json["id"] for r in wire_server.requests_to(CONTROL)] == [STREAM_ID]
+
+
+@pytest.mark.kernel
+def test_kernel_answer_now_without_the_control_asks_again(kernel, wire_server):
+    """A server without the route (404): Answer now does what it did before, a second run with
+    the reasoning so far and thinking off, which continues the stopped one."""
+    not_found = Reply.json(wf.openai_error_body("File Not Found", code=404), 404)
+    answer = Reply.sse(wf.llamacpp_sse("", "Paris."))
+    cell = looping_cell(kernel, wire_server, lambda _recorded: not_found, answer)
+    kernel.collect(cell, timeout=60)  # the cell ends with its first run, stopped
+    deadline = time.monotonic() + 60
+    while len(wire_server.requests_to(CHAT)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    again = wire_server.requests_to(CHAT)[-1].json
+    assert len(wire_server.requests_to(CHAT)) == 2
+    assert LOOP.strip()[:40] in again["messages"][-1]["content"]
+    assert again["reasoning_effort"] == "none"
