@@ -386,3 +386,24 @@ def test_kernel_answer_now_without_the_control_asks_again(kernel, wire_server):
     assert len(wire_server.requests_to(CHAT)) == 2
     assert LOOP.strip()[:40] in again["messages"][-1]["content"]
     assert again["reasoning_effort"] == "none"
+
+
+@pytest.mark.real_server
+def test_real_local_demo_ends_its_reasoning_under_its_grammar(b11434, monkeypatch):
+    """``local:`` on the same b11434 binary: the control ends the grammar's think block early
+    (the grammar lets ``</think>`` come after 8 characters), and the answer follows."""
+    from reasoning_nb.providers import local
+
+    monkeypatch.setenv("REASONING_NB_LLAMA_SERVER", str(b11434.binary))
+    local.stop()  # the demo server starts again, on this binary
+    try:
+        run = Run(PROMPT_REAL, model="local:smollm2", preset="max", temperature=0)
+        events, pressed = anyio.run(press_answer_now, run, 3)
+    finally:
+        local.stop()
+    trace = events[-1].trace
+    assert pressed == [True]
+    assert trace.status == "complete" and trace.reasoning.strip() and trace.answer.strip()
+    # left alone, this run fills all 1,000 characters of its room (measured on b11434)
+    assert len(trace.reasoning) < local.THINK_CHARS["max"] // 2
+    assert control.NOTICE in trace.warnings

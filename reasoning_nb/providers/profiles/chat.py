@@ -37,6 +37,12 @@ def local_server(
     return Profile(id, "openai_chat", base_url, row, local=True, start_hint=start_hint, **more)
 
 
+LLAMACPP_CONTROL = EndReasoning(
+    "/chat/completions/control", {"reasoning_control": True}, {"action": "reasoning_end"}
+)
+"""llama.cpp's end of the reasoning of a running stream (PR #23971; b11434 has it). Older builds
+ignore the arm, and their 404 to the control leaves Answer now to ask again."""
+
 LLAMACPP = local_server(
     "llamacpp",
     "http://127.0.0.1:8080/v1",
@@ -47,10 +53,7 @@ LLAMACPP = local_server(
     "start it with `llama-server -m MODEL.gguf --jinja --port 8080`",
     own_key="LLAMACPP_API_KEY",
     loads_models=True,  # in router mode (--models-dir)
-    # PR #23971 (b11434 has it); older builds ignore the arm, and the control gets a 404
-    end_reasoning=EndReasoning(
-        "/chat/completions/control", {"reasoning_control": True}, {"action": "reasoning_end"}
-    ),
+    end_reasoning=LLAMACPP_CONTROL,
 )
 
 LMSTUDIO = local_server(
