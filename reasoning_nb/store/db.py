@@ -35,14 +35,7 @@ MARK_BUSY_MS = 1_000
 SIZES_IN_BYTES = 1
 """``PRAGMA user_version`` from which ``entries.size`` counts UTF-8 bytes (before: characters)."""
 _TRACE_COLUMNS = (
-    "started_at",
-    "provider",
-    "model",
-    "preset",
-    "status",
-    "prompt",
-    "reasoning",
-    "answer",
+    "started_at", "provider", "model", "preset", "status", "prompt", "reasoning", "answer"
 )
 """The columns of ``runs`` read from the trace as they are (then its usage and timing)."""
 
