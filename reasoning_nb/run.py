@@ -35,11 +35,13 @@ from .core.trace import Trace
 from .errors import ConfigError, ProviderError, ReasoningNBError
 from .options import RunOptions, check_sendable
 from .providers import catalog
+from .providers import control as controls
 from .providers.address import api_key_for, base_url_for, normalise
-from .providers.base import RequestContext
+from .providers.base import RequestContext, StreamParser
 from .providers.discovery import default_model, discovered_caps, model_loaded, native_hint
+from .providers.profile import EndReasoning
 from .providers.protocols import protocol_module
-from .providers.transport import Clock, Transport
+from .providers.transport import Clock, HttpRequest, Transport
 from .store import db as store
 from .store.keys import address_of, ask_key, entry_key
 from .store.recording import Recorder, replay, restored
@@ -86,6 +88,11 @@ class Run:
         self._ask: str | None = None
         self._entry: str | None = None
         self._replayed: dict[str, Any] | None = None  # the recorded trace being replayed
+        # Answer now on this stream (``end_reasoning``): the control, where the request armed it
+        self._control: tuple[EndReasoning, str, str, dict[str, str]] | None = None
+        self._parser: StreamParser | None = None
+        self._reasoning_ended = False
+        self._said: list[Notice] = []  # from outside the stream: yielded with the next event
         self.trace = Trace(
             model=options.model or "",
             preset=self.preset,
@@ -116,7 +123,8 @@ class Run:
             # aclosing: closing this generator closes the HTTP response now, not at GC time
             async with aclosing(self._stream()) as stream:
                 async for event in stream:
-                    for each in (event, *self._loop_check(event, watch)):
+                    said, self._said = self._said, []
+                    for each in (event, *said, *self._loop_check(event, watch)):
                         trace.fold(each)
                         if recorder is not None:
                             recorder.add(each)
@@ -155,6 +163,25 @@ class Run:
             self._cache_call(store.save, self._entry, self._ask_key(), recording, trace.started_at)
         self._ended(trace)
         yield Done(trace)
+
+    async def end_reasoning(self) -> bool:
+        """Answer now on this running stream: the server ends the reasoning here and the answer
+        follows in the same stream, with no second request. False where it cannot (the server
+        has no such control, the stream is not running or has no id yet, or the server refused):
+        then ask again with the reasoning so far (``core.rescue.answer_now``)."""
+        parser, armed = self._parser, self._control
+        if armed is None or parser is None or not parser.stream_id:
+            return False
+        if self.trace.status != "running":
+            return False
+        if self._reasoning_ended:  # a second click: the server did it already
+            return True
+        control, base_url, model, headers = armed
+        if not await controls.end(control, base_url, parser.stream_id, model, headers):
+            return False
+        self._reasoning_ended = True
+        self._said.append(Notice(controls.NOTICE))
+        return True
 
     def _loop_check(self, event: Event, watch: LoopWatch) -> tuple[Event, ...]:
         """The loop notice, once. A replay carries the recorded notice: ``stop_on_loop`` stops the
@@ -283,6 +310,7 @@ class Run:
                 return
         for text in (*plan.warnings, *ctx.warnings):
             yield Notice(text)
+        self._arm(info.end_reasoning, base_url, ref.name, request)
         transport = Transport(
             timeout=self.timeout,
             local=info.local,
@@ -306,7 +334,7 @@ class Run:
                     response = await sending.response()
                     if waiting is LOADING:  # it answers: the model is loaded
                         yield Waiting(FIRST_TOKEN)
-                    parser = proto.Parser(ctx)
+                    parser = self._parser = proto.Parser(ctx)
                     batches = transport.frames(response, request.framing)
                     async with aclosing(batches):
                         async for batch in batches:
@@ -339,6 +367,13 @@ class Run:
                 request.body, warning = retry
                 fallback_used = True
                 yield Notice(warning)
+
+    def _arm(self, control: EndReasoning | None, base_url: str, model: str, request: HttpRequest):
+        """Ask for the server's reasoning control with the request, where the profile names one
+        (after the cache key: the arm changes no output)."""
+        if control is not None:
+            request.body = {**(request.body or {}), **control.arm}
+            self._control = (control, base_url, model, dict(request.headers))
 
 
 def _read(parse: Callable[..., list[Event]], *frame: Any) -> list[Event]:

@@ -137,6 +137,7 @@ class Reply:
     delay_after_headers: float = 0.0
     stall_after: int | None = None
     stall: float = 0.0
+    resume: threading.Event | None = None  # ends the stall early once set (by another route)
     drop_after: int | None = None
     drop_reset: bool = False
     hangup: bool = False
@@ -311,12 +312,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- response -----------------------------------------------------------------------------
 
-    def _wait(self, seconds: float) -> bool:
+    def _wait(self, seconds: float, resume: threading.Event | None = None) -> bool:
         """Sleep, waking early if the server stops (False) or the client hangs up (raises
         ConnectionResetError: a stalled reply sees the close as a real server does); True if
         still running."""
         deadline = time.monotonic() + seconds
         while (left := deadline - time.monotonic()) > 0:
+            if resume is not None and resume.is_set():
+                return True
             if self.server.owner._stopping.wait(min(left, 0.05)):
                 return False
             if self._hung_up():
@@ -385,7 +388,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._write(piece, chunked)
                 sent += len(piece)
                 if reply.stall_after is not None and i + 1 == reply.stall_after:
-                    if not self._wait(reply.stall):
+                    if not self._wait(reply.stall, reply.resume):
                         return "stopped"
                 elif reply.pause and i + 1 < len(pieces) and not self._wait(reply.pause):
                     return "stopped"

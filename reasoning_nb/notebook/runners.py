@@ -236,6 +236,7 @@ class WidgetRunner(Runner):
         self._task = None  # that task: the loop holds tasks only weakly
         self.line = ""  # the cell's %%think line: the saved output says which run it shows
         self._error_in_cell = False  # of the run saved last
+        self._streaming: Run | None = None  # (Answer now may end its reasoning)
 
     async def run(
         self, prompt: str, options: dict[str, Any], chat: Conversation | None
@@ -277,17 +278,34 @@ class WidgetRunner(Runner):
         self._again({**self.options, "preset": trace.preset}, Continuation.of(trace, hint, number))
 
     def _rescue(self, trace: Trace, action: str, number: int) -> None:
-        """Answer now or More room under a run that lost its answer (``core.rescue``)."""
-        limit, had = output_limit(trace.model), self.options.get("max_tokens")
-        if action == "answer_now":  # (with room of its own: the thinking ate the cell's limit)
-            room = rescue.answer_room(trace, limit, had)
-            options = {**self.options, "preset": rescue.ANSWER_NOW_PRESET, "max_tokens": room}
-            self._again(options, rescue.answer_now(trace, room, number))
+        """Answer now or More room under a run that lost its answer (``core.rescue``); Answer
+        now under a live run first asks its server to end the reasoning in the same stream."""
+        live = self._streaming
+        if action == "answer_now" and live is not None and live.trace is trace:
+            self._task = detached(lambda: self._answer_now_live(live, number))
             return
+        if action == "answer_now":
+            self._answer_now(trace, number)
+            return
+        limit, had = output_limit(trace.model), self.options.get("max_tokens")
         room = rescue.room(trace, limit, had)
         if room is not None:  # (the widget offers More room only then)
             options = {**self.options, "preset": trace.preset, "max_tokens": room}
             self._again(options, rescue.more_room(trace, room, number))
+
+    def _answer_now(self, trace: Trace, number: int) -> None:
+        """Ask again with the reasoning so far, thinking off, and room of its own for the answer
+        (the thinking ate the cell's limit)."""
+        limit, had = output_limit(trace.model), self.options.get("max_tokens")
+        room = rescue.answer_room(trace, limit, had)
+        options = {**self.options, "preset": rescue.ANSWER_NOW_PRESET, "max_tokens": room}
+        self._again(options, rescue.answer_now(trace, room, number))
+
+    async def _answer_now_live(self, run: Run, number: int) -> None:
+        """The server ends the reasoning and the answer follows in this run; where it cannot
+        (no such control), ask again as under an ended run."""
+        if not await run.end_reasoning():
+            self._answer_now(run.trace, number)
 
     def _line_written(self, line: str) -> None:
         """The page wrote "Use these flags"'s line: the saved output stops offering it."""
@@ -322,9 +340,11 @@ class WidgetRunner(Runner):
         view = self.view
         view.start_run(run.trace)
         view.set_phase("connecting")
+        self._streaming = run
         try:
             await self._live(view, lambda: self._stream(run, view.on_event))
         finally:
+            self._streaming = None
             trace = ended(run.trace)
             # the cell's last run: its error fails the cell, whose error line says it
             in_cell = self._in_cell and self._next is None and trace.status == "error"

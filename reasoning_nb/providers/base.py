@@ -50,6 +50,8 @@ class StreamParser:
 
     finished = False
     """True once the server said the stream is complete ([DONE], done:true, ...)."""
+    stream_id: str | None = None
+    """The server's id of this completion, where a control request names it (``control``)."""
 
     def feed(self, frame_data: str, event: str | None = None) -> list[Event]:
         raise NotImplementedError

@@ -121,6 +121,8 @@ class Parser(StreamParser):
         )
         if chunk.get("error"):
             raise ProviderError(f"The server reported an error mid-stream: {server_message(chunk)}")
+        if self.stream_id is None and isinstance(chunk.get("id"), str):
+            self.stream_id = chunk["id"]  # llama.cpp's control endpoint names the stream by it
         out: list[Event] = []
         for choice in chunk.get("choices") or ():
             if choice.get("index", 0) != 0:

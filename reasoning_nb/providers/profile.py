@@ -31,6 +31,22 @@ class Probes:
 
 
 @dataclass(frozen=True)
+class EndReasoning:
+    """A server's way to end the reasoning of a running stream (``providers/control.py``)."""
+
+    path: str
+    """Under the base URL (``/chat/completions/control``)."""
+    arm: Mapping[str, Any]
+    """Sent with the request: the server allows the control only for a request that asked."""
+    action: Mapping[str, Any]
+    """The control request's fields besides the completion id and the model."""
+
+    def body(self, completion_id: str, model: str) -> dict[str, Any]:
+        # ``model`` routes the control in llama-server's router mode; one model ignores it
+        return {"id": completion_id, "model": model, **self.action}
+
+
+@dataclass(frozen=True)
 class Profile:
     id: str
     protocol: str
@@ -66,6 +82,9 @@ class Profile:
     openai_path: str = ""
     """Where the server also speaks Chat Completions, under its default address (Ollama
     ``/v1``): a Chat Completions provider pointed there is told that this one honours presets."""
+    end_reasoning: EndReasoning | None = None
+    """How to end a running stream's reasoning (Answer now with no second request), where the
+    server has it (``providers/control.py``); None: Answer now asks again."""
     notice: str = ""
     """Said at the start of every run (the demo server's nature)."""
     hints: Mapping[int, str] = field(default_factory=dict)

@@ -249,6 +249,8 @@ def test_request_body_matches_the_preset_table(wire_server, provider, preset, bu
     trace = run(wire_server, f"{provider}:some-model", preset=preset, budget_tokens=budget, **key)
     body = wire_server.last.json
     sent = {k: body[k] for k in body if k not in ("model", "messages", "stream", "stream_options")}
+    # llama.cpp's requests are armed for Answer now's control endpoint (test_wire_2026_h3)
+    assert sent.pop("reasoning_control", None) is (True if provider == "llamacpp" else None)
     assert sent == fields
     assert trace.request == fields  # what was actually sent, in the trace
     assert body["model"] == "some-model"

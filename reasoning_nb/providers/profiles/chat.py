@@ -8,7 +8,7 @@ from typing import Any
 from ...core.history import Replay
 from ...core.presets import BUDGET, LEVEL, Row
 from ..probes import openai_models
-from ..profile import Probes, Profile
+from ..profile import EndReasoning, Probes, Profile
 from .openai import levels_row
 
 NO_THINKING = {"chat_template_kwargs": {"enable_thinking": False}}
@@ -37,13 +37,23 @@ def local_server(
     return Profile(id, "openai_chat", base_url, row, local=True, start_hint=start_hint, **more)
 
 
+LLAMACPP_CONTROL = EndReasoning(
+    "/chat/completions/control", {"reasoning_control": True}, {"action": "reasoning_end"}
+)
+"""llama.cpp's end of the reasoning of a running stream (PR #23971; b11434 has it). Older builds
+ignore the arm, and their 404 to the control leaves Answer now to ask again."""
+
 LLAMACPP = local_server(
     "llamacpp",
     "http://127.0.0.1:8080/v1",
+    # `thinking_budget_tokens`: the name every build with a per-request budget reads; newer ones
+    # (b9982+) read `reasoning_budget_tokens` first and keep this one as its alias (b11434:
+    # tools/server/server-common.cpp), so one name serves old and new servers alike.
     local_row(OFF, budget={"thinking_budget_tokens": BUDGET}),
     "start it with `llama-server -m MODEL.gguf --jinja --port 8080`",
     own_key="LLAMACPP_API_KEY",
     loads_models=True,  # in router mode (--models-dir)
+    end_reasoning=LLAMACPP_CONTROL,
 )
 
 LMSTUDIO = local_server(

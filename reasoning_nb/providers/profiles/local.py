@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...core.presets import BUDGET
 from ..profile import Profile
-from .chat import OFF, local_row
+from .chat import LLAMACPP_CONTROL, OFF, local_row
 
 LOCAL = Profile(
     "local",
@@ -14,6 +14,8 @@ LOCAL = Profile(
     local_row(OFF, ("low", "medium", "high", "max"), budget={"thinking_budget_tokens": BUDGET}),
     local=True,
     start_hint="install it with `pip install 'reasoning_nb[local]'`",
+    # where its binary has the route (the b11434 build has; under the grammar too), else re-ask
+    end_reasoning=LLAMACPP_CONTROL,
     notice="local: is a demo (SmolLM2-135M): its thinking is shaped by the server, not real "
     "reasoning.",
 )
