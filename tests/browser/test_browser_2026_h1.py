@@ -5,30 +5,16 @@ and helpers; screenshots (Light and Dark) land in ``test-artifacts/browser/``.""
 
 from __future__ import annotations
 
+import test_browser as tb
 import wire_fixtures as wf
 from playwright.sync_api import expect
-from test_browser import (  # noqa: F401 - the fixtures are used by name
-    BROWSER,
-    CHAT,
-    browser_page,
-    cell,
-    lab,
-    live,
-    open_notebook,
-    page,
-    run_all,
-    stream,
-    wait_cell_done,
-    wait_state,
-    wire,
-    write_notebook,
-)
+from test_browser import browser_page, lab, page, wire  # noqa: F401 - fixtures, used by name
 from test_browser_round2 import both_themes
 from wire_server import Reply
 
 from reasoning_nb.core.loops import LOOP_NOTICE
 
-pytestmark = BROWSER
+pytestmark = tb.BROWSER
 
 LOOP = "Wait, 17 × 3 is 51. Let me check 17 × 3 again. " * 4
 
@@ -37,28 +23,30 @@ def test_a_run_vllm_stopped_at_a_loop_offers_answer_now(page, lab, wire):  # noq
     frames = wf.vllm_sse(LOOP, "", finish_reason="repetition", usage=True)
     wire.route(
         "POST",
-        CHAT,
+        tb.CHAT,
         Reply.sse(frames, pause=0.01),
-        stream("", "It is **391**.", pause=0.01),
+        tb.stream("", "It is **391**.", pause=0.01),
     )
     line = f"%%think --model vllm:Qwen/Qwen3.6-27B --base-url {wire.url} --preset high"
-    write_notebook(lab, "repetition.ipynb", "%load_ext reasoning_nb", f"{line}\nWhat is 17 × 23?")
-    open_notebook(page, "repetition.ipynb")
-    run_all(page)
-    wait_cell_done(page)
-    s = wait_state(page, "s.status.startsWith('done')")
+    tb.write_notebook(
+        lab, "repetition.ipynb", "%load_ext reasoning_nb", f"{line}\nWhat is 17 × 23?"
+    )
+    tb.open_notebook(page, "repetition.ipynb")
+    tb.run_all(page)
+    tb.wait_cell_done(page)
+    s = tb.wait_state(page, "s.status.startsWith('done')")
     assert f"{LOOP_NOTICE}: the server stopped it (finish reason 'repetition')" in s["status"]
     assert s["status"].startswith("done: no answer, the server stopped a loop · ")
-    steer = live(page).locator(".reasoning-nb-steer")
+    steer = tb.live(page).locator(".reasoning-nb-steer")
     answer_now = steer.locator("button", has_text="Answer now")
     expect(answer_now).to_be_visible()
-    both_themes(page, "h1-repetition-stopped", cell(page))
+    both_themes(page, "h1-repetition-stopped", tb.cell(page))
 
     answer_now.click()
-    s = wait_state(
+    s = tb.wait_state(
         page, "s.status.includes('continues run 1') && s.status.startsWith('done') && s.twin"
     )
     assert s["answer"] == "It is 391."
-    assert wire.bodies(CHAT)[-1]["messages"][-1]["content"].count("Let me check 17 × 3") == 4
-    both_themes(page, "h1-repetition-answered", cell(page))
+    assert wire.bodies(tb.CHAT)[-1]["messages"][-1]["content"].count("Let me check 17 × 3") == 4
+    both_themes(page, "h1-repetition-answered", tb.cell(page))
     assert not page.errors, page.errors
