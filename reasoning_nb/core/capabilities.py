@@ -1,8 +1,8 @@
 """What a model can do about reasoning, from four layers; later layers win field by field.
 
 1. ``snapshot``: the shipped models.dev data (``reasoning_nb/data/capabilities.json``, MIT,
-   rebuilt by ``tools/build_capabilities.py``), looked up under the models.dev provider id the
-   provider's profile names.
+   rebuilt by ``tools/build_capabilities.py``, of the day :func:`snapshot_as_of` says), looked
+   up under the models.dev provider id the provider's profile names.
 2. ``family``: rules on local model names (``qwen3:0.6b``), for local providers only: hosted
    servers separate reasoning themselves.
 3. ``server``: facts the provider layer discovered at run time (Ollama ``/api/show``).
@@ -149,6 +149,11 @@ def family_facts(model: str) -> dict[str, Any]:
 def snapshot() -> dict[str, Any]:
     text = resources.files("reasoning_nb").joinpath("data/capabilities.json").read_text("utf-8")
     return json.loads(text)
+
+
+def snapshot_as_of() -> str:
+    """The day the shipped models.dev data was taken (YYYY-MM-DD): how old its facts are."""
+    return snapshot()["as_of"]
 
 
 def _snapshot_facts(provider: str | None, model: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .capabilities import family_facts
 from .tokens import estimate
 from .trace import Trace
 
@@ -43,6 +44,13 @@ TEXT = ""
 field of its message (vLLM, llama.cpp): the trace's own text goes back, nothing extra is saved."""
 
 
+FINAL_DROPS_REASONING = ("gpt-oss",)
+"""Families whose format drops a turn's reasoning once it ended in a final answer, keeping it
+only across the tool calls of a turn still under way: harmony (OpenAI's harmony guide; gpt-oss's
+own chat template renders no analysis for earlier final turns). Every ``--chat`` turn ends in an
+answer (the package makes no tool calls), so these get the answers only, on any provider."""
+
+
 class Provider(Protocol):
     """The provider the next turn goes to (its profile)."""
 
@@ -60,12 +68,14 @@ def assistant_turn(trace: Trace, to: Provider, *, reasoning: bool = True) -> dic
     if not reasoning or rule is None or trace.provider != to.id:
         return turn
     if rule.saved == TEXT:
-        if trace.reasoning:
-            model = trace.model.partition(":")[2].strip()  # as ``ModelRef.name``
+        model = trace.model.partition(":")[2].strip()  # as ``ModelRef.name``
+        if trace.reasoning and family_facts(model).get("family") not in FINAL_DROPS_REASONING:
             turn |= {rule.message: trace.reasoning, "replay_model": model}
         return turn
     state = trace.provider_state.get(to.id)
     if isinstance(state, dict) and state.get("model") and isinstance(state.get(rule.saved), list):
+        if family_facts(str(state["model"])).get("family") in FINAL_DROPS_REASONING:
+            return turn
         turn |= {rule.message: state[rule.saved], "replay_model": state["model"]}
     return turn
 

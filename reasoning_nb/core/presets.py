@@ -47,6 +47,9 @@ class Row:
     """Preset -> level where the table maps without a warning (OpenAI ``max`` -> ``xhigh``)."""
     off: dict | str | None = None
     """Fields for ``off``; ``"none"``: send the level "none"; None: cannot switch off."""
+    on: dict | None = None
+    """Fields for any level when the model lists no levels, only on and off (``efforts == ()``,
+    as Ollama's ``/api/show`` says); the level not sent is named in a warning."""
     budget: dict | None = None
     """Fields that send a token budget (``BUDGET``); None: a budget is bucketed to a level."""
     budgets: dict[str, int | None] | None = None
@@ -194,6 +197,12 @@ class _Planner:
             self.warn(f"{self.flavor} has no effort {level!r}; sent {new!r} instead.")
             level = new
         efforts = caps.efforts
+        if row.on is not None and efforts == () and level != "none":
+            self.warn(
+                f"{self.who} takes no reasoning levels, only on or off, so thinking was "
+                f"switched on instead of effort {level!r}."
+            )
+            return self.done(dict(row.on), effort=level)
         keep_none = level == "none" and caps.can_disable is True
         if not checked and efforts and level not in efforts and not keep_none:
             new = nearest(level, [e for e in efforts if e != "none" or level == "none"])

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from ..core.capabilities import snapshot_as_of
 from ..errors import ReasoningNBError
 from ..llama_server.process import INSTALL_HINT
 from ..providers import local
@@ -130,6 +131,7 @@ async def listing() -> Listing:
         lines.append(("Default model", f"{model} ({why})"))
     except ReasoningNBError as exc:
         lines.append(("Default model", f"none. {exc}"))
+    lines.append(("Model facts", f"efforts and budgets from models.dev as of {snapshot_as_of()}"))
     return Listing(providers, servers, lines)
 
 

@@ -5,7 +5,8 @@ Shapes from wire-formats.md §6 (anthropic-sdk-python types, 2026-08): the strea
 ``content_block_stop`` → ``message_delta`` (stop reason, cumulative usage) → ``message_stop``;
 ``ping`` and an in-band ``error`` event may come anywhere. Reasoning control is manual
 (``thinking: {type: enabled, budget_tokens}``, ≤ 4.5) or adaptive (``thinking: {type: adaptive}``
-+ top-level ``output_config.effort``, 4.6+); the preset table (core/presets.py) picks which.
++ top-level ``output_config.effort``, 4.6+); the profile's rows (profiles/anthropic.py) pick
+which, and add ``display: "summarized"`` for the models that hide thinking by default.
 
 History: the thinking / redacted_thinking / text blocks of a turn, with their signatures, go
 into ``ProviderState({"anthropic": {"model", "content"}})``; ``core.history`` hands them back as
@@ -24,7 +25,7 @@ from ..errors import ProviderError
 from .base import RequestContext, StreamParser, UsageCounts, decode_json, message_text, split_system
 from .base import explain_hosted as explain  # noqa: F401 - its WireProtocol.explain
 from .http_errors import server_message
-from .profiles.anthropic import MANUAL
+from .profiles.anthropic import MANUAL, SUMMARIZED
 from .transport import HttpRequest
 
 FRAMING = "sse"
@@ -63,11 +64,7 @@ def build_request(ctx: RequestContext) -> HttpRequest:
     body["stream"] = True
     if ctx.temperature is not None:
         _temperature(ctx, body, thinking_on)
-    merge(body, fields)
-    thinking = body.get("thinking")
-    # Opus 4.7+ / Claude 5 (no budget mode) return empty thinking unless asked for a summary.
-    if thinking_on and thinking.get("type") == "adaptive" and ctx.caps.budget_min is None:
-        thinking.setdefault("display", "summarized")
+    merge(body, fields)  # `display: "summarized"` comes with the row of a model that hides it
     headers = {"anthropic-version": API_VERSION, "content-type": "application/json"}
     if ctx.api_key:
         headers["x-api-key"] = ctx.api_key
@@ -163,7 +160,7 @@ def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any]
         return _without_thinking(retry, quoted)
     if kind == "enabled" and ("adaptive" in msg or "thinking.type.enabled" in msg):
         effort = bucket(int(thinking.get("budget_tokens") or 0))
-        retry["thinking"] = {"type": "adaptive"}
+        retry["thinking"] = dict(SUMMARIZED)  # the models that take only adaptive hide it
         retry.setdefault("output_config", {})["effort"] = effort
         return retry, (
             f"Anthropic rejected a manual thinking budget for this model ({quoted}), so it was "

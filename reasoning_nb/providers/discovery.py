@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -32,16 +33,40 @@ class LocalServer:
 
 
 async def discovered_caps(
-    info: Profile, base_url: str, model: str, preset: str
+    info: Profile, base_url: str, model: str, preset: str, budget_tokens: int | None = None
 ) -> dict[str, Any] | None:
     """Runtime facts for the capability registry; only asked when a control would be sent."""
     show = info.probes.show if info.probes else None
-    if show is None or preset == "auto":
+    if show is None or (preset == "auto" and budget_tokens is None):
         return None
     key = (base_url, model)
     if key not in _show_cache:
         _show_cache[key] = await show(base_url, model)
     return _show_cache[key]
+
+
+def native_hint(
+    info: Profile, base_url: str, preset: str, budget_tokens: int | None = None
+) -> str | None:
+    """The one-line hint for a Chat Completions provider pointed, with a reasoning control, at
+    a server that has a native provider of its own (``openai-compatible`` at Ollama's
+    ``:11434/v1``). Known by the native provider's default port and path: a probe would cost
+    every run a request for a hint."""
+    if info.protocol != "openai_chat" or not info.local:
+        return None
+    if preset == "auto" and budget_tokens is None:  # nothing is lost: the hint is of presets
+        return None
+    asked = urlsplit(base_url)
+    for native in PROVIDERS.values():
+        home = urlsplit(native.base_url or "")
+        if native.openai_path and (asked.port, asked.path) == (home.port, native.openai_path):
+            return (
+                f"This base URL looks like {native.name or native.id}'s OpenAI-compatible "
+                "endpoint, which takes no thinking budget and checks no model's levels: use "
+                f"`{native.id}:MODEL` (base URL without {native.openai_path}), whose native API "
+                "honours every preset."
+            )
+    return None
 
 
 async def model_loaded(info: Profile, base_url: str, model: str) -> bool | None:

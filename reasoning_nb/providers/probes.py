@@ -49,10 +49,25 @@ async def ollama_models(base_url: str) -> Listing:
 
 
 async def ollama_show(base_url: str, model: str) -> dict[str, Any] | None:
-    """``POST /api/show``: whether the model thinks, for the capability registry."""
+    """``POST /api/show``: whether the model thinks, and the ``think`` values it takes, for the
+    capability registry."""
     data = await _answer("POST", f"{base_url}/api/show", SHOW_TIMEOUT, json={"model": model})
     caps = data.get("capabilities") if isinstance(data, dict) else None
-    return {"reasoning": "thinking" in caps} if isinstance(caps, list) else None
+    if not isinstance(caps, list):
+        return None
+    return {"reasoning": "thinking" in caps, **_think_values(data.get("thinking"))}
+
+
+def _think_values(thinking: Any) -> dict[str, Any]:
+    """Ollama's ``thinking: {"values": [...], "default": ...}`` (ollama PR #18473, v0.31+): a
+    level it does not list falls back to the model's default without a word, so the planner
+    clamps to these. Levels -> ``efforts``; booleans only -> ``()``, on or off with no levels;
+    ``false`` listed -> it can be switched off."""
+    values = thinking.get("values") if isinstance(thinking, dict) else None
+    if not isinstance(values, list) or not values:
+        return {}
+    levels = tuple(v.lower() for v in values if isinstance(v, str))
+    return {"efforts": levels, "can_disable": any(v is False for v in values)}
 
 
 async def ollama_loaded(base_url: str, model: str) -> bool | None:

@@ -8,7 +8,7 @@ Everything known about a provider apart from its request code; the generic machi
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core.capabilities import Capabilities, lookup
@@ -63,6 +63,9 @@ class Profile:
     replay: Replay | None = None
     """What its earlier ``--chat`` turns send back besides the answer; None: the answer only."""
     probes: Probes | None = None
+    openai_path: str = ""
+    """Where the server also speaks Chat Completions, under its default address (Ollama
+    ``/v1``): a Chat Completions provider pointed there is told that this one honours presets."""
     notice: str = ""
     """Said at the start of every run (the demo server's nature)."""
     hints: Mapping[int, str] = field(default_factory=dict)
@@ -80,6 +83,9 @@ class Profile:
     """The ``chat_template_kwargs`` that make a template keep or drop earlier turns' reasoning
     (Qwen 3.5+ ``preserve_thinking``): sent with a chat's earlier turns, true exactly when
     their reasoning goes back (``--history``, the ``replay`` rule)."""
+    efforts: tuple[str, ...] = ()
+    """The efforts its API now documents for every model that takes one, over an older
+    snapshot's list (a user's ``override`` still wins)."""
 
     def __post_init__(self) -> None:
         if self.cost is None and not self.local and self.snapshot_id:
@@ -101,7 +107,10 @@ class Profile:
 
     def capabilities(self, model: str, discovered: dict | None = None) -> Capabilities:
         """What ``model`` can do, from this provider's sources (``core.capabilities``)."""
-        return lookup(self.id, model, discovered, snapshot_id=self.snapshot_id, family=self.local)
+        caps = lookup(self.id, model, discovered, snapshot_id=self.snapshot_id, family=self.local)
+        if self.efforts and caps.efforts and "override" not in caps.sources:
+            caps = replace(caps, efforts=self.efforts)
+        return caps
 
 
 @dataclass(frozen=True)

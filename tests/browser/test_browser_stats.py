@@ -30,6 +30,7 @@ from test_browser import (  # noqa: F401 - the fixtures are used by name
 )
 
 from reasoning_nb import Trace, stats
+from reasoning_nb.core.capabilities import snapshot_as_of
 from reasoning_nb.views.stats_chart import TITLE
 
 pytestmark = BROWSER
@@ -246,7 +247,8 @@ WORD_BOXES = r"""(el) => {
 
 def test_list_is_a_table_that_fits_the_output(page, lab):  # noqa: F811
     """Item 9: ``%think --list`` in a real kernel shows a table (its key column aligned) that
-    fits the output area; the demo's long line wraps between words, never inside one."""
+    fits the output area; the demo's long line wraps between words, never inside one. Issue 25:
+    it ends with the day of the shipped capability data."""
     from test_browser import run_all, wait_cell_done, write_notebook
 
     write_notebook(lab, "list.ipynb", "%load_ext reasoning_nb", "%think --list")
@@ -268,6 +270,9 @@ def test_list_is_a_table_that_fits_the_output(page, lab):  # noqa: F811
     ids = rows.locator("td:first-child")
     heights = {round(i.bounding_box()["height"]) for i in ids.all()}
     assert max(heights) < 30, heights  # provider ids one line each
+    facts = listed.locator(":scope > div").filter(has=page.locator("b", has_text="Model facts"))
+    said = f"Model facts: efforts and budgets from models.dev as of {snapshot_as_of()}"
+    expect(facts).to_have_text(said)
     demo = listed.locator(":scope > div").filter(has=page.locator("b", has_text="Embedded demo"))
     for width in (1280, 900):  # the shared window, and a narrow one that makes it wrap
         page.set_viewport_size({"width": width, "height": 900})

@@ -267,9 +267,15 @@ def test_anthropic_rows():
     assert small.fields["thinking"]["budget_tokens"] == 1024 and "1024" in small.warnings[0]
     kept = plan("anthropic", "low", None, manual, max_tokens=30000)
     assert "max_tokens" not in kept.fields
-    adaptive = Capabilities(reasoning=True, efforts=("low", "medium", "high", "xhigh", "max"))
+    efforts = ("low", "medium", "high", "max")
+    adaptive = Capabilities(reasoning=True, efforts=efforts, budget_min=1024)  # 4.6: summarizes
     assert plan("anthropic", "max", None, adaptive).fields == {
         "thinking": {"type": "adaptive"},
+        "output_config": {"effort": "max"},
+    }
+    hidden = Capabilities(reasoning=True, efforts=("low", "medium", "high", "xhigh", "max"))
+    assert plan("anthropic", "max", None, hidden).fields == {  # 4.7+: omitted unless asked
+        "thinking": {"type": "adaptive", "display": "summarized"},
         "output_config": {"effort": "max"},
     }
 
@@ -298,8 +304,10 @@ def test_openrouter_and_deepseek_rows():
     assert plan("openrouter", "max", None, UNKNOWN).fields == {"reasoning": {"effort": "xhigh"}}
     assert plan("deepseek", "low", None, UNKNOWN).fields == {
         "thinking": {"type": "enabled"},
-        "reasoning_effort": "high",
+        "reasoning_effort": "low",
     }
+    medium = plan("deepseek", "medium", None, UNKNOWN)
+    assert medium.fields["reasoning_effort"] == "high" and "'medium'" in medium.warnings[0]
     assert plan("deepseek", "off", None, UNKNOWN).fields == {"thinking": {"type": "disabled"}}
 
 

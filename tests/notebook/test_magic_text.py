@@ -11,6 +11,7 @@ from shell_cell import think_cell
 from wire_server import Reply
 
 from reasoning_nb import Trace
+from reasoning_nb.core.capabilities import snapshot_as_of
 from reasoning_nb.notebook.magic import transform_think_cells
 from reasoning_nb.notebook.runners import METADATA_KEY
 
@@ -172,6 +173,11 @@ def test_list_shows_providers_and_running_servers(ip, wire_server, monkeypatch):
     assert f"llamacpp at {wire_server.url}/v1" in shown
     assert "llamacpp:qwen3-8b  thinks" in shown
     assert "llamacpp:smollm2" in shown
+    # how old the shipped capability data is: the day its JSON records
+    assert shown.endswith(f"Model facts: efforts and budgets from models.dev as of {AS_OF}")
+
+
+AS_OF = snapshot_as_of()
 
 
 def listed(ip) -> str:

@@ -401,8 +401,8 @@ ADAPTIVE_REJECTED = (
             {"preset": "high"},
             ENABLED_REJECTED,
             manual(16000, 20096),
-            {
-                "thinking": {"type": "adaptive"},
+            {  # only models that hide thinking reject enabled: ask for its summary
+                "thinking": {"type": "adaptive", "display": "summarized"},
                 "output_config": {"effort": "high"},
                 "max_tokens": 20096,
             },

@@ -227,8 +227,12 @@ BODIES = {
     ("openrouter", "auto", 3000): ({"reasoning": {"max_tokens": 3000}}, False),
     ("deepseek", "off", None): ({"thinking": {"type": "disabled"}}, False),
     ("deepseek", "low", None): (
-        {"thinking": {"type": "enabled"}, "reasoning_effort": "high"},
+        {"thinking": {"type": "enabled"}, "reasoning_effort": "low"},
         False,
+    ),
+    ("deepseek", "medium", None): (  # DeepSeek has no medium: high, said
+        {"thinking": {"type": "enabled"}, "reasoning_effort": "high"},
+        True,
     ),
     ("deepseek", "max", None): (
         {"thinking": {"type": "enabled"}, "reasoning_effort": "max"},

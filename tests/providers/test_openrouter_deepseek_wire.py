@@ -272,14 +272,14 @@ OFF = {"thinking": {"type": "disabled"}}
 DEEPSEEK_BODIES = {
     ("deepseek-v4-pro", "auto", None): ({}, None),
     ("deepseek-v4-pro", "off", None): (OFF, None),
-    ("deepseek-v4-pro", "low", None): (ON | {"reasoning_effort": "high"}, None),
-    ("deepseek-v4-pro", "medium", None): (ON | {"reasoning_effort": "high"}, None),
+    ("deepseek-v4-pro", "low", None): (ON | {"reasoning_effort": "low"}, None),
+    ("deepseek-v4-pro", "medium", None): (ON | {"reasoning_effort": "high"}, "'medium'"),
     ("deepseek-v4-pro", "high", None): (ON | {"reasoning_effort": "high"}, None),
     ("deepseek-v4-pro", "max", None): (ON | {"reasoning_effort": "max"}, None),
     ("deepseek-v4-flash", "max", None): (ON | {"reasoning_effort": "max"}, None),
     ("deepseek-v4-flash", "off", None): (OFF, None),
     ("deepseek-v4-flash", "auto", 20000): (ON | {"reasoning_effort": "max"}, "20000"),
-    ("deepseek-v4-flash", "auto", 3000): (ON | {"reasoning_effort": "high"}, "3000"),
+    ("deepseek-v4-flash", "auto", 10000): (ON | {"reasoning_effort": "high"}, "10000"),
     ("deepseek-reasoner", "high", None): (ON | {"reasoning_effort": "high"}, None),
     ("deepseek-chat", "high", None): ({}, "does not support reasoning controls"),
 }

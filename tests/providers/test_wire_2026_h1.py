@@ -208,6 +208,17 @@ def test_reasoning_goes_back_only_to_the_model_that_wrote_it(ip, wire_server):
     assert second["chat_template_kwargs"] == {"preserve_thinking": False}
 
 
+@pytest.mark.parametrize("provider", list(LOCAL))
+def test_gpt_oss_gets_the_answers_only_and_the_switch_off(ip, wire_server, provider):
+    """Source: OpenAI's harmony guide (``core.history.FINAL_DROPS_REASONING``): a turn that ended
+    in a final answer loses its reasoning, on vLLM and llama.cpp too, so the switch says so."""
+    _, switches, frames = LOCAL[provider]
+    model = f"{provider}:openai/gpt-oss-20b"
+    _, second, _ = two_turns(ip, wire_server, model, model, frames, "--history reasoning")
+    assert second["messages"][1] == {"role": "assistant", "content": ANSWER}
+    assert second["chat_template_kwargs"] == dict.fromkeys(switches, False)
+
+
 # What the two template generations do with an earlier assistant turn (the gates as the
 # Qwen3.6-35B-A3B and Qwen3.8-27B chat_template.jinja state them; the rest is a sketch).
 GATES = {

@@ -125,16 +125,20 @@ OPENROUTER = Profile(
     },
 )
 
+DEEPSEEK_EFFORTS = ("low", "high", "max")
+"""api-docs.deepseek.com/guides/thinking_mode (2026): V4 took high/max at launch, now low too."""
 DEEPSEEK = Profile(
     "deepseek",
     "openai_chat",
     "https://api.deepseek.com",
+    # Thinking is on when unset (V4), so `auto` sends nothing. The server maps other efforts
+    # (medium -> high), so a preset it has no level for is sent as its nearest, with a warning.
     Row(
         effort={"thinking": {"type": "enabled"}, "reasoning_effort": LEVEL},
-        vocab=("high", "max"),
-        rename={"low": "high", "medium": "high"},
+        vocab=DEEPSEEK_EFFORTS,
         off={"thinking": {"type": "disabled"}},
     ),
+    efforts=DEEPSEEK_EFFORTS,
     key_envs=("DEEPSEEK_API_KEY",),
     snapshot_id="deepseek",
     hints={

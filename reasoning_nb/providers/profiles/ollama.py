@@ -10,9 +10,16 @@ OLLAMA = Profile(
     "ollama",
     "ollama",
     "http://127.0.0.1:11434",
-    # Local servers: `auto` sends nothing.
-    Row(effort={"think": LEVEL}, vocab=("low", "medium", "high", "max"), off={"think": False}),
+    # Local servers: `auto` sends nothing. /api/show's `thinking.values` (probes.ollama_show)
+    # narrow the levels per model; a model with booleans only is switched on.
+    Row(
+        effort={"think": LEVEL},
+        vocab=("low", "medium", "high", "max"),
+        off={"think": False},
+        on={"think": True},
+    ),
     base_url_env="OLLAMA_HOST",
+    name="Ollama",
     key_envs=("OLLAMA_API_KEY",),
     local=True,
     loads_models=True,
@@ -25,4 +32,7 @@ OLLAMA = Profile(
     # a good hint for local names too.
     snapshot_id="ollama-cloud",
     probes=Probes(ollama_models, show=ollama_show, loaded=ollama_loaded),
+    # Its /v1 maps only `reasoning_effort` (or `reasoning.effort`) to `think` and reads no
+    # budget field (ollama openai/openai.go, FromChatRequest), and has no /api/show levels.
+    openai_path="/v1",
 )
