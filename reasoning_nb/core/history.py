@@ -1,8 +1,9 @@
 """Conversation turns for ``--chat``: each provider's rule for sending reasoning back.
 
-Replaying to local servers wastes context (llama.cpp replays it only for templates that declare
-``supports_preserve_reasoning``). ``--history answer`` sends every provider the answers only:
-none requires past reasoning on turns without tool calls (wire-formats §6–8).
+``--history answer`` sends every provider the answers only: none requires past reasoning on
+turns without tool calls (wire-formats §6–8). vLLM and llama.cpp take the reasoning text back,
+and their profile names the template switch that keeps it in the prompt or drops it (Qwen 3.5+
+``preserve_thinking``): the choice is sent both ways, as template defaults differ.
 """
 
 from __future__ import annotations
@@ -25,16 +26,22 @@ class Replay:
     """What a provider gets back from its own earlier turns, only when the next request goes to
     the same ``replay_model`` (signatures are model-specific); else the plain ``content``.
 
-    Without a rule, the answer only. Local servers: their templates drop past reasoning or never
+    Without a rule, the answer only. Other local servers: templates drop past reasoning or never
     saw it. OpenAI: requests never ask for ``reasoning.encrypted_content``, so there is no item
     to replay. DeepSeek: ``reasoning_content`` comes back only on tool-call turns; we make none."""
 
     saved: str
-    """The key in the trace's saved ``provider_state`` (its list of blocks, parts, details)."""
+    """The key in the trace's saved ``provider_state`` (its list of blocks, parts, details), or
+    ``TEXT``: the trace's reasoning text itself."""
     message: str
     """The key on the assistant message that carries that list back."""
     text: Callable[[dict[str, Any]], str]
     """The reasoning text of one item of the list (what a history costs in tokens)."""
+
+
+TEXT = ""
+"""``Replay.saved`` of servers whose chat templates read a past turn's reasoning as a plain text
+field of its message (vLLM, llama.cpp): the trace's own text goes back, nothing extra is saved."""
 
 
 FINAL_DROPS_REASONING = ("gpt-oss",)
@@ -59,6 +66,11 @@ def assistant_turn(trace: Trace, to: Provider, *, reasoning: bool = True) -> dic
     turn: dict[str, Any] = {"role": "assistant", "content": trace.answer}
     rule = to.replay
     if not reasoning or rule is None or trace.provider != to.id:
+        return turn
+    if rule.saved == TEXT:
+        model = trace.model.partition(":")[2].strip()  # as ``ModelRef.name``
+        if trace.reasoning and family_facts(model).get("family") not in FINAL_DROPS_REASONING:
+            turn |= {rule.message: trace.reasoning, "replay_model": model}
         return turn
     state = trace.provider_state.get(to.id)
     if isinstance(state, dict) and state.get("model") and isinstance(state.get(rule.saved), list):
@@ -113,7 +125,9 @@ def size(messages: list[dict[str, Any]], model: str, to: Provider) -> dict[str, 
         if rule is None or message.get("replay_model") != model:  # the answer text only
             continue
         items = message.get(rule.message)
-        if isinstance(items, list):
+        if isinstance(items, str):  # a ``TEXT`` rule's
+            chars += len(items)
+        elif isinstance(items, list):
             chars += sum(len(rule.text(item)) for item in items if isinstance(item, dict))
     turns = sum(1 for m in messages if m.get("role") == "assistant")
     return {"history_turns": turns, "history_tokens": estimate(chars)}

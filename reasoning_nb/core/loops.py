@@ -19,6 +19,11 @@ import re
 LOOP_NOTICE = "The reasoning repeats itself"
 """The start of the ``Notice`` a run yields (once) when its reasoning loops; views match it."""
 
+REPETITION = "repetition"
+"""The finish reason of a run its server stopped because the output repeats itself (vLLM's
+``repetition_detection``, PR #35451: ``FinishReason.REPETITION``). Such a run is cut short, as at
+its token limit (``Trace.finish``), and its warning says so (``server_stopped``)."""
+
 WINDOW = 32
 MIN_CHARS = 240
 COPIES = 3
@@ -99,3 +104,15 @@ class LoopWatch:
         if stopped:
             return f"{what}: the run was stopped, as stop_on_loop asks."
         return f"{what}."
+
+
+def server_stopped(warnings: list[str], answered: bool, advice: str = "") -> str:
+    """The warning of a run its server stopped at a loop (``REPETITION``). ``warnings``: the
+    run's own, where this watch may have named the loop already; ``advice``: what to try when no
+    answer came (the rescue's words)."""
+    if any(w.startswith(LOOP_NOTICE) for w in warnings):
+        what = "The server stopped the run at that loop"
+    else:
+        what = f"{'The answer repeats itself' if answered else LOOP_NOTICE}: the server stopped it"
+    said = f"{what} (finish reason {REPETITION!r})"
+    return f"{said}, before any answer: {advice}" if advice else f"{said}."

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import tokens
+from . import loops, tokens
 from .continuation import Continuation
 
 if TYPE_CHECKING:
@@ -73,19 +73,23 @@ def room(trace: Trace, limit: int | None, max_tokens: int | None = None) -> int 
 
 
 def message(trace: Trace, limit: int | None) -> str:
-    """The warning of a run that lost its answer to thinking."""
+    """The warning of a run that lost its answer to thinking (or to a loop its server stopped)."""
+    at_limit = room(trace, limit) is None
+    if trace.finish_reason == loops.REPETITION:  # lost to a loop the server stopped
+        return loops.server_stopped(trace.warnings, False, TRY_NOW if at_limit else TRY)
     count, estimated = spent(trace)
     n = f"≈{count}" if estimated else str(count)
     lost = f"The model spent all {n} tokens thinking and gave no answer"
-    at_limit = room(trace, limit) is None
     return f"{lost}, at its output limit: {TRY_NOW}" if at_limit else f"{lost}: {TRY}"
 
 
 def warn_if_lost(trace: Trace, limit: int | None) -> None:
-    """At finish: say plainly that the answer was lost to thinking (not just "truncated");
-    ``limit``: the model's output limit, as for :func:`room`."""
+    """At finish: say plainly that the answer was lost to thinking (not just "truncated"), or
+    that the server stopped a loop; ``limit``: the model's output limit, as for :func:`room`."""
     if lost_answer(trace):
         trace.warn(message(trace, limit))
+    elif trace.finish_reason == loops.REPETITION:
+        trace.warn(loops.server_stopped(trace.warnings, bool(trace.answer.strip())))
 
 
 def answer_room(trace: Trace, limit: int | None, max_tokens: int | None = None) -> int:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from . import events, schema
+from .loops import REPETITION
 from .schema import CACHE_KEYS, DISPLAY_KEY, TIMING, USAGE, USAGE_KEYS
 
 STARTED_AT = "%Y-%m-%dT%H:%M:%SZ"
@@ -240,7 +241,8 @@ class Trace:
 
     def finish(self, status: str | None = None, error: str | None = None) -> Trace:
         if status is None:
-            status = "truncated" if self.finish_reason == "length" else "complete"
+            # cut short: at the token limit, or by a server that stopped a loop
+            status = "truncated" if self.finish_reason in ("length", REPETITION) else "complete"
         self.status = status
         if error is not None:
             self.error = error

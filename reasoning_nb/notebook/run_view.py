@@ -14,6 +14,7 @@ import ipywidgets as W
 
 from ..core.cost import label as cost_label
 from ..core.events import Event, Notice, ReasoningDelta, Reclassify, TextDelta, Usage, Waiting
+from ..core.loops import REPETITION
 from ..core.rescue import lost_answer
 from ..core.subject import Subject
 from ..core.trace import Trace
@@ -38,6 +39,7 @@ _LIVE_LABEL = {"connecting": "connecting…", "thinking": "thinking…", "answer
 _CARET = {True: "caret-down", False: "caret-right"}
 _PHASE_OF_STATUS = {"complete": "done", "truncated": "done", "cancelled": "stopped"}
 LOST_DETAIL = "no answer, every token went to thinking"  # (its warning says what to do)
+LOOP_DETAIL = "no answer, the server stopped a loop"  # (finish reason ``loops.REPETITION``)
 SUBJECT_EVERY = 1.0  # seconds: the live subject changes at most this often, to be read
 
 
@@ -174,7 +176,7 @@ class RunView:
         self.phase = _PHASE_OF_STATUS.get(trace.status, "error")
         self.detail = "truncated" if trace.status == "truncated" else ""  # (errors: own line)
         if lost_answer(trace):
-            self.detail = LOST_DETAIL
+            self.detail = LOOP_DETAIL if trace.finish_reason == REPETITION else LOST_DETAIL
 
     # -- widgets ---------------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from .http_errors import server_message
 from .transport import HttpRequest
 
 FRAMING = "sse"
-REASONING_KEYS: tuple[str, ...] = ()
+REASONING_KEYS: tuple[str, ...] = ("chat_template_kwargs",)  # with a chat's keep-reasoning switch
 SERVER = None
 _CONTROLS = (
     "reasoning_effort",
@@ -128,7 +128,9 @@ class Parser(StreamParser):
             if choice.get("index", 0) != 0:
                 continue
             delta = choice.get("delta") or {}
-            # Whichever of the two names is non-empty; servers differ by version.
+            # Either name, said once: ``reasoning`` (vLLM since PR #27752, alone since #33402),
+            # ``reasoning_content`` (llama.cpp, DeepSeek, older vLLM and its mlx forks); a
+            # server may send both with the same text, or one empty.
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             if "reasoning_details" in delta:
                 reasoning = self._hosted.reasoning(delta, reasoning)
@@ -221,6 +223,8 @@ def _dialect(ctx: RequestContext, body: dict[str, Any]) -> None:
     if profile.replay is not None:  # past reasoning goes back only to the model that made it
         key = profile.replay.message
         body["messages"] = [_replayed(m, ctx.ref.name, key) for m in body["messages"]]
+        if profile.keeps_reasoning:
+            _keep_reasoning(body, key, profile.keeps_reasoning)
 
 
 def _expects_hidden_reasoning(ctx: RequestContext) -> bool:
@@ -236,6 +240,18 @@ def _temperature_while_thinking(ctx: RequestContext, body: dict[str, Any]) -> No
             f"DeepSeek ignores temperature={body['temperature']!r} while the model thinks; "
             "preset 'off' switches thinking off."
         )
+
+
+def _keep_reasoning(body: dict[str, Any], key: str, switches: tuple[str, ...]) -> None:
+    """Tell the template to keep the earlier turns' reasoning exactly when it goes back, and to
+    drop it otherwise, whatever its default: Qwen 3.5/3.6 templates drop it unless told, Qwen
+    3.8's keeps it (an empty block for a turn sent without), and llama.cpp sets every template's
+    switch on since PR #28174. A first turn sends nothing; a template without the switch
+    ignores it."""
+    turns = [m for m in body["messages"] if m.get("role") == "assistant"]
+    if turns:
+        kept = any(key in m for m in turns)
+        merge(body, {"chat_template_kwargs": dict.fromkeys(switches, kept)})
 
 
 def _replayed(message: dict[str, Any], model: str, key: str) -> dict[str, Any]:

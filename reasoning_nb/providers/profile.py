@@ -98,6 +98,10 @@ class Profile:
     """Reasoning models take a temperature; False: it is dropped with a warning (OpenAI)."""
     thinking_ignores_temperature: bool = False
     """A temperature is sent but ignored while the model thinks, with a warning (DeepSeek)."""
+    keeps_reasoning: tuple[str, ...] = ()
+    """The ``chat_template_kwargs`` that make a template keep or drop earlier turns' reasoning
+    (Qwen 3.5+ ``preserve_thinking``): sent with a chat's earlier turns, true exactly when
+    their reasoning goes back (``--history``, the ``replay`` rule)."""
     efforts: tuple[str, ...] = ()
     """The efforts its API now documents for every model that takes one, over an older
     snapshot's list (a user's ``override`` still wins)."""

@@ -123,15 +123,16 @@ def test_openai_and_deepseek_get_the_answers_only(ip, wire_server, model, path, 
 
 @pytest.mark.parametrize("history", ["--history reasoning", "--history answer", ""])
 def test_local_server_gets_the_answer_only_with_one_notice(ip, wire_server, history):
-    frames = wf.llamacpp_sse(REASONING, ANSWER)
-    got = two_turns(ip, wire_server, "llamacpp:m", "/v1/chat/completions", frames, history)
+    """LM Studio (vLLM and llama.cpp take the reasoning back: test_wire_2026_h1.py)."""
+    frames = wf.lmstudio_sse(REASONING, ANSWER)
+    got = two_turns(ip, wire_server, "lmstudio:m", "/v1/chat/completions", frames, history)
     assert got["body"]["messages"][1] == {"role": "assistant", "content": ANSWER}
     notices = [w for w in got["saved"]["warnings"] if "answers only" in w]
     assert len(notices) == (1 if history.endswith("reasoning") else 0)
     assert got["saved"]["request"]["history_tokens"] == HISTORY_TOKENS
     if history:  # a third turn: the notice was said once
         wire_server.route("POST", "/v1/chat/completions", Reply.sse(frames))
-        flags = f"--model llamacpp:m --base-url {wire_server.url} --chat demo {history}"
+        flags = f"--model lmstudio:m --base-url {wire_server.url} --chat demo {history}"
         cap = cell(ip, flags, "Once more?")
         third = cap.outputs[-1].metadata[METADATA_KEY]
         assert not [w for w in third["warnings"] if "answers only" in w]

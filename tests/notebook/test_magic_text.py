@@ -59,7 +59,8 @@ def test_chat_sends_history(ip, wire_server):
     sent = wire_server.bodies(CHAT)[-1]["messages"]
     assert sent == [
         {"role": "user", "content": "Capital of France?"},
-        {"role": "assistant", "content": "Paris."},  # reasoning is not sent back to local servers
+        # llama.cpp takes the reasoning back (test_wire_2026_h1.py: and the template's switch)
+        {"role": "assistant", "content": "Paris.", "reasoning_content": "think 1"},
         {"role": "user", "content": "Its population?"},
     ]
     think_cell(ip, f"--model llamacpp:m --base-url {wire_server.url}", "Fresh question")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.history import Replay
+from ...core.history import TEXT, Replay
 from ...core.presets import BUDGET, LEVEL, Row
 from ..probes import openai_models
 from ..profile import EndReasoning, Probes, Profile
@@ -54,6 +54,10 @@ LLAMACPP = local_server(
     own_key="LLAMACPP_API_KEY",
     loads_models=True,  # in router mode (--models-dir)
     end_reasoning=LLAMACPP_CONTROL,
+    # Past reasoning as `reasoning_content` (PR #18994); `preserve_reasoning` (PR #25105) sets
+    # every template's spelling, `preserve_thinking` reaches Qwen's on builds before it.
+    replay=Replay(TEXT, "reasoning_content", str),
+    keeps_reasoning=("preserve_reasoning", "preserve_thinking"),
 )
 
 LMSTUDIO = local_server(
@@ -71,6 +75,9 @@ VLLM = local_server(
     local_row(NO_THINKING, budget={"thinking_token_budget": BUDGET}),
     "start it with `vllm serve MODEL --reasoning-parser PARSER`",
     own_key="VLLM_API_KEY",
+    # It reads past reasoning as `reasoning` only (#38488) and hands the template both names.
+    replay=Replay(TEXT, "reasoning", str),
+    keeps_reasoning=("preserve_thinking",),
 )
 
 OPENAI_COMPATIBLE = local_server(
