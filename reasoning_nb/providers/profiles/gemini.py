@@ -28,10 +28,14 @@ LEVELS = Row(
 
 
 def row(caps: Capabilities) -> Row:
-    if caps.efforts:
+    """Levels where the model lists them or is a Gemini 3 (``thinkingLevel`` replaces the budget
+    there: a budget still passes but is the legacy control, and Gemini 3.5 rejects it); budgets
+    for Gemini 2.x and models known by a budget range."""
+    name = caps.model.lower()
+    if caps.efforts or "gemini-3" in name:
         return LEVELS
     budgeted = caps.budget_min is not None or caps.budget_max is not None
-    return BUDGETS if budgeted or "gemini-2" in caps.model.lower() else LEVELS
+    return BUDGETS if budgeted or "gemini-2" in name else LEVELS
 
 
 def _thought_text(part: dict[str, Any]) -> str:
