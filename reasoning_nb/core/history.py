@@ -27,8 +27,9 @@ class Replay:
     the same ``replay_model`` (signatures are model-specific); else the plain ``content``.
 
     Without a rule, the answer only. Other local servers: templates drop past reasoning or never
-    saw it. OpenAI: requests never ask for ``reasoning.encrypted_content``, so there is no item
-    to replay. DeepSeek: ``reasoning_content`` comes back only on tool-call turns; we make none."""
+    saw it. DeepSeek: ``reasoning_content`` comes back only on tool-call turns; we make none.
+    OpenAI's reasoning items go back with their encrypted content, so a turn needs no stored
+    response (``store: false``, zero retention)."""
 
     saved: str
     """The key in the trace's saved ``provider_state`` (its list of blocks, parts, details), or

@@ -1,30 +1,38 @@
 """OpenAI Responses API (``POST /v1/responses``, SSE): reasoning summaries and the answer.
 
 Request: ``reasoning: {effort, summary: "auto"}`` (the preset row; ``summary`` is what makes
-reasoning visible at all), ``max_output_tokens`` (reasoning included), the system prompt as
-``instructions``, the conversation as ``input`` messages. Sampling parameters are dropped on
-reasoning models (OpenAI rejects them), with a warning.
+reasoning visible at all) and, on reasoning models, ``include: ["reasoning.encrypted_content"]``;
+``max_output_tokens`` (reasoning included), the system prompt as ``instructions``, the
+conversation as ``input`` messages. Sampling parameters are dropped on reasoning models (OpenAI
+rejects them), with a warning. ``reasoning.context`` and ``reasoning.mode`` are not sent: their
+defaults (``auto``: the model decides; the standard mode) are what a preset means.
 
-History: text only. We leave ``store`` at its default and do not ask for
-``include: ["reasoning.encrypted_content"]``: a ``--chat`` turn is sent back as its answer text,
-so no reasoning item (or its encrypted content) is ever replayed, to OpenAI or anyone else.
+History (stateless, whatever ``store`` is: we leave it at its default and never send
+``previous_response_id``): the reasoning items of a response, with their encrypted content, go
+into ``ProviderState({"openai": {"model", "reasoning_items"}})``; ``core.history`` hands them
+back on the assistant message and :func:`build_request` puts them before that answer in
+``input``, exactly as they came, only to the same model. An item without encrypted content is
+not kept: its id alone would fail where responses are not stored.
 
 Stream (wire-formats §5b; dispatch on the JSON ``type``, which repeats the ``event:`` line):
 ``response.reasoning_summary_text.delta`` (one block per ``item_id`` + ``summary_index``; blocks
-are joined with a blank line), ``response.reasoning_text.delta`` (raw reasoning, gpt-oss servers),
-``response.output_text.delta`` / ``response.refusal.delta`` (the answer), ``*.done`` and
+are joined with a blank line), ``response.reasoning_text.delta`` (raw reasoning, gpt-oss servers;
+per reasoning item, the first of the two kinds to speak is shown, so a server sending both shows
+one), ``response.output_text.delta`` / ``response.refusal.delta`` (the answer), ``*.done`` and
 ``response.output_item.done`` (only what the deltas did not already bring), terminal
 ``response.completed`` / ``response.incomplete`` (truncated) / ``response.failed`` and in-band
 ``error`` events. Usage: ``input_tokens``, ``output_tokens``,
-``output_tokens_details.reasoning_tokens``.
+``output_tokens_details.reasoning_tokens``. A summary asked for may still be empty (often at low
+effort): a notice says so, rather than an empty reasoning pane.
 """
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any
 
-from ..core.events import Event, Finish, Notice, ReasoningDelta, TextDelta
+from ..core.events import Event, Finish, Notice, ProviderState, ReasoningDelta, TextDelta
 from ..core.presets import SCALE, merge, nearest
 from ..errors import ProviderError
 from .base import RequestContext, StreamParser, UsageCounts, decode_json, split_system
@@ -40,7 +48,7 @@ def build_request(ctx: RequestContext) -> HttpRequest:
     instructions, messages = split_system(ctx.messages)
     body: dict[str, Any] = {
         "model": ctx.ref.name,
-        "input": [{"role": m["role"], "content": m.get("content") or ""} for m in messages],
+        "input": _input(messages, ctx),
         "stream": True,
     }
     if instructions:
@@ -55,6 +63,19 @@ def build_request(ctx: RequestContext) -> HttpRequest:
     merge(body, ctx.plan.fields)
     headers = {"authorization": f"Bearer {ctx.api_key}"} if ctx.api_key else {}
     return HttpRequest(f"{ctx.base_url}/responses", body, headers, framing=FRAMING)
+
+
+def _input(messages: list[dict[str, Any]], ctx: RequestContext) -> list[dict[str, Any]]:
+    """Chat messages -> ``input``; an earlier turn of this same model brings its reasoning items
+    back first, as they came (another model could not read their encrypted content)."""
+    rule = ctx.ref.provider.replay
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        items = m.get(rule.message) if rule is not None else None
+        if isinstance(items, list) and m.get("replay_model") == ctx.ref.name:
+            out += [copy.deepcopy(item) for item in items if isinstance(item, dict)]
+        out.append({"role": m["role"], "content": m.get("content") or ""})
+    return out
 
 
 def drops_sampling(ctx: RequestContext) -> bool:
@@ -136,11 +157,19 @@ def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any]
             "(platform.openai.com/settings/organization/general), so the request was sent again "
             "without reasoning.summary: no reasoning text is shown, its token count still is."
         )
+    if "include" in body and ("encrypted" in message or "include" in message):
+        retry = {k: v for k, v in body.items() if k != "include"}
+        return retry, (
+            f"The server does not take include={body['include']!r} ({error.message[:120]}), so "
+            "the request was sent again without it: a --chat turn after this one gets its answer "
+            "back, not its reasoning."
+        )
     for retry in (effort_retry(error, body, ("reasoning", "effort")), sampling_retry(error, body)):
         if retry is not None:
             return retry
     if isinstance(reasoning, dict) and "reasoning" in message and "unsupported" in message:
-        retry = {k: v for k, v in body.items() if k != "reasoning"}
+        # the include is about reasoning items too: it goes with them
+        retry = {k: v for k, v in body.items() if k not in ("reasoning", "include")}
         return retry, (
             f"The model does not take reasoning settings ({error.message[:120]}), so the request "
             "was sent again without them."
@@ -190,6 +219,12 @@ _REASONING_KINDS = ("summary", "raw")
 
 class Parser(StreamParser):
     def __init__(self, ctx: RequestContext):
+        self._provider, self._model = ctx.ref.provider.id, ctx.ref.name
+        self._keeps_items = ctx.ref.provider.replay is not None
+        self._items: list[dict[str, Any]] = []
+        """Reasoning items with encrypted content, as done, for the next ``--chat`` turn."""
+        asked = ctx.plan.fields.get("reasoning")
+        self._asked_summary = isinstance(asked, dict) and bool(asked.get("summary"))
         self._texts: dict[tuple, str] = {}
         """(kind, item, index) -> text emitted so far."""
         self._item_kind: dict[Any, str] = {}
@@ -278,6 +313,8 @@ class Parser(StreamParser):
         item_id = output_index if output_index is not None else item.get("id")
         out: list[Event] = []
         if item.get("type") == "reasoning":
+            if self._keeps_items and isinstance(item.get("encrypted_content"), str):
+                self._items.append({k: copy.deepcopy(v) for k, v in item.items() if v is not None})
             for i, part in enumerate(item.get("summary") or ()):
                 if isinstance(part, dict):
                     out += self._rest("summary", item_id, i, part.get("text"))
@@ -293,12 +330,17 @@ class Parser(StreamParser):
         usage = response.get("usage")
         if isinstance(usage, dict):
             counts = UsageCounts()
+            hidden = counts.get(usage.get("output_tokens_details"), "reasoning_tokens")
             out += counts.events(
                 input_tokens=counts.get(usage, "input_tokens"),
                 output_tokens=counts.get(usage, "output_tokens"),
-                reasoning_tokens=counts.get(usage.get("output_tokens_details"), "reasoning_tokens"),
+                reasoning_tokens=hidden,
                 cache_read_tokens=counts.get(usage.get("input_tokens_details"), "cached_tokens"),
             )
+            out += self._no_summary(response, hidden)
+        if self._items:
+            state = {"model": self._model, "reasoning_items": self._items}
+            out.append(ProviderState({self._provider: state}))
         if kind == "response.completed":
             out.append(Finish("stop"))
             return out
@@ -309,7 +351,21 @@ class Parser(StreamParser):
         out.append(Finish("length"))
         return out
 
+    def _no_summary(self, response: dict[str, Any], hidden: int | None) -> list[Event]:
+        """The notice for a summary asked for that never came although the model reasoned."""
+        echoed = response.get("reasoning")  # the effective settings, after any fallback
+        asked = bool(echoed.get("summary")) if isinstance(echoed, dict) else self._asked_summary
+        shown = any(kind in _REASONING_KINDS and text for (kind, *_), text in self._texts.items())
+        if not asked or shown or not hidden:
+            return []
+        return [Notice(NO_SUMMARY.format(n=hidden))]
 
+
+NO_SUMMARY = (
+    "OpenAI sent no reasoning summary this time, though the model reasoned for {n} tokens: "
+    "summaries are not guaranteed and low efforts often get none, so a higher --preset is the "
+    "way to see one."
+)
 _DONE = {  # event -> (kind of text, the field with the full text, the field with its index)
     "response.reasoning_summary_text.done": ("summary", "text", "summary_index"),
     "response.reasoning_summary_part.done": ("summary", "part", "summary_index"),

@@ -102,7 +102,8 @@ SHAPES = {
         ANSWER,
         n_tokens(REASONING),
     ),
-    # encrypted content in the reasoning item (store=false clients) is never shown or kept
+    # encrypted content in the reasoning item is never shown; it is kept only in provider_state,
+    # for the next --chat turn (test_wire_2026_h5.py)
     "encrypted-item": (
         wf.responses_sse(REASONING, ANSWER, encrypted="gAAAAABo-opaque"),
         REASONING,
@@ -131,7 +132,8 @@ def test_responses_shapes_give_the_exact_trace(wire_server, shape, seed, max_pie
     assert trace.usage == usage(20, hidden + n_tokens(ANSWER), hidden)
     assert (trace.status, trace.finish_reason, trace.warnings) == ("complete", "stop", [])
     assert (trace.model, trace.provider) == ("openai:gpt-5.1", "openai")
-    assert "gAAAA" not in json.dumps(trace.to_dict())
+    shown = {k: v for k, v in trace.to_dict().items() if k != "provider_state"}
+    assert "gAAAA" not in json.dumps(shown)
     kinds = [type(e) for e in events]
     last_reasoning = max(i for i, k in enumerate(kinds) if k is ReasoningDelta)
     assert last_reasoning < kinds.index(TextDelta)
@@ -215,6 +217,7 @@ def test_stream_without_a_terminal_event_is_truncated(wire_server):
 # -- Responses request bodies (spec/presets.md, openai row) --------------------------------------
 
 A = {"summary": "auto"}
+INCLUDE = {"include": ["reasoning.encrypted_content"]}  # on reasoning models: for --chat
 # (model, preset, budget) -> (reasoning object sent or None, warning substring or None)
 BODIES = {
     ("gpt-5.1", "auto", None): (A, None),
@@ -246,10 +249,11 @@ def test_responses_body_matches_the_preset_table(wire_server, model, preset, bud
     expected, warning = BODIES[(model, preset, budget)]
     trace, body = OPENAI.sent(wire_server, FRAMES, f"openai:{model}", preset, budget)
     assert body.get("reasoning") == expected
-    assert trace.request == ({"reasoning": expected} if expected else {})
+    assert trace.request == ({"reasoning": expected} | INCLUDE if expected else {})
+    assert body.get("include") == (INCLUDE["include"] if expected else None)
     assert body["model"] == model and body["stream"] is True
     assert body["input"] == [{"role": "user", "content": PROMPT}]
-    assert set(body) <= {"model", "input", "stream", "reasoning"}
+    assert set(body) <= {"model", "input", "stream", "reasoning", "include"}
     check_warning(trace, warning)
     assert (trace.reasoning, trace.answer) == (REASONING, ANSWER)
 
@@ -257,8 +261,8 @@ def test_responses_body_matches_the_preset_table(wire_server, model, preset, bud
 def test_preset_high_is_what_the_trace_says_was_sent(wire_server):
     serve(wire_server, FRAMES)
     trace = run(wire_server, "openai:o3", preset="high")
-    assert trace.request == {"reasoning": {"effort": "high", "summary": "auto"}}
-    assert trace.request == {"reasoning": wire_server.last.json["reasoning"]}
+    assert trace.request == {"reasoning": {"effort": "high", "summary": "auto"}} | INCLUDE
+    assert trace.request == {"reasoning": wire_server.last.json["reasoning"]} | INCLUDE
     assert trace.to_dict()["request"] == trace.request
 
 
@@ -356,7 +360,7 @@ def test_unverified_organisation_gets_the_answer_without_summaries(wire_server):
     first, second = wire_server.bodies(RESPONSES)
     assert first["reasoning"] == {"effort": "high", "summary": "auto"}
     assert second["reasoning"] == {"effort": "high"}
-    assert trace.request == {"reasoning": {"effort": "high"}}
+    assert trace.request == {"reasoning": {"effort": "high"}} | INCLUDE
     assert (trace.reasoning, trace.answer) == ("", ANSWER)
     assert trace.usage["reasoning_tokens"] == 57
     assert any("verified organizations" in w for w in trace.warnings)
