@@ -1,0 +1,61 @@
+"""Issue 25, item 5 as a user sees it in a real JupyterLab: an OpenAI run whose reasoning summary
+came back empty (low effort) shows no empty reasoning pane, and its status says why there is no
+reasoning text. Screenshots in Light and Dark land in ``test-artifacts/browser/``."""
+
+from __future__ import annotations
+
+import wire_fixtures as wf
+from playwright.sync_api import expect
+from test_browser import (  # noqa: F401 - the fixtures are used by name
+    BROWSER,
+    browser_page,
+    cell,
+    lab,
+    open_notebook,
+    page,
+    run_all,
+    set_theme,
+    shot,
+    wait_cell_done,
+    wait_state,
+    wire,
+    write_notebook,
+)
+from wire_server import Reply
+
+pytestmark = BROWSER
+
+
+def test_an_empty_openai_summary_is_said_not_shown_as_an_empty_pane(
+    page,  # noqa: F811
+    lab,  # noqa: F811
+    wire,  # noqa: F811
+):
+    frames = wf.responses_sse("", "It is **391**.", reasoning_tokens=57, encrypted="gAAAAopaque")
+    wire.route("POST", "/v1/responses", Reply.sse(frames, pause=0.02))
+    line = f"%%think --model openai:gpt-5.1 --base-url {wire.url} --preset low"
+    line += " --api-key-env OPENAI_API_KEY"  # the wire server is not OpenAI's address
+    write_notebook(
+        lab,
+        "empty-summary.ipynb",
+        "%load_ext reasoning_nb\nimport os\nos.environ['OPENAI_API_KEY'] = 'sk-test'",
+        f"{line}\nWhat is 17 × 23?",
+    )
+    open_notebook(page, "empty-summary.ipynb")
+    run_all(page)
+    wait_cell_done(page)
+    s = wait_state(page, "s.status.startsWith('done')")
+    assert s["answer"] == "It is 391." and not s["reasoning"], s
+    view = cell(page)
+    expect(view.get_by_text("OpenAI sent no reasoning summary this time").first).to_be_visible()
+    expect(view.get_by_text("57 tokens", exact=False).first).to_be_visible()
+    for pane in (".reasoning-nb-pane", ".reasoning-nb-reasoning"):  # live, and its twin
+        expect(view.locator(f"{pane}:visible")).to_have_count(0)
+    assert "gAAAA" not in view.inner_text()
+    try:
+        for theme in ("JupyterLab Light", "JupyterLab Dark"):
+            set_theme(page, theme)
+            shot(page, f"h5-empty-summary-{theme.split()[-1].lower()}", view)
+    finally:
+        set_theme(page, "JupyterLab Light")
+    assert not page.errors, page.errors
