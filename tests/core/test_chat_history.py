@@ -101,18 +101,33 @@ def test_openrouter(ip, wire_server, history):
         assert turn == {"role": "assistant", "content": ANSWER}
 
 
-@pytest.mark.parametrize(
-    ("model", "path", "frames"),
-    [
-        ("openai:gpt-5.1", "/v1/responses", wf.responses_sse(REASONING, ANSWER)),
-        ("deepseek:deepseek-reasoner", "/v1/chat/completions", wf.deepseek_sse(REASONING, ANSWER)),
-    ],
-)
 @pytest.mark.parametrize("history", ["--history reasoning", "--history answer"])
-def test_openai_and_deepseek_get_the_answers_only(ip, wire_server, model, path, frames, history):
-    """OpenAI replays no reasoning summary (no encrypted items are kept) and DeepSeek's
-    reasoning_content must not be sent back: both read the answer, and ``reasoning`` says so."""
-    got = two_turns(ip, wire_server, model, path, frames, history)
+def test_openai_gets_its_encrypted_reasoning_items_back(ip, wire_server, history):
+    """The reasoning item, encrypted content and summary as they came, before its answer
+    (tests/providers/test_wire_2026_h5.py has the sources); ``answer``: the answer only."""
+    frames = wf.responses_sse(REASONING, ANSWER, encrypted="gAAAAB-opaque")
+    got = two_turns(ip, wire_server, "openai:gpt-5.1", "/v1/responses", frames, history)
+    items = [m for m in got["body"]["input"] if m.get("type") == "reasoning"]
+    if history.endswith("reasoning"):
+        assert [(i["encrypted_content"], i["summary"][0]["text"]) for i in items] == [
+            ("gAAAAB-opaque", REASONING)
+        ]
+        assert got["saved"]["request"]["history_tokens"] == WITH_REASONING
+    else:
+        assert items == [] and got["saved"]["request"]["history_tokens"] == HISTORY_TOKENS
+    assert got["body"]["input"][-2:] == [
+        {"role": "assistant", "content": ANSWER},
+        {"role": "user", "content": SECOND},
+    ]
+    assert got["saved"]["warnings"] == []
+
+
+@pytest.mark.parametrize("history", ["--history reasoning", "--history answer"])
+def test_deepseek_gets_the_answers_only(ip, wire_server, history):
+    """DeepSeek's reasoning_content must not be sent back: it reads the answer, and
+    ``reasoning`` says so."""
+    model, path = "deepseek:deepseek-reasoner", "/v1/chat/completions"
+    got = two_turns(ip, wire_server, model, path, wf.deepseek_sse(REASONING, ANSWER), history)
     body = got["body"]
     turns = body.get("input") or body["messages"]
     assert REASONING not in str(body) and ANSWER in str(turns)
