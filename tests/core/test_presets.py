@@ -238,10 +238,14 @@ def test_openai_responses_row():
     gpt51 = Capabilities(
         reasoning=True, efforts=("none", "low", "medium", "high"), can_disable=True, model="gpt-5.1"
     )
-    assert plan("openai", "auto", None, gpt51).fields == {"reasoning": {"summary": "auto"}}
-    assert plan("openai", "off", None, gpt51).fields == {
-        "reasoning": {"summary": "auto", "effort": "none"}
-    }
+    include = {"include": ["reasoning.encrypted_content"]}  # the reasoning items, for --chat
+    assert (
+        plan("openai", "auto", None, gpt51).fields == {"reasoning": {"summary": "auto"}} | include
+    )
+    assert (
+        plan("openai", "off", None, gpt51).fields
+        == {"reasoning": {"summary": "auto", "effort": "none"}} | include
+    )
     top = plan("openai", "max", None, gpt51)
     assert top.fields["reasoning"]["effort"] == "high"
     assert "'xhigh'" in top.warnings[0] and "'high'" in top.warnings[0]
