@@ -13,7 +13,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "reasoning_nb" / "data"
-SLIM_COPY = ROOT.parent / "shared" / "data" / "models-dev-reasoning.json"
+# The builder's default input: a copy of the team's slim models.dev file, kept in the repo.
+SLIM_COPY = ROOT / "tools" / "data" / "models-dev-reasoning.json"
 sys.path.insert(0, str(ROOT / "tools"))
 import build_capabilities  # noqa: E402  (a script in tools/, not a package)
 

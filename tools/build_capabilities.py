@@ -7,12 +7,12 @@ Usage (from the repo root)::
     python tools/build_capabilities.py --as-of 2026-07-01   # the team's slim copy
 
 The input is either models.dev's ``api.json`` (``{provider: {"models": {model: entry}}}``) or
-the team's slim copy ``../shared/data/models-dev-reasoning.json`` (``{"providers": {provider:
-{model: entry}}, "source_commit": ...}``). ``--as-of`` is the day the data was taken: api.json
-does not say, and the output records it so the README and ``%think --list`` can tell how old the
-facts are. Only the providers that the provider profiles name (``snapshot_id``), and only the
-fields ``reasoning_nb.core.capabilities`` reads, are kept; one model per line, so a refresh
-reads well as a diff. A ``models-dev-LICENSE`` beside the input replaces
+the team's slim copy, kept as ``tools/data/models-dev-reasoning.json`` (``{"providers":
+{provider: {model: entry}}, "source_commit": ...}``). ``--as-of`` is the day the data was taken:
+api.json does not say, and the output records it so the README and ``%think --list`` can tell
+how old the facts are. Only the providers that the provider profiles name (``snapshot_id``), and
+only the fields ``reasoning_nb.core.capabilities`` reads, are kept; one model per line, so a
+refresh reads well as a diff. A ``models-dev-LICENSE`` beside the input replaces
 ``reasoning_nb/data/MODELS-DEV-LICENSE`` (MIT asks for the notice to be kept).
 
 No registry package carries this data (checked 2026-11-27): npm's ``models.dev`` 0.0.0 holds
@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_INPUT = ROOT.parent / "shared" / "data" / "models-dev-reasoning.json"
+DEFAULT_INPUT = ROOT / "tools" / "data" / "models-dev-reasoning.json"
 OUT_DIR = ROOT / "reasoning_nb" / "data"
 
 # models.dev provider ids that our provider profiles name (their ``snapshot_id``).
