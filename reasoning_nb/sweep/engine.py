@@ -29,6 +29,7 @@ import anyio
 from ..api import call_blocking
 from ..errors import ConfigError, ProviderError
 from ..options import RunOptions
+from ..providers import catalog
 from ..run import Run
 from ..store import db as store
 from . import grading
@@ -45,6 +46,10 @@ after the shared back-off. Other failures (a 502 from a gateway may follow a bil
 rows with their error."""
 ATTEMPTS = 5
 """Times a refused request is asked in all, before its row says the server's refusal."""
+UNPRICED = (
+    "max_usd cannot hold for {model}: its price is not published, so its runs count as $0; "
+    "set a smaller sweep, or watch the provider's own usage page."
+)
 BACKOFF = 2.0
 """Seconds of the first back-off where the server named none; doubled each time."""
 
@@ -105,7 +110,6 @@ class Engine:
         self.keep_reasoning = reasoning_in_frame
         self.budget = Budget(max_usd)
         self.tally = Tally(len(self.prompts) * len(self.options), clock, on_progress)
-        self._clock, self._sleep = clock, sleep
         self._rows: list[Row | None] = [None] * self.tally.progress.total
         self._gates: dict[str, tuple[Gate, deque[int]]] = {}
         base_url = run_options.get("base_url")
@@ -119,9 +123,10 @@ class Engine:
         self._workers: anyio.CancelScope | None = None  # the task group's, while it runs
         self._unlogged: list[dict[str, Any]] = []
         self._logging = False
-        self.log_warning: str | None = None
+        self.warnings: list[str] = []
+        """What the sweep could not do as asked (the log, the cap), one sentence each."""
 
-    def _jobs_of(self, model_index: int) -> range | list[int]:
+    def _jobs_of(self, model_index: int) -> list[int]:
         """The run numbers of one model, prompt by prompt (a prompt's presets go together)."""
         per_prompt, presets = len(self.options), len(self.presets)
         return [
@@ -132,7 +137,7 @@ class Engine:
 
     def result(self) -> Sweep:
         rows = [row for row in self._rows if row is not None]
-        return Sweep(self.sweep_id, rows, self.tally.progress)
+        return Sweep(self.sweep_id, rows, self.tally.progress, list(self.warnings))
 
     async def run(self) -> Sweep:
         try:
@@ -194,6 +199,8 @@ class Engine:
             told = trace.status != "error" or bool(trace.usage.get("output_tokens"))
             # a model with no price (a local one) costs nothing; a failed request tells nothing
             price = (cost or 0.0) if told else None
+            if told and cost is None and self.budget.max_usd is not None and _priced(trace):
+                self._warn(UNPRICED.format(model=model))
             self.budget.settle(model, preset, reserved, spent=usd or 0.0, cost=price)
             if refused is not None:
                 self.tally.retrying()
@@ -237,7 +244,17 @@ class Engine:
         try:
             store.log_runs(group, self.sweep_id)
         except (sqlite3.Error, OSError) as exc:  # the log costs a warning, never the sweep
-            self.log_warning = store.unusable(exc, "; the sweep went on without its log")
+            self._warn(store.unusable(exc, "; the sweep went on without its log"))
+
+    def _warn(self, text: str) -> None:
+        if text not in self.warnings:
+            self.warnings.append(text)
+
+
+def _priced(trace: Any) -> bool:
+    """The provider bills (a hosted API), so a run with no cost had no published price."""
+    profile = catalog.PROVIDERS.get(trace.provider)
+    return profile is not None and profile.cost is not None
 
 
 def _names(what: str, given: str | Sequence[str]) -> list[str]:

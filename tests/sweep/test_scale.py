@@ -146,3 +146,17 @@ async def test_max_usd_stops_before_the_next_request_would_pass_it(wire_server, 
     assert result.progress.usd == pytest.approx(2 * cost) and result.progress.usd <= 2.5 * cost
     assert max(p.running for p in seen) == 1  # before its price is known, one run at a time
     assert len(result.rows) == 2 and result.progress.total == 6
+
+
+async def test_a_model_without_a_price_is_said_to_escape_the_cap(wire_server):
+    frames = wf.responses_sse("Hmm.", "A", reasoning_tokens=4)
+    wire_server.route("POST", "/v1/responses", Reply.sse(frames))
+    model = "openai:no-such-model-xyz"
+    result = await asweep(
+        ["Q0", "Q1"], models=model, presets="low", base_url=wire_server.url, api_key=KEY,
+        max_usd=0.01,
+    )  # fmt: skip
+    assert [r.cost_usd for r in result.rows] == [None, None]
+    assert result.warnings == [f"max_usd cannot hold for {model}: its price is not published, "
+                               "so its runs count as $0; set a smaller sweep, or watch the "
+                               "provider's own usage page."]  # fmt: skip
