@@ -30,6 +30,7 @@ from ..api import call_blocking
 from ..errors import ConfigError, ProviderError
 from ..options import RunOptions
 from ..providers import catalog
+from ..providers.transport import shared_clients
 from ..run import Run
 from ..store import db as store
 from . import grading
@@ -141,7 +142,7 @@ class Engine:
 
     async def run(self) -> Sweep:
         try:
-            async with anyio.create_task_group() as workers:
+            async with shared_clients(), anyio.create_task_group() as workers:
                 self._workers = workers.cancel_scope
                 for gate, queue in self._gates.values():
                     for _ in range(gate.runs):
