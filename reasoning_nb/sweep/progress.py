@@ -31,7 +31,8 @@ class Progress:
     """The estimated spend of the runs asked in this sweep (a replay bills nothing)."""
     elapsed_s: float = 0.0
     eta_s: float | None = None
-    """Seconds left at the pace so far; None until a run has finished."""
+    """Seconds left at the pace of the runs asked so far (replays are not a pace); None until
+    one has finished, 0 once all have."""
     batch_state: str | None = None
     """The batch service's own state string while a batch sweep waits on it."""
     stopped: str | None = None
@@ -83,8 +84,8 @@ class Tally:
     def _change(self, **changes) -> None:
         elapsed = self._clock() - self._start
         p = replace(self.progress, elapsed_s=elapsed, **changes)
-        left = p.total - p.done
-        eta = elapsed * left / p.done if p.done and elapsed >= 0 else None
+        left, asked = p.total - p.done, p.done - p.cached  # replays take no time: not a pace
+        eta = elapsed * left / asked if asked > 0 else None
         self.progress = p = replace(p, eta_s=0.0 if left <= 0 else eta)
         if self._on_progress is not None:
             self._on_progress(p)

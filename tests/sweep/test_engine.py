@@ -137,17 +137,20 @@ def test_progress_counts_and_eta_on_a_fake_clock():
     now = [100.0]
     seen = []
     tally = Tally(4, lambda: now[0], seen.append)
-    assert tally.progress.eta_s is None
+    tally.started()
+    tally.finished(failed=False, cached=True, usage={}, usd=None)
+    assert tally.progress.eta_s is None  # only a replay so far: no pace yet
     tally.started()
     now[0] += 10
     usage = {"input_tokens": 3, "output_tokens": 5, "reasoning_tokens": 2}
     tally.finished(failed=False, cached=False, usage=usage, usd=0.5)
     p = seen[-1]
-    assert (p.done, p.running, p.elapsed_s, p.eta_s) == (1, 0, 10.0, 30.0)
+    assert (p.done, p.running, p.elapsed_s, p.eta_s) == (2, 0, 10.0, 20.0)
     assert (p.input_tokens, p.output_tokens, p.reasoning_tokens, p.usd) == (3, 5, 2, 0.5)
     tally.started()
     tally.finished(failed=True, cached=True, usage=usage, usd=0.5)  # a replay spends nothing
-    assert (seen[-1].failed, seen[-1].cached, seen[-1].usd) == (1, 1, 0.5)
+    assert (seen[-1].failed, seen[-1].cached, seen[-1].usd) == (1, 2, 0.5)
+    assert seen[-1].eta_s == 10.0  # 1 left at 10 s a run asked: replays set no pace
     tally.stop("max_usd")
     tally.stop("cancelled")  # the first reason stays
     assert seen[-1].stopped == "max_usd" and seen[-1].finished
