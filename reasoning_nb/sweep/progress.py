@@ -61,7 +61,8 @@ class Tally:
 
     def finished(self, *, failed: bool, cached: bool, usage: dict, usd: float | None) -> None:
         p = self.progress
-        counts = {"running": p.running - 1, "done": p.done + 1, "failed": p.failed + failed}
+        # (a batch service's result was never counted as running here)
+        counts = {"running": max(0, p.running - 1), "done": p.done + 1, "failed": p.failed + failed}
         if cached:
             counts["cached"] = p.cached + 1
         else:
