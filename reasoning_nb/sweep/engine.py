@@ -119,7 +119,8 @@ class Engine:
         }
         self.sweep_id = sweep_id or new_sweep_id()
         self.keep_reasoning = reasoning_in_frame
-        self.budget = Budget(max_usd)
+        free = [m for m in self.models if catalog.parse_model(m).provider.cost is None]
+        self.budget = Budget(max_usd, free)
         self.tally = Tally(len(self.prompts) * len(self.options), clock, on_progress)
         self._rows: list[Row | None] = [None] * self.tally.progress.total
         self._gates: dict[str, tuple[Gate, deque[int]]] = {}

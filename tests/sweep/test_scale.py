@@ -178,3 +178,15 @@ async def test_a_sweeps_runs_share_one_http_client(wire_server, answers, monkeyp
     )
     assert len(result.rows) == 6 and len(made) == 1  # not one client (and pool) per run
     assert made[0].is_closed  # closed with the sweep
+
+
+async def test_a_cap_of_nothing_asks_a_billed_model_nothing_and_a_local_one_all(
+    wire_server, answers
+):
+    billed = {"models": "openai-chat:o3", "presets": "high", "base_url": wire_server.url}
+    result = await asweep(["Q1"], max_usd=0, api_key=KEY, **billed)
+    assert answers.asked == [] and result.rows == [] and result.progress.stopped == "max_usd"
+    local = {"models": "llamacpp:m", "presets": "low", "base_url": wire_server.url}
+    answers.hold(2)  # not one at a time: a local model's price (none) is known
+    result = await asweep(questions(4), max_usd=0, concurrency=2, **local)
+    assert len(result.rows) == 4 and result.progress.stopped is None and answers.most == 2
