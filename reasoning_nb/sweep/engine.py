@@ -149,7 +149,8 @@ class Engine:
 
     def result(self) -> Sweep:
         rows = [row for row in self._rows if row is not None]
-        return Sweep(self.sweep_id, rows, self.tally.progress, list(self.warnings))
+        warnings = [*self.warnings, *filter(None, [self.tally.warning])]
+        return Sweep(self.sweep_id, rows, self.tally.progress, warnings)
 
     async def run(self) -> Sweep:
         try:

@@ -55,6 +55,8 @@ class Tally:
         self._clock, self._start = clock, clock()
         self._on_progress = on_progress
         self.progress = Progress(total=total)
+        self.warning: str | None = None
+        """Why ``on_progress`` is no longer called (it raised), if it is not."""
 
     def started(self) -> None:
         self._change(running=self.progress.running + 1)
@@ -89,4 +91,11 @@ class Tally:
         eta = elapsed * left / asked if asked > 0 else None
         self.progress = p = replace(p, eta_s=0.0 if left <= 0 else eta)
         if self._on_progress is not None:
-            self._on_progress(p)
+            try:
+                self._on_progress(p)
+            except Exception as exc:  # a view's bug must not end a sweep of thousands of runs
+                self._on_progress = None
+                self.warning = (
+                    f"on_progress raised {type(exc).__name__}: {exc}; the sweep went on without "
+                    "it: fix the callback to see the progress of the next sweep."
+                )[:500]

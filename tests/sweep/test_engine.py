@@ -161,3 +161,19 @@ async def test_a_missing_key_stops_the_sweep_with_its_sentence(wire_server, answ
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         await asweep(["Q1", "Q2"], models="openai:gpt-5.1", presets="low")
     assert answers.asked == []
+
+
+async def test_a_progress_callback_that_raises_costs_a_warning_not_the_sweep(wire_server, answers):
+    calls = []
+
+    def broken(progress):
+        calls.append(progress)
+        raise ValueError("no screen")
+
+    kw = {"models": "llamacpp:m", "presets": "low", "base_url": wire_server.url}
+    result = await asweep(["Q1", "Q2"], on_progress=broken, **kw)
+    assert [r.answer for r in result.rows] == ["A1", "A2"] and len(calls) == 1
+    assert result.warnings == [
+        "on_progress raised ValueError: no screen; the sweep went on without it: fix the "
+        "callback to see the progress of the next sweep."
+    ]
