@@ -77,8 +77,8 @@ class Engine:
         self,
         prompts: Any,
         *,
-        models: str | Sequence[str],
-        presets: str | Sequence[str],
+        models: str | Sequence[str] | None = None,
+        presets: str | Sequence[str] | None = None,
         grader: Callable[[str, Row], Any] | str | None = None,
         concurrency: int | Mapping[str, int] | None = None,
         max_usd: float | None = None,
@@ -89,6 +89,9 @@ class Engine:
         sleep: Callable[[float], Awaitable[Any]] = anyio.sleep,
         **run_options: Any,
     ) -> None:
+        for one, given in (("model", models), ("preset", presets)):
+            if given is None or one in run_options:
+                raise ConfigError(f"A sweep needs {one}s=[...]: a list, or one {one} as text.")
         expected = grader if isinstance(grader, str) else None
         if grader is not None and expected is None and not callable(grader):
             raise ConfigError(
@@ -290,7 +293,7 @@ def _priced(trace: Any) -> bool:
     return profile is not None and profile.cost is not None
 
 
-def _names(what: str, given: str | Sequence[str]) -> list[str]:
+def _names(what: str, given: str | Sequence[str] | None) -> list[str]:
     """``"low,high"`` or ``["low", "high"]``, each once, in order."""
     items = given.split(",") if isinstance(given, str) else given
     names = [item.strip() if isinstance(item, str) else "" for item in items or ()]

@@ -91,6 +91,8 @@ async def test_reasoning_can_stay_in_the_log_only(wire_server, answers):
         ({"grader": 3}, "grader must be"),
         ({"reasoning_in_frame": False, "log": False}, "leave log on"),
         ({"temprature": 0.5}, "unexpected keyword arguments: temprature"),
+        ({"models": None, "model": "llamacpp:m"}, r"needs models=\[...\]"),
+        ({"preset": "low"}, r"needs presets=\[...\]"),
     ],
 )
 async def test_a_bad_sweep_is_refused_before_any_request(wire_server, answers, options, says):
