@@ -59,7 +59,7 @@ class Cell:
     preset: str
     runs: int
     failed: int
-    """Runs that ended in an error or were cancelled: counted, not measured or graded."""
+    """Runs that ended in an error or were cancelled: counted, not measured."""
     graded: int
     grade: float | None
     """The mean grade over the graded runs."""
