@@ -152,7 +152,7 @@ def text(
 
 
 def markdown(rows: Iterable[Row], margin: float = MARGIN, measure: str = "auto") -> str:
-    """The same as markdown; the plot's points in a code block (a picture would be a data URL
+    """The same in markdown; the plot's points in a code block (a picture would be a data URL
     that a markdown file's renderer may drop)."""
     rows = list(rows)
     report = Report.of(rows, margin, measure)
