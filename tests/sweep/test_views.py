@@ -48,7 +48,7 @@ def test_text_has_the_table_the_recommendation_the_flags_and_the_points():
     assert lines[2].split()[:5] == ["qwen3:8b", "low", "4", "(1)", "0.667"]
     assert lines[4].split()[-2:] == ["=", "medium"]
     assert (
-        "Recommended (the cheapest within 0.4 of the best grade, by cost per run (USD, estimate)):"
+        "Recommended: the cheapest within 0.4 of the best grade, by cost per run (USD, estimate)"
         in lines
     )
     assert (
@@ -119,3 +119,14 @@ def test_the_bundle_and_the_shown_object():
     shown = views.Shown(rows, engine="svg")
     assert shown._repr_mimebundle_() == bundle
     assert repr(shown) == bundle["text/plain"]
+
+
+def test_a_column_no_row_fills_is_left_out():
+    local = sweep_rows({("m", "low"): [1, 0], ("m", "high"): [1, 1]})  # no price, an effect
+    head = views.text(local).splitlines()[0]
+    assert "cost" not in head and "no effect" not in head
+    assert views.text(local).splitlines()[4] == (
+        "means over complete and truncated runs; runs: failed ones in brackets; "
+        "time: request to the end"
+    )
+    assert views.html_view(local, engine="svg").count("<th ") == len(views.HEAD) - 2
