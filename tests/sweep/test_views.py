@@ -53,7 +53,7 @@ def test_text_has_the_table_the_recommendation_the_flags_and_the_points():
     )
     assert (
         "  qwen3:8b: low — grade 0.667, within 0.4 of the best (medium, 1), at $0.0005 against "
-        "$0.0013 (3 compared on 3 prompts)" in lines
+        "$0.0013 (3 presets compared on 3 prompts)" in lines
     )
     assert any(
         line.startswith(
