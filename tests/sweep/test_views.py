@@ -130,3 +130,22 @@ def test_a_column_no_row_fills_is_left_out():
         "time: request to the end"
     )
     assert views.html_view(local, engine="svg").count("<th ") == len(views.HEAD) - 2
+
+
+def test_an_html_export_keeps_the_plot_and_the_labels_as_text():
+    """nbconvert's HTML (a static page, GitHub-like): the plot's <img> and escaped labels."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.v4.new_notebook()
+    code = nbformat.v4.new_code_cell("%think --sweep questions.csv")
+    code.outputs = [
+        nbformat.v4.new_output("display_data", data=views.bundle(sweep(EVIL), engine="svg"))
+    ]
+    nb.cells = [code]
+    page, _ = HTMLExporter().from_notebook_node(nb)
+    page_tags = Tags()
+    page_tags.feed(page)
+    images = [a for tag, a in page_tags.tags if tag == "img"]
+    assert [a["src"][:26] for a in images] == ["data:image/svg+xml;base64,"]
+    assert "onerror" not in "".join(str(a) for tag, a in page_tags.tags)
