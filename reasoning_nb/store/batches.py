@@ -52,7 +52,9 @@ def _now() -> str:
 
 
 def _ready(conn: Any) -> None:
-    conn.executescript(SCHEMA)
+    """The table, made inside the caller's transaction (``executescript`` would commit it)."""
+    for statement in filter(str.strip, SCHEMA.split(";")):
+        conn.execute(statement)
 
 
 def save(batch_id: str, *, sweep_id: str, provider: str, address: str, jobs: dict[str, Any]) -> str:

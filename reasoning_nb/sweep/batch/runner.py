@@ -1,0 +1,299 @@
+"""A sweep through a batch service: submit, poll, collect into the same rows as a live sweep.
+
+One batch per model (OpenAI takes one model per batch file; Anthropic is given the same shape),
+each recorded in the SQLite file the moment the service has accepted it (``store.batches``):
+``aresume(id)`` collects it after a kernel restart, by its batch id or by the sweep id. Polling
+reports the services' states as ``Progress.batch_state``; an interrupted wait leaves the batch
+running at the provider, to be resumed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from ...errors import ConfigError
+from ...options import RunOptions
+from ...providers import catalog
+from ...providers.address import api_key_for, base_url_for
+from ...providers.protocols import protocol_module
+from ...providers.transport import Clock
+from ...store import batches as records
+from ...store import db as store
+from ...store.keys import address_of
+from .. import grading
+from ..progress import Progress, Tally
+from ..prompts import Prompt
+from ..result import Sweep
+from ..rows import Row
+from . import jobs as job_rows
+from .http import Client
+from .jobs import Job
+from .message_batches import MessageBatches
+from .openai_batches import OpenAIBatches
+from .service import Outcome, Service, Status
+
+POLL_S = 30.0
+"""Seconds between two looks at a batch: batches take minutes to hours, and each look is a
+request against the account's rate limit."""
+
+
+@dataclass
+class Batch:
+    """One submitted batch and what its results need."""
+
+    id: str
+    service: Service
+    base_url: str
+    submitted_at: str
+    jobs: dict[str, Job]
+    status: Status | None = None
+
+
+def supports(model: str) -> bool:
+    """Whether a model's requests can go through a batch service (OpenAI, Anthropic)."""
+    return job_rows.service_of(model) is not None
+
+
+async def run_batch(
+    prompts: Sequence[Prompt],
+    *,
+    models: Sequence[str],
+    presets: Sequence[str],
+    options: Mapping[tuple[str, str], RunOptions],
+    sweep_id: str,
+    tally: Tally,
+    grader: grading.Grader | None = None,
+    reasoning_in_frame: bool = True,
+    logged: bool = True,
+    poll_s: float = POLL_S,
+    sleep: Callable[[float], Awaitable[Any]] = anyio.sleep,
+) -> list[Row]:
+    """Every prompt x model x preset through the models' batch services; the rows in the order
+    prompt, model, preset (``options[model, preset]`` are the runs' options, as the engine
+    makes them). ``tally`` gets the services' states while they run."""
+    missing = [m for m in models if not supports(m)]
+    if missing:
+        raise job_rows.unsupported(missing)
+    per_prompt = len(models) * len(presets)
+    batches = []
+    for model_index, model in enumerate(models):
+        group = [
+            (
+                _custom_id(prompt_id * per_prompt + model_index * len(presets) + preset_index),
+                prompt_id,
+                prompt,
+                options[model, preset],
+            )
+            for prompt_id, prompt in enumerate(prompts)
+            for preset_index, preset in enumerate(presets)
+        ]
+        batches.append(await _submit(model, group, sweep_id, sleep))
+    rows = await _collect(
+        batches, sweep_id, tally, grader, reasoning_in_frame, logged, poll_s, sleep
+    )
+    return _in_order(rows)
+
+
+def _custom_id(number: int) -> str:
+    """The run's place in the sweep (prompt, model, preset), as the services take an id:
+    ``[a-zA-Z0-9_-]{1,64}`` at Anthropic."""
+    return f"r{number}"
+
+
+def _in_order(rows: dict[str, Row]) -> list[Row]:
+    return [rows[cid] for cid in sorted(rows, key=lambda cid: int(cid[1:]))]
+
+
+async def _submit(
+    model: str,
+    group: list[tuple[str, int, Prompt, RunOptions]],
+    sweep_id: str,
+    sleep: Callable[[float], Awaitable[Any]],
+) -> Batch:
+    first = group[0][3]
+    info = catalog.parse_model(model).provider
+    base_url = base_url_for(info, first.base_url)
+    api_key = api_key_for(info, base_url, first.api_key, first.api_key_env)
+    lines, jobs, headers = [], {}, {}
+    for cid, prompt_id, prompt, run_options in group:
+        job = Job(
+            custom_id=cid,
+            prompt_id=prompt_id,
+            prompt=prompt.text,
+            model=catalog.parse_model(model).full,
+            preset=run_options.preset,
+            budget_tokens=run_options.budget_tokens,
+            max_tokens=run_options.max_tokens,
+            expected=prompt.expected,
+            extra=dict(prompt.extra),
+        )
+        job, request = job_rows.prepare(job, run_options, base_url, api_key)
+        lines.append((cid, request.body))
+        jobs[cid] = job
+        headers = request.headers
+    service = _service(model, base_url, headers, api_key, sleep)
+    batch_id = await service.submit(lines, sweep_id)
+    submitted = records.save(
+        batch_id,
+        sweep_id=sweep_id,
+        provider=info.id,
+        address=_address(base_url),
+        jobs={cid: job.to_dict() for cid, job in jobs.items()},
+    )
+    return Batch(batch_id, service, base_url, submitted, jobs)
+
+
+def _service(
+    model: str,
+    base_url: str,
+    headers: Mapping[str, str],
+    api_key: str | None,
+    sleep: Callable[[float], Awaitable[Any]],
+) -> Service:
+    """The client of the model's batch service, with the protocol's own headers (its key and
+    API version) and the clock the sweep waits on."""
+    client = Client(
+        headers=dict(headers), secrets=(api_key,) if api_key else (), clock=Clock(sleep=sleep)
+    )
+    if job_rows.service_of(model) == "openai":
+        return OpenAIBatches(base_url, client)
+    return MessageBatches(base_url, client)
+
+
+def _address(base_url: str) -> str:
+    return address_of(base_url) or base_url
+
+
+async def _collect(
+    batches: list[Batch],
+    sweep_id: str,
+    tally: Tally,
+    grader: grading.Grader | None,
+    keep_reasoning: bool,
+    logged: bool,
+    poll_s: float,
+    sleep: Callable[[float], Awaitable[Any]],
+) -> dict[str, Row]:
+    """Poll every batch until all ended, then read their results into rows by custom id."""
+    for _ in range(sum(len(b.jobs) for b in batches)):
+        tally.started()  # all of them are with the service now
+    while True:
+        for batch in batches:
+            if batch.status is None or not batch.status.ended:
+                batch.status = await batch.service.status(batch.id)
+                _remember(batch.id, batch.status.state)
+        seen = [b.status for b in batches if b.status is not None]
+        tally.batch(_state(seen, tally.progress.total))
+        if all(b.status and b.status.ended for b in batches):
+            break
+        await sleep(poll_s)
+    rows: dict[str, Row] = {}
+    traces = []
+    for batch in batches:
+        assert batch.status is not None
+        outcomes: dict[str, Outcome] = {}
+        async for outcome in batch.service.results(batch.id, batch.status):
+            if outcome.custom_id in batch.jobs:
+                outcomes[outcome.custom_id] = outcome
+        missing = batch.status.problem or f"{batch.service.name} gave no result for it."
+        for cid, job in batch.jobs.items():
+            outcome = outcomes.pop(cid, None) or Outcome(cid, error=missing)
+            trace = job_rows.trace_of(
+                job,
+                body=outcome.body,
+                error=outcome.error,
+                status=outcome.status,
+                base_url=batch.base_url,
+                submitted_at=batch.submitted_at,
+            )
+            row = job_rows.row_of(job, trace, sweep_id=sweep_id, keep_reasoning=keep_reasoning)
+            rows[cid] = grading.grade(row, grader)
+            tally.finished(
+                failed=trace.status == "error",
+                cached=False,
+                usage=trace.usage,
+                usd=(trace.cost or {}).get("usd"),
+            )
+            if logged:
+                traces.append(trace.to_dict())
+        _remember(batch.id, batch.status.state, collected=True)
+    if traces:
+        _log(traces, sweep_id)
+    return rows
+
+
+def _state(statuses: list[Status], total: int) -> str:
+    """The services' words, once each; with how many are done where a service counts them
+    while it runs (OpenAI; Anthropic counts only at the end)."""
+    words = ", ".join(dict.fromkeys(s.state for s in statuses))
+    done = sum(s.done for s in statuses)
+    return f"{words}: {done} of {total} done" if done and done < total else words
+
+
+def _remember(batch_id: str, state: str, *, collected: bool = False) -> None:
+    """The record keeps the latest state; a broken database must not lose the results."""
+    with contextlib.suppress(sqlite3.Error, OSError):
+        records.mark(batch_id, state, collected=collected)
+
+
+def _log(traces: list[dict[str, Any]], sweep_id: str) -> None:
+    with contextlib.suppress(sqlite3.Error, OSError):
+        store.log_runs(traces, sweep_id)
+
+
+async def aresume(
+    batch_or_sweep_id: str,
+    *,
+    api_key: str | None = None,
+    api_key_env: str | None = None,
+    base_url: str | None = None,
+    grader: grading.Grader | None = None,
+    reasoning_in_frame: bool = True,
+    on_progress: Callable[[Progress], object] | None = None,
+    poll_s: float = POLL_S,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], Awaitable[Any]] = anyio.sleep,
+) -> Sweep:
+    """Collect a batch sweep sent earlier (from this kernel or one before a restart): by one
+    batch id, or by the sweep id for all its batches. It waits for the ones still running.
+    The key is read again as a run reads it (``api_key=``, ``api_key_env=``, the environment);
+    ``base_url=`` gives the address again where the first one held a password."""
+    found = records.find(batch_or_sweep_id)
+    if not found:
+        raise ConfigError(
+            f"No batch or batch sweep {batch_or_sweep_id!r} is recorded in {store.path()}: "
+            "check the id (it is in the sweep's progress and its rows' sweep_id), and that "
+            "REASONING_NB_DB names the same file as when it was sent."
+        )
+    sweep_id = found[0].sweep_id
+    batches = []
+    for record in found:
+        jobs = {cid: Job.from_dict(data) for cid, data in record.jobs.items()}
+        model = next(iter(jobs.values())).model
+        info = catalog.parse_model(model).provider
+        url = base_url_for(info, base_url or record.address)
+        key = api_key_for(info, url, api_key, api_key_env)
+        headers = _headers(model, url, key)
+        service = _service(model, url, headers, key, sleep)
+        batches.append(Batch(record.id, service, url, record.submitted_at, jobs))
+    total = sum(len(b.jobs) for b in batches)
+    tally = Tally(total, clock, on_progress)
+    rows = await _collect(
+        batches, sweep_id, tally, grader, reasoning_in_frame, False, poll_s, sleep
+    )
+    return Sweep(sweep_id, _in_order(rows), tally.progress)
+
+
+def _headers(model: str, base_url: str, api_key: str | None) -> dict[str, str]:
+    """The protocol's headers (key, API version), from a request it builds for nothing."""
+    job = Job(custom_id="", prompt_id=0, prompt="", model=model, preset="auto")
+    ctx = job_rows.context(job, base_url, api_key)
+    proto = protocol_module(catalog.parse_model(model).provider.protocol)
+    return proto.build_request(ctx).headers
