@@ -323,3 +323,38 @@ def test_upload_is_a_multipart_jsonl_file(wire_server):
     form = multipart(wire_server.last)
     assert form["purpose"] == (None, b"batch") and form["file"] == ("a.jsonl", b'{"x": 1}\n')
     assert json.loads(form["file"][1]) == {"x": 1}
+
+
+async def test_collected_results_replay_in_a_batch_or_live_sweep_never_billed_twice(
+    wire_server, openai_env, fake_clock
+):
+    from reasoning_nb.sweep.engine import asweep
+
+    service = OpenAIBatches(wire_server, openai_answer)
+    cached = options(GPT, cache=True, pace="instant")
+
+    async def again(seen):
+        return await run_batch(
+            PROMPTS,
+            models=[GPT],
+            presets=["low", "high"],
+            options=cached,
+            sweep_id="sweep-2",
+            tally=Tally(4, fake_clock.now, seen.append),
+            sleep=fake_clock.sleep,
+        )
+
+    first = await again([])
+    assert len(wire_server.requests_to("/v1/files")) == 1 and not any(r.cached for r in first)
+    seen = []
+    second = await again(seen)
+    assert len(wire_server.requests_to("/v1/files")) == 1 and service.polls == 4  # nothing sent
+    assert all(r.cached for r in second) and seen[-1].cached == 4 and seen[-1].usd == 0
+    assert [r.answer for r in second] == [r.answer for r in first]
+    assert [r.reasoning_tokens for r in second] == [40, 400, 40, 400]
+    # a live sweep of the same runs sends the very request the batch sent: it replays too
+    live = await asweep(["Q1", "Q2"], models=[GPT], presets=["low", "high"])
+    assert wire_server.requests_to("/v1/responses") == []
+    assert all(r.cached for r in live.rows)
+    assert [r.answer for r in live.rows] == [r.answer for r in first]
+    assert [r.cost_usd for r in live.rows] == [r.cost_usd for r in first]  # the batch price

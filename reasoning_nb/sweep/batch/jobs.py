@@ -22,6 +22,8 @@ from ...providers.base import RequestContext
 from ...providers.protocols import protocol_module
 from ...providers.transport import HttpRequest
 from ...run import Run
+from ...store.keys import address_of, entry_key
+from ...store.recording import Recorder
 from ..rows import Row
 
 PROTOCOLS = {"openai_responses": "openai", "anthropic": "anthropic"}
@@ -48,6 +50,9 @@ class Job:
     """What the plan and the request builder said (a dropped temperature, a clamped effort)."""
     expected: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    entry: str | None = None
+    """The replay cache's key of the live request (``store.keys.entry_key``): a batch result
+    is kept under it, so the same run asked again, live or in a batch, replays."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -91,6 +96,7 @@ def prepare(
     ctx.temperature = options.temperature
     proto = protocol_module(ref.provider.protocol)
     request = proto.build_request(ctx)
+    job.entry = entry_key(ref.provider.id, address_of(base_url), ref.full, request.body)
     request.body = {**(request.body or {}), "stream": False}
     keys = (*ctx.plan.fields, *proto.REASONING_KEYS)
     job.sent = {k: request.body[k] for k in keys if k in request.body}
@@ -106,9 +112,11 @@ def trace_of(
     status: str = "error",
     base_url: str,
     submitted_at: str,
+    recorder: Recorder | None = None,
 ) -> Trace:
     """The trace of one result: ``body`` read as the protocol reads a response, or ``error``
-    (``status`` says which kind: ``error``, or ``cancelled`` for a request the batch never ran)."""
+    (``status`` says which kind: ``error``, or ``cancelled`` for a request the batch never ran);
+    ``recorder`` gets its events, for the replay cache."""
     ref = catalog.parse_model(job.model)
     trace = Trace(
         model=ref.full,
@@ -127,6 +135,8 @@ def trace_of(
         try:
             for event in _events(job, body, base_url):
                 trace.fold(event)
+                if recorder is not None:
+                    recorder.add(event)
             trace.finish()
         except ReasoningNBError as exc:
             trace.finish("error", error=str(exc))

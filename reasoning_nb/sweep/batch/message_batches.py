@@ -32,6 +32,7 @@ NOT_RUN = {
 
 class MessageBatches:
     name = "Anthropic's Message Batches"
+    limit = 100_000  # requests in one batch (and 256 MB)
 
     def __init__(self, base_url: str, client: Client):
         base = base_url.rstrip("/")

@@ -35,6 +35,7 @@ NOT_RUN = {  # error.code -> (the row's status, why)
 
 class OpenAIBatches:
     name = "OpenAI's Batch API"
+    limit = 50_000  # requests in one input file (and 200 MB: far past a sweep's prompts)
 
     def __init__(self, base_url: str, client: Client):
         self.base, self.client = base_url.rstrip("/"), client

@@ -13,7 +13,7 @@ import contextlib
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -24,9 +24,11 @@ from ...providers import catalog
 from ...providers.address import api_key_for, base_url_for
 from ...providers.protocols import protocol_module
 from ...providers.transport import Clock
+from ...run import Run
 from ...store import batches as records
 from ...store import db as store
 from ...store.keys import address_of
+from ...store.recording import Recorder
 from .. import grading
 from ..progress import Progress, Tally
 from ..prompts import Prompt
@@ -54,6 +56,8 @@ class Batch:
     submitted_at: str
     jobs: dict[str, Job]
     status: Status | None = None
+    caching: set[str] = field(default_factory=set)
+    """The requests whose complete results go to the replay cache (``cache=True``)."""
 
 
 def supports(model: str) -> bool:
@@ -82,20 +86,28 @@ async def run_batch(
     if missing:
         raise job_rows.unsupported(missing)
     per_prompt = len(models) * len(presets)
-    batches = []
-    for model_index, model in enumerate(models):
-        group = [
-            (
-                _custom_id(prompt_id * per_prompt + model_index * len(presets) + preset_index),
-                prompt_id,
-                prompt,
-                options[model, preset],
-            )
-            for prompt_id, prompt in enumerate(prompts)
-            for preset_index, preset in enumerate(presets)
-        ]
-        batches.append(await _submit(model, group, sweep_id, sleep))
-    rows = await _collect(
+    groups = [  # every request made before any is sent: a missing key fails the sweep here
+        _prepare(
+            model,
+            [
+                (
+                    _custom_id(prompt_id * per_prompt + model_index * len(presets) + index),
+                    prompt_id,
+                    prompt,
+                    options[model, preset],
+                )
+                for prompt_id, prompt in enumerate(prompts)
+                for index, preset in enumerate(presets)
+            ],
+            sleep,
+        )
+        for model_index, model in enumerate(models)
+    ]
+    rows = {}
+    for group in groups:
+        rows |= await _replayed(group, sweep_id, tally, grader, reasoning_in_frame)
+    batches = [await _submit(group, cids, sweep_id) for group in groups for cids in group.chunks()]
+    rows |= await _collect(
         batches, sweep_id, tally, grader, reasoning_in_frame, logged, poll_s, sleep
     )
     return _in_order(rows)
@@ -111,43 +123,96 @@ def _in_order(rows: dict[str, Row]) -> list[Row]:
     return [rows[cid] for cid in sorted(rows, key=lambda cid: int(cid[1:]))]
 
 
-async def _submit(
+@dataclass
+class Group:
+    """One model's requests, made and not sent yet."""
+
+    model: str
+    provider: str
+    service: Service
+    base_url: str
+    jobs: dict[str, Job]
+    bodies: dict[str, dict[str, Any]]
+    options: dict[str, RunOptions]
+
+    def chunks(self) -> list[list[str]]:
+        """The custom ids of each batch to send: as many as a batch may hold."""
+        cids = list(self.jobs)
+        size = self.service.limit
+        return [cids[i : i + size] for i in range(0, len(cids), size)]
+
+
+def _prepare(
     model: str,
     group: list[tuple[str, int, Prompt, RunOptions]],
-    sweep_id: str,
     sleep: Callable[[float], Awaitable[Any]],
-) -> Batch:
+) -> Group:
     first = group[0][3]
-    info = catalog.parse_model(model).provider
-    base_url = base_url_for(info, first.base_url)
-    api_key = api_key_for(info, base_url, first.api_key, first.api_key_env)
-    lines, jobs, headers = [], {}, {}
+    ref = catalog.parse_model(model)
+    base_url = base_url_for(ref.provider, first.base_url)
+    api_key = api_key_for(ref.provider, base_url, first.api_key, first.api_key_env)
+    jobs, bodies, options, headers = {}, {}, {}, {}
     for cid, prompt_id, prompt, run_options in group:
         job = Job(
             custom_id=cid,
             prompt_id=prompt_id,
             prompt=prompt.text,
-            model=catalog.parse_model(model).full,
+            model=ref.full,
             preset=run_options.preset,
             budget_tokens=run_options.budget_tokens,
             max_tokens=run_options.max_tokens,
             expected=prompt.expected,
             extra=dict(prompt.extra),
         )
-        job, request = job_rows.prepare(job, run_options, base_url, api_key)
-        lines.append((cid, request.body))
-        jobs[cid] = job
-        headers = request.headers
+        jobs[cid], request = job_rows.prepare(job, run_options, base_url, api_key)
+        bodies[cid], options[cid], headers = request.body, run_options, request.headers
     service = _service(model, base_url, headers, api_key, sleep)
-    batch_id = await service.submit(lines, sweep_id)
+    return Group(ref.full, ref.provider.id, service, base_url, jobs, bodies, options)
+
+
+async def _replayed(
+    group: Group, sweep_id: str, tally: Tally, grader: grading.Grader | None, keep: bool
+) -> dict[str, Row]:
+    """The runs the replay cache holds (a sweep run again, live or in a batch), replayed as a
+    live sweep replays them: never sent, never billed twice. They leave the group."""
+    rows = {}
+    for cid, job in list(group.jobs.items()):
+        options = group.options[cid]
+        if not options.cache or options.refresh or not _cached(job.entry):
+            continue
+        run = Run(job.prompt, options)
+        tally.started()
+        async for _ in run.events():  # found by its request: replayed, with no I/O
+            pass
+        trace = run.trace
+        rows[cid] = grading.grade(
+            job_rows.row_of(job, trace, sweep_id=sweep_id, keep_reasoning=keep), grader
+        )
+        tally.finished(failed=trace.status == "error", cached=True, usage={}, usd=None)
+        del group.jobs[cid], group.bodies[cid]
+    return rows
+
+
+def _cached(entry: str | None) -> bool:
+    try:
+        return entry is not None and store.lookup(entry=entry) is not None
+    except (sqlite3.Error, OSError):
+        return False
+
+
+async def _submit(group: Group, cids: list[str], sweep_id: str) -> Batch:
+    lines = [(cid, group.bodies[cid]) for cid in cids]
+    batch_id = await group.service.submit(lines, sweep_id)
+    jobs = {cid: group.jobs[cid] for cid in cids}
     submitted = records.save(
         batch_id,
         sweep_id=sweep_id,
-        provider=info.id,
-        address=_address(base_url),
+        provider=group.provider,
+        address=_address(group.base_url),
         jobs={cid: job.to_dict() for cid, job in jobs.items()},
     )
-    return Batch(batch_id, service, base_url, submitted, jobs)
+    caching = {cid for cid in cids if group.options[cid].cache or group.options[cid].refresh}
+    return Batch(batch_id, group.service, group.base_url, submitted, jobs, caching=caching)
 
 
 def _service(
@@ -205,6 +270,7 @@ async def _collect(
         missing = batch.status.problem or f"{batch.service.name} gave no result for it."
         for cid, job in batch.jobs.items():
             outcome = outcomes.pop(cid, None) or Outcome(cid, error=missing)
+            recorder = Recorder(_no_time) if cid in batch.caching else None
             trace = job_rows.trace_of(
                 job,
                 body=outcome.body,
@@ -212,7 +278,10 @@ async def _collect(
                 status=outcome.status,
                 base_url=batch.base_url,
                 submitted_at=batch.submitted_at,
+                recorder=recorder,
             )
+            if recorder is not None and trace.status == "complete" and job.entry:
+                _keep(job.entry, recorder.recording(trace), trace.started_at)
             row = job_rows.row_of(job, trace, sweep_id=sweep_id, keep_reasoning=keep_reasoning)
             rows[cid] = grading.grade(row, grader)
             tally.finished(
@@ -235,6 +304,17 @@ def _state(statuses: list[Status], total: int) -> str:
     words = ", ".join(dict.fromkeys(s.state for s in statuses))
     done = sum(s.done for s in statuses)
     return f"{words}: {done} of {total} done" if done and done < total else words
+
+
+def _no_time() -> float:
+    return 0.0  # a batch result arrives whole: its replay has no pace to keep
+
+
+def _keep(entry: str, recording: bytes, started_at: str | None) -> None:
+    """A complete result in the replay cache, under the live request's key (and as its own ask:
+    a live run asked the same finds it by its request, then links its ask)."""
+    with contextlib.suppress(sqlite3.Error, OSError):
+        store.save(entry, entry, recording, started_at)
 
 
 def _remember(batch_id: str, state: str, *, collected: bool = False) -> None:

@@ -36,6 +36,8 @@ class Outcome:
 
 class Service(Protocol):
     name: str
+    limit: int
+    """The most requests one batch may hold."""
 
     async def submit(self, lines: list[tuple[str, dict[str, Any]]], sweep_id: str) -> str:
         """Send the requests (custom_id, body); the batch id, once the service accepted it."""
