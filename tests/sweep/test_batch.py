@@ -220,9 +220,10 @@ async def test_anthropic_message_batch(wire_server, anthropic_env, fake_clock):
 
 
 async def test_resume_collects_a_batch_after_a_restart_by_batch_or_sweep_id(
-    wire_server, openai_env, fake_clock
+    wire_server, openai_env, fake_clock, monkeypatch
 ):
     service = OpenAIBatches(wire_server, openai_answer, states=("in_progress",))
+    low = options(GPT, ("low",), cache=True, pace="instant")
 
     class Restart(Exception):
         pass
@@ -230,21 +231,25 @@ async def test_resume_collects_a_batch_after_a_restart_by_batch_or_sweep_id(
     async def killed(seconds):  # the kernel goes while the batch runs
         raise Restart
 
-    with pytest.raises(Restart):
-        await run_batch(
+    async def sweep(sleep):
+        return await run_batch(
             PROMPTS,
             models=[GPT],
             presets=["low"],
-            options=options(GPT, ("low",)),
+            options=low,
             sweep_id="sweep-r",
             tally=Tally(2, fake_clock.now),
-            sleep=killed,
+            sleep=sleep,
         )
+
+    with pytest.raises(Restart):
+        await sweep(killed)
     (record,) = records.find("sweep-r")
     assert record.id == OpenAIBatches.BATCH and record.collected_at is None
-    assert record.state == "in_progress"
+    assert record.state == "in_progress" and record.jobs["r1"]["prompt"] == "Q2"
 
     service.states = ["completed"]  # it ran on while no kernel was there
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)  # a new kernel reads the key again
     seen = []
     result = await aresume("sweep-r", on_progress=seen.append, sleep=fake_clock.sleep)
     assert result.sweep_id == "sweep-r"
@@ -253,9 +258,14 @@ async def test_resume_collects_a_batch_after_a_restart_by_batch_or_sweep_id(
         (1, "low", "A2", 0.0),
     ]
     assert result.progress.done == 2 and seen[-1].batch_state == "completed"
+    assert len(store.sweep_runs("sweep-r")) == 2  # logged when first collected
     again = await aresume(OpenAIBatches.BATCH, sleep=fake_clock.sleep)
     assert [r.answer for r in again.rows] == ["A1", "A2"]
+    assert len(store.sweep_runs("sweep-r")) == 2  # and not twice
     assert records.find("sweep-r")[0].collected_at is not None
+    # what resume collected is in the replay cache: the sweep run again sends nothing
+    rows = await sweep(fake_clock.sleep)
+    assert all(r.cached for r in rows) and len(wire_server.requests_to("/v1/files")) == 1
 
 
 async def test_resume_of_an_unknown_id_says_what_to_check():

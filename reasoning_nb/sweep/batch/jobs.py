@@ -53,6 +53,8 @@ class Job:
     entry: str | None = None
     """The replay cache's key of the live request (``store.keys.entry_key``): a batch result
     is kept under it, so the same run asked again, live or in a batch, replays."""
+    cache: bool = False
+    """Keep its complete result in the replay cache (the run's ``cache`` or ``refresh``)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -97,6 +99,7 @@ def prepare(
     proto = protocol_module(ref.provider.protocol)
     request = proto.build_request(ctx)
     job.entry = entry_key(ref.provider.id, address_of(base_url), ref.full, request.body)
+    job.cache = bool(options.cache or options.refresh)
     request.body = {**(request.body or {}), "stream": False}
     keys = (*ctx.plan.fields, *proto.REASONING_KEYS)
     job.sent = {k: request.body[k] for k in keys if k in request.body}

@@ -13,7 +13,7 @@ import contextlib
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -56,8 +56,8 @@ class Batch:
     submitted_at: str
     jobs: dict[str, Job]
     status: Status | None = None
-    caching: set[str] = field(default_factory=set)
-    """The requests whose complete results go to the replay cache (``cache=True``)."""
+    logged: bool = True
+    """Its runs go to the run log when collected (not again when collected a second time)."""
 
 
 def supports(model: str) -> bool:
@@ -211,8 +211,7 @@ async def _submit(group: Group, cids: list[str], sweep_id: str) -> Batch:
         address=_address(group.base_url),
         jobs={cid: job.to_dict() for cid, job in jobs.items()},
     )
-    caching = {cid for cid in cids if group.options[cid].cache or group.options[cid].refresh}
-    return Batch(batch_id, group.service, group.base_url, submitted, jobs, caching=caching)
+    return Batch(batch_id, group.service, group.base_url, submitted, jobs)
 
 
 def _service(
@@ -270,7 +269,7 @@ async def _collect(
         missing = batch.status.problem or f"{batch.service.name} gave no result for it."
         for cid, job in batch.jobs.items():
             outcome = outcomes.pop(cid, None) or Outcome(cid, error=missing)
-            recorder = Recorder(_no_time) if cid in batch.caching else None
+            recorder = Recorder(_no_time) if job.cache else None
             trace = job_rows.trace_of(
                 job,
                 body=outcome.body,
@@ -290,7 +289,7 @@ async def _collect(
                 usage=trace.usage,
                 usd=(trace.cost or {}).get("usd"),
             )
-            if logged:
+            if logged and batch.logged:
                 traces.append(trace.to_dict())
         _remember(batch.id, batch.status.state, collected=True)
     if traces:
@@ -362,12 +361,11 @@ async def aresume(
         key = api_key_for(info, url, api_key, api_key_env)
         headers = _headers(model, url, key)
         service = _service(model, url, headers, key, sleep)
-        batches.append(Batch(record.id, service, url, record.submitted_at, jobs))
+        first_time = record.collected_at is None
+        batches.append(Batch(record.id, service, url, record.submitted_at, jobs, logged=first_time))
     total = sum(len(b.jobs) for b in batches)
     tally = Tally(total, clock, on_progress)
-    rows = await _collect(
-        batches, sweep_id, tally, grader, reasoning_in_frame, False, poll_s, sleep
-    )
+    rows = await _collect(batches, sweep_id, tally, grader, reasoning_in_frame, True, poll_s, sleep)
     return Sweep(sweep_id, _in_order(rows), tally.progress)
 
 
