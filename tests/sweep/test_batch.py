@@ -368,3 +368,40 @@ async def test_collected_results_replay_in_a_batch_or_live_sweep_never_billed_tw
     assert all(r.cached for r in live.rows)
     assert [r.answer for r in live.rows] == [r.answer for r in first]
     assert [r.cost_usd for r in live.rows] == [r.cost_usd for r in first]  # the batch price
+
+
+async def test_polling_waits_out_a_429_and_a_failed_poll_says_how_to_resume(
+    wire_server, openai_env, fake_clock
+):
+    service = OpenAIBatches(wire_server, openai_answer)
+    status = f"/v1/batches/{OpenAIBatches.BATCH}"
+    busy = Reply.json({"error": {"message": "Too many requests"}}, 429, retry_after=7)
+    wire_server.route("GET", status, busy, service._status)
+    rows = await sweep_openai(fake_clock, [])
+    assert fake_clock.slept[0] == 7 and [r.answer for r in rows] == ["A1", "A1", "A2", "A2"]
+
+    wire_server.route("GET", status, Reply.json({"error": {"message": "The server broke"}}, 500))
+    with pytest.raises(ProviderError) as failed:
+        await sweep_openai(fake_clock, [])
+    message = str(failed.value)
+    assert message.startswith("The server broke")
+    assert message.endswith("reasoning_nb.sweep.resume('sweep-1') collects them.")
+
+
+async def test_a_results_url_on_the_apis_own_address_is_followed(
+    wire_server, anthropic_env, fake_clock
+):
+    service = MessageBatches(wire_server, claude_answer, results_url=wire_server.url_for("/dl/1"))
+    wire_server.route("GET", "/dl/1", service._results)
+    rows = await run_batch(
+        PROMPTS,
+        models=[CLAUDE],
+        presets=["high"],
+        options=options(CLAUDE, ("high",), base_url=wire_server.url),
+        sweep_id="sweep-u",
+        tally=Tally(2, fake_clock.now),
+        sleep=fake_clock.sleep,
+    )
+    assert len(wire_server.requests_to("/dl/1")) == 1
+    assert wire_server.requests_to("/dl/1")[0].headers["x-api-key"] == KEY
+    assert [r.answer for r in rows] == ["A1", "A2"]

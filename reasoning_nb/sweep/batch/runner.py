@@ -12,13 +12,13 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 
-from ...errors import ConfigError
+from ...errors import ConfigError, ProviderError
 from ...options import RunOptions
 from ...providers import catalog
 from ...providers.address import api_key_for, base_url_for
@@ -107,10 +107,25 @@ async def run_batch(
     for group in groups:
         rows |= await _replayed(group, sweep_id, tally, grader, reasoning_in_frame)
     batches = [await _submit(group, cids, sweep_id) for group in groups for cids in group.chunks()]
-    rows |= await _collect(
-        batches, sweep_id, tally, grader, reasoning_in_frame, logged, poll_s, sleep
-    )
+    with _resumable(sweep_id):
+        rows |= await _collect(
+            batches, sweep_id, tally, grader, reasoning_in_frame, logged, poll_s, sleep
+        )
     return _in_order(rows)
+
+
+@contextlib.contextmanager
+def _resumable(sweep_id: str) -> Iterator[None]:
+    """A failure while waiting on the batches says how to pick them up again: they run on."""
+    try:
+        yield
+    except ProviderError as exc:
+        exc.message += (
+            f" The batches keep running at the provider: reasoning_nb.sweep.resume"
+            f"({sweep_id!r}) collects them."
+        )
+        exc.args = (exc.message,)
+        raise
 
 
 def _custom_id(number: int) -> str:
@@ -365,7 +380,10 @@ async def aresume(
         batches.append(Batch(record.id, service, url, record.submitted_at, jobs, logged=first_time))
     total = sum(len(b.jobs) for b in batches)
     tally = Tally(total, clock, on_progress)
-    rows = await _collect(batches, sweep_id, tally, grader, reasoning_in_frame, True, poll_s, sleep)
+    with _resumable(sweep_id):
+        rows = await _collect(
+            batches, sweep_id, tally, grader, reasoning_in_frame, True, poll_s, sleep
+        )
     return Sweep(sweep_id, _in_order(rows), tally.progress)
 
 
