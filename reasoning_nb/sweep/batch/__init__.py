@@ -6,8 +6,9 @@ half the price, collected into the same rows as a live sweep (issue 26, item 4).
 
 ``jobs`` makes each request with the provider protocol's own ``build_request`` and reads each
 result with its ``read_body``; ``openai_batches`` and ``message_batches`` speak the two services
-(``service`` is what they share), ``http`` is their plain JSON path, ``runner`` submits, polls
-and collects; ``store.batches`` keeps what a restart must not lose.
+(``service`` is what they share), ``http`` is their plain JSON path, ``runner`` makes and
+submits the requests (and resumes), ``collect`` waits on the batches and reads their results;
+``store.batches`` keeps what a restart must not lose.
 """
 
 from __future__ import annotations

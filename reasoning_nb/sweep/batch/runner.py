@@ -1,24 +1,24 @@
-"""A sweep through a batch service: submit, poll, collect into the same rows as a live sweep.
+"""A sweep through a batch service: make every request, send them, collect the same rows as a
+live sweep (``collect``).
 
-One batch per model (OpenAI takes one model per batch file; Anthropic is given the same shape),
-each recorded in the SQLite file the moment the service has accepted it (``store.batches``):
-``aresume(id)`` collects it after a kernel restart, by its batch id or by the sweep id. Polling
-reports the services' states as ``Progress.batch_state``; an interrupted wait leaves the batch
-running at the provider, to be resumed.
+Runs the replay cache holds are replayed, not sent. The rest go one batch per model (OpenAI
+takes one model per input file; Anthropic is given the same shape), each recorded in the SQLite
+file the moment the service has accepted it (``store.batches``): ``aresume(id)`` collects it
+after a kernel restart, by its batch id or by the sweep id. An interrupted wait leaves the
+batches running at the provider, to be resumed.
 """
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 
-from ...errors import ConfigError, ProviderError
+from ...errors import ConfigError
 from ...options import RunOptions
 from ...providers import catalog
 from ...providers.address import api_key_for, base_url_for
@@ -28,36 +28,22 @@ from ...run import Run
 from ...store import batches as records
 from ...store import db as store
 from ...store.keys import address_of
-from ...store.recording import Recorder
 from .. import grading
 from ..progress import Progress, Tally
 from ..prompts import Prompt
 from ..result import Sweep
 from ..rows import Row
 from . import jobs as job_rows
+from .collect import Batch, collect, resumable
 from .http import Client
 from .jobs import Job
 from .message_batches import MessageBatches
 from .openai_batches import OpenAIBatches
-from .service import Outcome, Service, Status
+from .service import Service
 
 POLL_S = 30.0
 """Seconds between two looks at a batch: batches take minutes to hours, and each look is a
 request against the account's rate limit."""
-
-
-@dataclass
-class Batch:
-    """One submitted batch and what its results need."""
-
-    id: str
-    service: Service
-    base_url: str
-    submitted_at: str
-    jobs: dict[str, Job]
-    status: Status | None = None
-    logged: bool = True
-    """Its runs go to the run log when collected (not again when collected a second time)."""
 
 
 def supports(model: str) -> bool:
@@ -107,25 +93,11 @@ async def run_batch(
     for group in groups:
         rows |= await _replayed(group, sweep_id, tally, grader, reasoning_in_frame)
     batches = [await _submit(group, cids, sweep_id) for group in groups for cids in group.chunks()]
-    with _resumable(sweep_id):
-        rows |= await _collect(
+    with resumable(sweep_id):
+        rows |= await collect(
             batches, sweep_id, tally, grader, reasoning_in_frame, logged, poll_s, sleep
         )
     return _in_order(rows)
-
-
-@contextlib.contextmanager
-def _resumable(sweep_id: str) -> Iterator[None]:
-    """A failure while waiting on the batches says how to pick them up again: they run on."""
-    try:
-        yield
-    except ProviderError as exc:
-        exc.message += (
-            f" The batches keep running at the provider: reasoning_nb.sweep.resume"
-            f"({sweep_id!r}) collects them."
-        )
-        exc.args = (exc.message,)
-        raise
 
 
 def _custom_id(number: int) -> str:
@@ -250,98 +222,6 @@ def _address(base_url: str) -> str:
     return address_of(base_url) or base_url
 
 
-async def _collect(
-    batches: list[Batch],
-    sweep_id: str,
-    tally: Tally,
-    grader: grading.Grader | None,
-    keep_reasoning: bool,
-    logged: bool,
-    poll_s: float,
-    sleep: Callable[[float], Awaitable[Any]],
-) -> dict[str, Row]:
-    """Poll every batch until all ended, then read their results into rows by custom id."""
-    for _ in range(sum(len(b.jobs) for b in batches)):
-        tally.started()  # all of them are with the service now
-    while True:
-        for batch in batches:
-            if batch.status is None or not batch.status.ended:
-                batch.status = await batch.service.status(batch.id)
-                _remember(batch.id, batch.status.state)
-        seen = [b.status for b in batches if b.status is not None]
-        tally.batch(_state(seen, tally.progress.total))
-        if all(b.status and b.status.ended for b in batches):
-            break
-        await sleep(poll_s)
-    rows: dict[str, Row] = {}
-    traces = []
-    for batch in batches:
-        assert batch.status is not None
-        outcomes: dict[str, Outcome] = {}
-        async for outcome in batch.service.results(batch.id, batch.status):
-            if outcome.custom_id in batch.jobs:
-                outcomes[outcome.custom_id] = outcome
-        missing = batch.status.problem or f"{batch.service.name} gave no result for it."
-        for cid, job in batch.jobs.items():
-            outcome = outcomes.pop(cid, None) or Outcome(cid, error=missing)
-            recorder = Recorder(_no_time) if job.cache else None
-            trace = job_rows.trace_of(
-                job,
-                body=outcome.body,
-                error=outcome.error,
-                status=outcome.status,
-                base_url=batch.base_url,
-                submitted_at=batch.submitted_at,
-                recorder=recorder,
-            )
-            if recorder is not None and trace.status == "complete" and job.entry:
-                _keep(job.entry, recorder.recording(trace), trace.started_at)
-            row = job_rows.row_of(job, trace, sweep_id=sweep_id, keep_reasoning=keep_reasoning)
-            rows[cid] = grading.grade(row, grader)
-            tally.finished(
-                failed=trace.status == "error",
-                cached=False,
-                usage=trace.usage,
-                usd=(trace.cost or {}).get("usd"),
-            )
-            if logged and batch.logged:
-                traces.append(trace.to_dict())
-        _remember(batch.id, batch.status.state, collected=True)
-    if traces:
-        _log(traces, sweep_id)
-    return rows
-
-
-def _state(statuses: list[Status], total: int) -> str:
-    """The services' words, once each; with how many are done where a service counts them
-    while it runs (OpenAI; Anthropic counts only at the end)."""
-    words = ", ".join(dict.fromkeys(s.state for s in statuses))
-    done = sum(s.done for s in statuses)
-    return f"{words}: {done} of {total} done" if done and done < total else words
-
-
-def _no_time() -> float:
-    return 0.0  # a batch result arrives whole: its replay has no pace to keep
-
-
-def _keep(entry: str, recording: bytes, started_at: str | None) -> None:
-    """A complete result in the replay cache, under the live request's key (and as its own ask:
-    a live run asked the same finds it by its request, then links its ask)."""
-    with contextlib.suppress(sqlite3.Error, OSError):
-        store.save(entry, entry, recording, started_at)
-
-
-def _remember(batch_id: str, state: str, *, collected: bool = False) -> None:
-    """The record keeps the latest state; a broken database must not lose the results."""
-    with contextlib.suppress(sqlite3.Error, OSError):
-        records.mark(batch_id, state, collected=collected)
-
-
-def _log(traces: list[dict[str, Any]], sweep_id: str) -> None:
-    with contextlib.suppress(sqlite3.Error, OSError):
-        store.log_runs(traces, sweep_id)
-
-
 async def aresume(
     batch_or_sweep_id: str,
     *,
@@ -380,8 +260,8 @@ async def aresume(
         batches.append(Batch(record.id, service, url, record.submitted_at, jobs, logged=first_time))
     total = sum(len(b.jobs) for b in batches)
     tally = Tally(total, clock, on_progress)
-    with _resumable(sweep_id):
-        rows = await _collect(
+    with resumable(sweep_id):
+        rows = await collect(
             batches, sweep_id, tally, grader, reasoning_in_frame, True, poll_s, sleep
         )
     return Sweep(sweep_id, _in_order(rows), tally.progress)
