@@ -9,6 +9,7 @@ none, and its cost is the estimate at the batch price.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -102,7 +103,7 @@ def prepare(
     job.cache = bool(options.cache or options.refresh)
     request.body = {**(request.body or {}), "stream": False}
     keys = (*ctx.plan.fields, *proto.REASONING_KEYS)
-    job.sent = {k: request.body[k] for k in keys if k in request.body}
+    job.sent = copy.deepcopy({k: request.body[k] for k in keys if k in request.body})
     job.warnings = [*ctx.plan.warnings, *ctx.warnings]
     return job, request
 

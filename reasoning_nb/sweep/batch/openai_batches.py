@@ -58,7 +58,7 @@ class OpenAIBatches:
                 "input_file_id": _id(uploaded, "file"),
                 "endpoint": ENDPOINT,
                 "completion_window": "24h",
-                "metadata": {"sweep_id": sweep_id},
+                "metadata": {"sweep_id": sweep_id[:512]},  # (values hold 512 characters)
             },
         )
         return _id(batch, "batch")
