@@ -405,3 +405,17 @@ async def test_a_results_url_on_the_apis_own_address_is_followed(
     assert len(wire_server.requests_to("/dl/1")) == 1
     assert wire_server.requests_to("/dl/1")[0].headers["x-api-key"] == KEY
     assert [r.answer for r in rows] == ["A1", "A2"]
+
+
+async def test_a_batch_is_never_created_twice_by_a_retry(wire_server, openai_env, fake_clock):
+    """A 502 may come from a gateway after the service created the batch: no second POST."""
+    OpenAIBatches(wire_server, openai_answer)
+    wire_server.route("POST", "/v1/batches", Reply.nginx_error(502))
+    with pytest.raises(ProviderError, match="may have been created all the same") as failed:
+        await sweep_openai(fake_clock, [])
+    assert len(wire_server.requests_to("/v1/batches", "POST")) == 1 and failed.value.status == 502
+    busy = Reply.json({"error": {"message": "Rate limit"}}, 429, retry_after=3)
+    wire_server.route("POST", "/v1/batches", busy, {"id": OpenAIBatches.BATCH})
+    rows = await sweep_openai(fake_clock, [])  # a refusal is asked again, after its wait
+    assert len(wire_server.requests_to("/v1/batches", "POST")) == 3
+    assert 3 in fake_clock.slept and [r.answer for r in rows] == ["A1", "A1", "A2", "A2"]

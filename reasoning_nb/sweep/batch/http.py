@@ -1,6 +1,7 @@
 """Plain JSON requests to a batch service: no streams here, but the same care as the one HTTP
-path (``providers.transport``): the environment's proxy, the TLS context, retries on 429 and
-5xx that honour ``Retry-After`` on the injected clock, and every message scrubbed of the key."""
+path (``providers.transport``): the environment's proxy, the TLS context, retries that honour
+``Retry-After`` on the injected clock (a GET on any passing failure, a POST only where the
+service surely did not take it), and every message scrubbed of the key."""
 
 from __future__ import annotations
 
@@ -15,6 +16,14 @@ from ...errors import ProviderError
 from ...providers.http_errors import origin, retry_after, status_error
 from ...providers.transport import RETRY_STATUSES, Clock, Transport, proxy_for, ssl_context
 
+REFUSED = frozenset({429, 503, 529})
+"""What a POST is sent again on: the service said it did not take the request on. A POST that
+failed any other way may have created a batch, so it is never sent twice (two batches bill
+twice)."""
+MAYBE_CREATED = (
+    " The batch may have been created all the same: look for it in the provider's dashboard "
+    "before running the sweep again."
+)
 TIMEOUT = 120.0
 """Seconds for one request: an upload of a large file, or a large results file, takes a while."""
 
@@ -84,25 +93,32 @@ class Client:
                 built = client.build_request(method, url, headers=headers, **options)
                 response = await client.send(built, stream=True)
             except httpx.HTTPError as exc:
-                if attempt <= self.retries:
+                unsent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
+                if (unsent or method == "GET") and attempt <= self.retries:
                     await self.clock.sleep(2.0**attempt)
                     continue
-                raise ProviderError(
-                    self.scrub(
-                        f"Could not reach {origin(url)} ({type(exc).__name__}): check the "
-                        "network, then resume the sweep."
-                    )
-                ) from None
+                raise ProviderError(self.scrub(_unreachable(method, url, exc, unsent))) from None
             if 200 <= response.status_code < 300:
                 return response
             await response.aread()
             await response.aclose()
+            status = response.status_code
             wait = retry_after(response.headers.get("retry-after"), self.clock.now())
-            if response.status_code in RETRY_STATUSES and attempt <= self.retries:
+            again = RETRY_STATUSES if method == "GET" else REFUSED
+            if status in again and attempt <= self.retries:
                 await self.clock.sleep(2.0**attempt if wait is None else wait)
                 continue
             message = status_error(response, response.content, wait, self.clock.now())
-            raise ProviderError(self.scrub(message), status=response.status_code)
+            if method != "GET" and status >= 500 and status not in REFUSED:
+                message += MAYBE_CREATED
+            raise ProviderError(self.scrub(message), status=status)
+
+
+def _unreachable(method: str, url: str, exc: Exception, unsent: bool) -> str:
+    said = f"Could not reach {origin(url)} ({type(exc).__name__})"
+    if unsent or method == "GET":
+        return f"{said}: check the network, then resume the sweep."
+    return f"{said} once it had the request.{MAYBE_CREATED}"
 
 
 def _path(url: str) -> str:
