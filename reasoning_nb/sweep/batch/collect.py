@@ -25,6 +25,9 @@ from . import jobs as job_rows
 from .jobs import Job
 from .service import Outcome, Service, Status
 
+LOG_GROUP = 500
+"""Runs written to the log in one transaction while results are read."""
+
 
 @dataclass
 class Batch:
@@ -78,41 +81,57 @@ async def collect(
             break
         await sleep(poll_s)
     rows: dict[str, Row] = {}
-    traces = []
     for batch in batches:
-        assert batch.status is not None
-        outcomes: dict[str, Outcome] = {}
-        async for outcome in batch.service.results(batch.id, batch.status):
-            if outcome.custom_id in batch.jobs:
-                outcomes[outcome.custom_id] = outcome
-        missing = batch.status.problem or f"{batch.service.name} gave no result for it."
-        for cid, job in batch.jobs.items():
-            outcome = outcomes.pop(cid, None) or Outcome(cid, error=missing)
-            recorder = Recorder(_no_time) if job.cache else None
-            trace = job_rows.trace_of(
-                job,
-                body=outcome.body,
-                error=outcome.error,
-                status=outcome.status,
-                base_url=batch.base_url,
-                submitted_at=batch.submitted_at,
-                recorder=recorder,
-            )
-            if recorder is not None and trace.status == "complete" and job.entry:
-                _keep(job.entry, recorder.recording(trace), trace.started_at)
-            row = job_rows.row_of(job, trace, sweep_id=sweep_id, keep_reasoning=keep_reasoning)
-            rows[cid] = grading.grade(row, grader)
-            tally.finished(
-                failed=trace.status == "error",
-                cached=False,
-                usage=trace.usage,
-                usd=(trace.cost or {}).get("usd"),
-            )
-            if logged and batch.logged:
-                traces.append(trace.to_dict())
-        _remember(batch.id, batch.status.state, collected=True)
-    if traces:
-        _log(traces, sweep_id)
+        rows |= await _read(batch, sweep_id, tally, grader, keep_reasoning, logged and batch.logged)
+    return rows
+
+
+async def _read(
+    batch: Batch,
+    sweep_id: str,
+    tally: Tally,
+    grader: grading.Grader | None,
+    keep_reasoning: bool,
+    log: bool,
+) -> dict[str, Row]:
+    """One ended batch's results as rows, a line at a time: a results file is never held whole,
+    and the log is written in groups."""
+    assert batch.status is not None
+    pending, rows, unlogged = dict(batch.jobs), {}, []
+
+    def done(outcome: Outcome) -> None:
+        job = pending.pop(outcome.custom_id)
+        recorder = Recorder(_no_time) if job.cache else None
+        trace = job_rows.trace_of(
+            job,
+            body=outcome.body,
+            error=outcome.error,
+            status=outcome.status,
+            base_url=batch.base_url,
+            submitted_at=batch.submitted_at,
+            recorder=recorder,
+        )
+        if recorder is not None and trace.status == "complete" and job.entry:
+            _keep(job.entry, recorder.recording(trace), trace.started_at)
+        row = job_rows.row_of(job, trace, sweep_id=sweep_id, keep_reasoning=keep_reasoning)
+        rows[job.custom_id] = grading.grade(row, grader)
+        usd = (trace.cost or {}).get("usd")
+        tally.finished(failed=trace.status == "error", cached=False, usage=trace.usage, usd=usd)
+        if log:
+            unlogged.append(trace.to_dict())
+            if len(unlogged) >= LOG_GROUP:
+                _log(unlogged, sweep_id)
+                unlogged.clear()
+
+    async for outcome in batch.service.results(batch.id, batch.status):
+        if outcome.custom_id in pending:  # (a line twice, or of another batch: once, ours)
+            done(outcome)
+    missing = batch.status.problem or f"{batch.service.name} gave no result for it."
+    for cid in list(pending):
+        done(Outcome(cid, error=missing))
+    if unlogged:
+        _log(unlogged, sweep_id)
+    _remember(batch.id, batch.status.state, collected=True)
     return rows
 
 
