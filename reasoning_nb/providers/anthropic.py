@@ -68,10 +68,12 @@ def build_request(ctx: RequestContext) -> HttpRequest:
     headers = {"anthropic-version": API_VERSION, "content-type": "application/json"}
     if ctx.api_key:
         headers["x-api-key"] = ctx.api_key
-    return HttpRequest(_endpoint(ctx.base_url), body, headers, framing=FRAMING)
+    return HttpRequest(messages_url(ctx.base_url), body, headers, framing=FRAMING)
 
 
-def _endpoint(base_url: str) -> str:
+def messages_url(base_url: str) -> str:
+    """``…/v1/messages`` under a base URL with or without its ``/v1`` (Message Batches live
+    under it too)."""
     base = base_url.rstrip("/")
     return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
 

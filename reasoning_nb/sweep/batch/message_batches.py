@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from ...errors import ProviderError
+from ...providers.anthropic import messages_url
 from ...providers.http_errors import server_message
 from .http import Client
 from .service import Outcome, Status, count
@@ -35,8 +36,7 @@ class MessageBatches:
     limit = 100_000  # requests in one batch (and 256 MB)
 
     def __init__(self, base_url: str, client: Client):
-        base = base_url.rstrip("/")
-        self.root = f"{base if base.endswith('/v1') else base + '/v1'}/messages/batches"
+        self.root = f"{messages_url(base_url)}/batches"
         self.client = client
 
     async def submit(self, lines: list[tuple[str, dict[str, Any]]], sweep_id: str) -> str:
@@ -51,7 +51,7 @@ class MessageBatches:
         return value
 
     async def status(self, batch_id: str) -> Status:
-        batch = await self.client.json("GET", f"{self.root}/{batch_id}")
+        batch = await self.client.json("GET", f"{self.root}/{quote(batch_id, safe='')}")
         state = str(batch.get("processing_status") or "unknown")
         counts = batch.get("request_counts") or {}
         done = sum(count(counts.get(k)) for k in ("succeeded", "errored", "canceled", "expired"))
@@ -65,7 +65,7 @@ class MessageBatches:
         )
 
     async def results(self, batch_id: str, status: Status) -> AsyncIterator[Outcome]:
-        url = f"{self.root}/{batch_id}/results"
+        url = f"{self.root}/{quote(batch_id, safe='')}/results"
         if status.results and _origin(status.results[0]) == _origin(self.root):
             url = status.results[0]
         async for line in self.client.lines(url):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import quote
 
 from ...errors import ProviderError
 from ...providers.http_errors import server_message
@@ -64,7 +65,7 @@ class OpenAIBatches:
         return _id(batch, "batch")
 
     async def status(self, batch_id: str) -> Status:
-        batch = await self.client.json("GET", f"{self.base}/batches/{batch_id}")
+        batch = await self.client.json("GET", f"{self.base}/batches/{quote(batch_id, safe='')}")
         state = str(batch.get("status") or "unknown")
         counts = batch.get("request_counts") or {}
         problem = None
@@ -86,7 +87,8 @@ class OpenAIBatches:
 
     async def results(self, batch_id: str, status: Status) -> AsyncIterator[Outcome]:
         for file_id in status.results:
-            async for line in self.client.lines(f"{self.base}/files/{file_id}/content"):
+            url = f"{self.base}/files/{quote(file_id, safe='')}/content"
+            async for line in self.client.lines(url):
                 yield _outcome(line)
 
 
@@ -105,7 +107,7 @@ def _outcome(line: dict[str, Any]) -> Outcome:
     if status == 200 and isinstance(body, dict):
         return Outcome(cid, body=body)
     said = server_message(body) if isinstance(body, dict | str) else "no body"
-    return Outcome(cid, error=f"OpenAI answered this request with HTTP {status}: {said}")
+    return Outcome(cid, error=f"OpenAI answered this request with HTTP {status}: {said}.")
 
 
 def _batch_error(error: dict[str, Any]) -> str:
