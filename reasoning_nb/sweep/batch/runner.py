@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -210,9 +211,9 @@ def _service(
 ) -> Service:
     """The client of the model's batch service, with the protocol's own headers (its key and
     API version) and the clock the sweep waits on."""
-    client = Client(
-        headers=dict(headers), secrets=(api_key,) if api_key else (), clock=Clock(sleep=sleep)
-    )
+    # a password in the base URL (https://user:pass@host) is a secret too, as in a run
+    secrets = tuple(filter(None, (api_key, urlsplit(base_url).password)))
+    client = Client(headers=dict(headers), secrets=secrets, clock=Clock(sleep=sleep))
     if job_rows.service_of(model) == "openai":
         return OpenAIBatches(base_url, client)
     return MessageBatches(base_url, client)
