@@ -25,8 +25,8 @@ from . import jobs as job_rows
 from .jobs import Job
 from .service import Outcome, Service, Status
 
-LOG_GROUP = 500
-"""Runs written to the log in one transaction while results are read."""
+GROUP = 500
+"""Runs written to the log, and results to the replay cache, in one transaction each."""
 
 
 @dataclass
@@ -95,9 +95,9 @@ async def _read(
     log: bool,
 ) -> dict[str, Row]:
     """One ended batch's results as rows, a line at a time: a results file is never held whole,
-    and the log is written in groups."""
+    and the log and the replay cache are written in groups."""
     assert batch.status is not None
-    pending, rows, unlogged = dict(batch.jobs), {}, []
+    pending, rows, unlogged, recordings = dict(batch.jobs), {}, [], []
 
     def done(outcome: Outcome) -> None:
         job = pending.pop(outcome.custom_id)
@@ -112,16 +112,17 @@ async def _read(
             recorder=recorder,
         )
         if recorder is not None and trace.status == "complete" and job.entry:
-            _keep(job.entry, recorder.recording(trace), trace.started_at)
+            # under the live request's key, and as its own ask: a live run asked the same
+            # finds it by its request, then links its ask
+            recordings.append((job.entry, job.entry, recorder.recording(trace), trace.started_at))
         row = job_rows.row_of(job, trace, sweep_id=sweep_id, keep_reasoning=keep_reasoning)
         rows[job.custom_id] = grading.grade(row, grader)
         usd = (trace.cost or {}).get("usd")
         tally.finished(failed=trace.status == "error", cached=False, usage=trace.usage, usd=usd)
         if log:
             unlogged.append(trace.to_dict())
-            if len(unlogged) >= LOG_GROUP:
-                _log(unlogged, sweep_id)
-                unlogged.clear()
+        if len(unlogged) >= GROUP or len(recordings) >= GROUP:
+            _write(unlogged, recordings, sweep_id)
 
     async for outcome in batch.service.results(batch.id, batch.status):
         if outcome.custom_id in pending:  # (a line twice, or of another batch: once, ours)
@@ -129,8 +130,7 @@ async def _read(
     missing = batch.status.problem or f"{batch.service.name} gave no result for it."
     for cid in list(pending):
         done(Outcome(cid, error=missing))
-    if unlogged:
-        _log(unlogged, sweep_id)
+    _write(unlogged, recordings, sweep_id)
     _remember(batch.id, batch.status.state, collected=True)
     return rows
 
@@ -147,19 +147,24 @@ def _no_time() -> float:
     return 0.0  # a batch result arrives whole: its replay has no pace to keep
 
 
-def _keep(entry: str, recording: bytes, started_at: str | None) -> None:
-    """A complete result in the replay cache, under the live request's key (and as its own ask:
-    a live run asked the same finds it by its request, then links its ask)."""
+def _write(
+    traces: list[dict[str, Any]],
+    recordings: list[tuple[str, str, bytes, str | None]],
+    sweep_id: str,
+) -> None:
+    """A group of runs to the log and of complete results to the replay cache, a transaction
+    each; the lists are emptied. A broken database costs the record, never the rows."""
     with contextlib.suppress(sqlite3.Error, OSError):
-        store.save(entry, entry, recording, started_at)
+        if traces:
+            store.log_runs(traces, sweep_id)
+    with contextlib.suppress(sqlite3.Error, OSError):
+        if recordings:
+            store.save_all(recordings)
+    traces.clear()
+    recordings.clear()
 
 
 def _remember(batch_id: str, state: str, *, collected: bool = False) -> None:
     """The record keeps the latest state; a broken database must not lose the results."""
     with contextlib.suppress(sqlite3.Error, OSError):
         records.mark(batch_id, state, collected=collected)
-
-
-def _log(traces: list[dict[str, Any]], sweep_id: str) -> None:
-    with contextlib.suppress(sqlite3.Error, OSError):
-        store.log_runs(traces, sweep_id)

@@ -164,11 +164,12 @@ async def _replayed(
     """The runs the replay cache holds (a sweep run again, live or in a batch), replayed as a
     live sweep replays them: never sent, never billed twice. They leave the group."""
     rows = {}
+    asked = [j.entry for cid, j in group.jobs.items() if _replays(group.options[cid]) and j.entry]
+    held = _held(asked)
     for cid, job in list(group.jobs.items()):
-        options = group.options[cid]
-        if not options.cache or options.refresh or not _cached(job.entry):
+        if job.entry not in held:
             continue
-        run = Run(job.prompt, options)
+        run = Run(job.prompt, group.options[cid])
         tally.started()
         async for _ in run.events():  # found by its request: replayed, with no I/O
             pass
@@ -181,11 +182,15 @@ async def _replayed(
     return rows
 
 
-def _cached(entry: str | None) -> bool:
+def _replays(options: RunOptions) -> bool:
+    return bool(options.cache) and not options.refresh
+
+
+def _held(entries: list[str]) -> set[str]:
     try:
-        return entry is not None and store.lookup(entry=entry) is not None
-    except (sqlite3.Error, OSError):
-        return False
+        return store.held(entries) if entries else set()
+    except (sqlite3.Error, OSError):  # no cache to read: every run is sent
+        return set()
 
 
 async def _submit(group: Group, cids: list[str], sweep_id: str) -> Batch:
