@@ -8,6 +8,7 @@ them twice (wire-formats.md). Local providers have no rule: their cost is None, 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -30,8 +31,10 @@ PRICES_AS_OF: dict[str, str] = {"0.2.3": "2026-11-01"}
 so each pinned release is entered here by its PyPI release (month)."""
 
 
+@functools.cache
 def source() -> tuple[str, str | None]:
-    """The price source's name and its prices' date (None for a release not listed)."""
+    """The price source's name and its prices' date (None for a release not listed); read
+    once: the installed release's metadata takes ~9 ms to read, more than the price itself."""
     try:
         release = version("genai-prices")
     except PackageNotFoundError:  # pragma: no cover - a dependency; a broken install only

@@ -68,10 +68,12 @@ def build_request(ctx: RequestContext) -> HttpRequest:
     headers = {"anthropic-version": API_VERSION, "content-type": "application/json"}
     if ctx.api_key:
         headers["x-api-key"] = ctx.api_key
-    return HttpRequest(_endpoint(ctx.base_url), body, headers, framing=FRAMING)
+    return HttpRequest(messages_url(ctx.base_url), body, headers, framing=FRAMING)
 
 
-def _endpoint(base_url: str) -> str:
+def messages_url(base_url: str) -> str:
+    """``…/v1/messages`` under a base URL with or without its ``/v1`` (Message Batches live
+    under it too)."""
     base = base_url.rstrip("/")
     return f"{base}/messages" if base.endswith("/v1") else f"{base}/v1/messages"
 
@@ -232,11 +234,15 @@ class Parser(StreamParser):
         chunk = decode_json(
             data, who="Anthropic", hint="check that the base URL points at the Messages API"
         )
+        return self.read(chunk, event)
+
+    def read(self, chunk: dict[str, Any], event: str | None = None) -> list[Event]:
+        """One decoded stream event (``read_body`` gives it a whole message's too)."""
         kind = chunk.get("type") or event
         if self._redacted and kind in ("content_block_start", "message_delta", "message_stop"):
             starts = chunk.get("content_block") or {} if kind == "content_block_start" else {}
             if starts.get("type") != "redacted_thinking":  # the row ended: show it, then this
-                return self._redacted_row() + self.feed(data, event)
+                return self._redacted_row() + self.read(chunk, event)
         if kind == "message_start":
             return self._usage((chunk.get("message") or {}).get("usage"), start=True)
         if kind == "content_block_start":
@@ -358,6 +364,23 @@ class Parser(StreamParser):
         if not any(b["type"] != "text" for b in blocks):
             return []  # nothing opaque to carry: the answer text replays as it is
         return [ProviderState({self._provider: {"model": self._model, "content": blocks}})]
+
+
+def read_body(ctx: RequestContext, message: dict[str, Any]) -> list[Event]:
+    """A whole, non-streamed Message (a Message Batch's succeeded ``result.message``) as the
+    events its stream would have brought: ``message_start``, each content block started whole
+    and stopped, then ``message_delta`` (stop reason, usage) and ``message_stop``."""
+    parser = Parser(ctx)
+    usage = message.get("usage")
+    out = parser.read({"type": "message_start", "message": {"usage": usage}})
+    for index, block in enumerate(message.get("content") or ()):
+        if isinstance(block, dict):
+            start = {"type": "content_block_start", "index": index, "content_block": block}
+            out += parser.read(start)
+            out += parser.read({"type": "content_block_stop", "index": index})
+    delta = {"stop_reason": message.get("stop_reason")}
+    out += parser.read({"type": "message_delta", "delta": delta, "usage": usage})
+    return out + parser.read({"type": "message_stop"})
 
 
 def _finish(reason: str) -> list[Event]:

@@ -242,6 +242,10 @@ class Parser(StreamParser):
         obj = decode_json(
             data, hint="check that the base URL points at an OpenAI Responses endpoint (…/v1)"
         )
+        return self.read(obj, event)
+
+    def read(self, obj: dict[str, Any], event: str | None = None) -> list[Event]:
+        """One decoded stream event (``read_body`` gives it a whole response's too)."""
         kind = obj.get("type") or event or ""
         # output_index is in every event about an item (output_item.done keeps the id in "item")
         item = obj.get("output_index", obj.get("item_id"))
@@ -320,7 +324,8 @@ class Parser(StreamParser):
                     out += self._rest("summary", item_id, i, part.get("text"))
         for i, part in enumerate(item.get("content") or ()):
             if isinstance(part, dict) and part.get("type") in _PART_KIND:
-                out += self._rest(_PART_KIND[part["type"]], item_id, i, part.get("text"))
+                kind = _PART_KIND[part["type"]]  # a refusal part holds its text as "refusal"
+                out += self._rest(kind, item_id, i, part.get(kind if kind == "refusal" else "text"))
         return out
 
     # -- end -------------------------------------------------------------------------------------
@@ -361,6 +366,23 @@ class Parser(StreamParser):
         return [Notice(NO_SUMMARY.format(n=hidden))]
 
 
+def read_body(ctx: RequestContext, response: dict[str, Any]) -> list[Event]:
+    """A whole, non-streamed response (a Batch API output line's ``body``) as the events its
+    stream would have brought: each output item as its ``response.output_item.done``, then the
+    terminal event its ``status`` names (``failed`` raises, as in a stream)."""
+    parser = Parser(ctx)
+    out: list[Event] = []
+    for index, item in enumerate(response.get("output") or ()):
+        if isinstance(item, dict):
+            done = {"type": "response.output_item.done", "output_index": index, "item": item}
+            out += parser.read(done)
+    status = response.get("status") or "completed"
+    if status not in _TERMINAL:  # cancelled, or never finished
+        raise ProviderError(f"OpenAI returned the response unfinished (status {status!r}).")
+    return out + parser.read({"type": f"response.{status}", "response": response})
+
+
+_TERMINAL = ("completed", "incomplete", "failed")
 NO_SUMMARY = (
     "OpenAI sent no reasoning summary this time, though the model reasoned for {n} tokens: "
     "summaries are not guaranteed and low efforts often get none, so a higher --preset is the "

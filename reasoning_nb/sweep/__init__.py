@@ -23,6 +23,8 @@ _LAZY = {
     "Progress": "progress",
     "Row": "rows",
     "frame": "rows",
+    "resume": "batch",
+    "aresume": "batch",
 }
 
 
