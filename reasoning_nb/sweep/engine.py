@@ -35,6 +35,7 @@ from ..run import Run
 from ..store import db as store
 from . import grading
 from . import prompts as prompt_sets
+from .batch.runner import run_batch
 from .budget import Budget
 from .progress import CANCELLED, STOPPED_BY_CAP, Progress, Tally
 from .prompts import Prompt
@@ -85,6 +86,7 @@ class Engine:
         reasoning_in_frame: bool = True,
         on_progress: Callable[[Progress], object] | None = None,
         sweep_id: str | None = None,
+        batch: bool = False,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[Any]] = anyio.sleep,
         **run_options: Any,
@@ -103,6 +105,11 @@ class Engine:
         self.models, self.presets = _names("models", models), _names("presets", presets)
         if max_usd is not None and not (isinstance(max_usd, int | float) and max_usd >= 0):
             raise ConfigError(f"max_usd must be a number of dollars, at least 0, not {max_usd!r}.")
+        if batch and max_usd is not None:  # a batch is sent whole and billed when it ends
+            raise ConfigError(
+                "max_usd cannot stop a batch partway: leave max_usd out, or sweep without batch."
+            )
+        self.batch, self._sleep = bool(batch), sleep
         unknown = sorted(set(run_options) - {f.name for f in fields(RunOptions)})
         if unknown:
             raise TypeError(f"sweep() got unexpected keyword arguments: {', '.join(unknown)}.")
@@ -156,6 +163,8 @@ class Engine:
         return Sweep(self.sweep_id, rows, self.tally.progress, warnings)
 
     async def run(self) -> Sweep:
+        if self.batch:
+            return await self._run_batch()
         try:
             async with shared_clients(), anyio.create_task_group() as workers:
                 self._workers = workers.cancel_scope
@@ -170,6 +179,29 @@ class Engine:
                 await self._flush_log()
         if self._misuse is not None:
             raise self._misuse
+        return self.result()
+
+    async def _run_batch(self) -> Sweep:
+        """``batch=True``: the whole sweep through the provider's batch service (``sweep.batch``),
+        at its price; polled, and resumable by its sweep id after a restart."""
+        try:
+            self._rows = list(
+                await run_batch(
+                    self.prompts,
+                    models=self.models,
+                    presets=self.presets,
+                    options=self.options,
+                    sweep_id=self.sweep_id,
+                    tally=self.tally,
+                    grader=self.grader,
+                    reasoning_in_frame=self.keep_reasoning,
+                    logged=self.logged,
+                    sleep=self._sleep,
+                )
+            )
+        except BaseException:
+            self.tally.stop(CANCELLED)
+            raise
         return self.result()
 
     async def _worker(self, gate: Gate, queue: deque[int]) -> None:
@@ -315,7 +347,9 @@ async def asweep(prompts: Any, **options: Any) -> Sweep:
     that could take the estimated spend past it (``progress.stopped == "max_usd"``).
     ``reasoning_in_frame=False``: rows leave the reasoning out (it stays in the run log).
     ``on_progress(progress)`` is called after every change. ``sweep_id``: the id the log files
-    the runs under (default: a new one). Other keywords are run options (``think()``'s:
+    the runs under (default: a new one). ``batch=True``: OpenAI and Anthropic models go through
+    the provider's batch service at its price (``reasoning_nb.sweep.resume(sweep_id)`` collects
+    after a restart). Other keywords are run options (``think()``'s:
     ``base_url``, ``max_tokens``, ``cache``...); the replay cache is on unless ``cache=False``,
     so a sweep run again resumes where it stopped.
     """

@@ -419,3 +419,27 @@ async def test_a_batch_is_never_created_twice_by_a_retry(wire_server, openai_env
     rows = await sweep_openai(fake_clock, [])  # a refusal is asked again, after its wait
     assert len(wire_server.requests_to("/v1/batches", "POST")) == 3
     assert 3 in fake_clock.slept and [r.answer for r in rows] == ["A1", "A1", "A2", "A2"]
+
+
+async def test_asweep_with_batch_goes_through_the_service_and_refuses_a_spend_cap(
+    wire_server, openai_env, fake_clock
+):
+    """The public face: ``asweep(..., batch=True)`` sends the sweep as one batch (no streamed
+    request), and a spend cap, which cannot stop a batch partway, is refused before any I/O."""
+    from reasoning_nb.sweep.engine import asweep
+
+    service = OpenAIBatches(wire_server, openai_answer)
+    done = await asweep(
+        ["Q1", "Q2"], models=[GPT], presets="low,high", batch=True, sleep=fake_clock.sleep
+    )
+    assert [(r.prompt_id, r.preset, r.answer) for r in done.rows] == [
+        (0, "low", "A1"),
+        (0, "high", "A1"),
+        (1, "low", "A2"),
+        (1, "high", "A2"),
+    ]
+    assert len(service.lines) == 4 and not wire_server.bodies("/v1/responses", "POST")
+    assert done.progress.done == 4 and done.progress.batch_state == "completed"
+    with pytest.raises(ConfigError, match="max_usd cannot stop a batch"):
+        await asweep(["Q1"], models=[GPT], presets="low", batch=True, max_usd=1.0)
+    assert len(wire_server.bodies("/v1/batches", "POST")) == 1
