@@ -11,9 +11,11 @@ static result takes the view's place: an output that survives a reopen and an ex
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 from IPython.display import display
 
 from ..errors import ConfigError, ReasoningNBError
@@ -80,6 +82,7 @@ def cell_prompts(cell: str) -> list[str]:
 class SweepJob:
     """What a sweep cell asked for, checked: the prompts, and the engine's keywords."""
 
+    where: str  # "%think" or "%%think", for its error lines
     prompts: Any  # a list of prompts, or a file's path (the engine reads it)
     models: list[str]
     presets: list[str]
@@ -122,10 +125,15 @@ def prepare(args: Any, cell: str | None, options: dict[str, Any]) -> SweepJob:
                 raise ConfigError(
                     "the cell has no prompts: write one prompt per line below %%think --sweep."
                 )
-        run_options = dict(options)
-        model = run_options.pop("model", None)
-        models = _items(model, "--model") or [None]
-        presets = _items(args.presets, "--presets") or [run_options.get("preset") or "auto"]
+        # unset options go: the engine's own defaults apply (its replay cache is on)
+        run_options = {k: v for k, v in options.items() if v not in (None, False)}
+        models = _items(run_options.pop("model", None), "--model")
+        if not models:
+            raise ConfigError(
+                "--sweep needs a model: add --model PROVIDER:MODEL (or several: a,b), or set "
+                "one with %think --model."
+            )
+        presets = _items(args.presets, "--presets") or [run_options.get("preset", "auto")]
         run_options.pop("preset", None)
         for m in models:  # bad ids, presets and options fail here, before any request
             for p in presets:
@@ -134,60 +142,63 @@ def prepare(args: Any, cell: str | None, options: dict[str, Any]) -> SweepJob:
         raise CellError(f"{where}: {exc}") from None
     engine = {kw: getattr(args, dest) for dest, kw in _ENGINE.items()}
     engine = {kw: value for kw, value in engine.items() if value is not None}
-    return SweepJob(prompts, models, presets, run_options, engine)
+    return SweepJob(where, prompts, models, presets, run_options, engine)
 
 
 class SweepRunner(Runner):
-    """Runs a sweep cell: the live progress view, then the static result in its place."""
+    """Runs a sweep cell: the live progress view, then the static result in its place. Stop
+    and an interrupt end it early; the runs that ended are shown (and in the replay cache: the
+    cell run again asks only the rest)."""
 
     def __init__(self, magics: Any, *, widget: bool, debug: bool):
         super().__init__(magics, hide=False, debug=debug)
         self.widget = widget
         self.view: Any = None
-        self.sweep: Any = None
+        self._on_progress: Callable[[Any], object] = lambda progress: None
 
     async def run(self, job: SweepJob) -> Any:
-        from ..sweep.engine import asweep  # (pandas and the engine only when a sweep runs)
+        from ..sweep.engine import Engine  # (the engine, and pandas, only when a sweep runs)
 
-        if self.widget:
-            from .sweep_view import SweepWidget
-
-            view = self.view = SweepWidget(
-                0, on_stop=self.stop, max_rate=self.magics.max_updates_per_second
-            )
-            on_progress, finish = view.update, view.finish
-            handle = display(widget_only(view.root), raw=True, display_id=True)
-        else:
-            bar = TerminalBar(sys.stdout, redraw=False)
-            view, on_progress, finish, handle = None, bar, bar.finish, None
-
-        async def work() -> None:
-            self.sweep = await asweep(
+        try:  # the prompt set is read and every option checked here, before any request
+            engine = Engine(
                 job.prompts,
                 models=job.models,
                 presets=job.presets,
-                on_progress=on_progress,
+                on_progress=lambda progress: self._on_progress(progress),
                 **job.engine,
                 **job.run_options,
             )
+        except ReasoningNBError as exc:
+            raise CellError(f"{job.where}: {exc}") from None
+        handle = None
+        if self.widget:
+            from .sweep_view import SweepWidget
 
+            rate = self.magics.max_updates_per_second
+            view = self.view = SweepWidget(on_stop=self.stop, max_rate=rate)
+            view.update(engine.result().progress)
+            view.tick()  # (0 of N at once)
+            self._on_progress, finish = view.update, view.finish
+            handle = display(widget_only(view.root), raw=True, display_id=True)
+        else:
+            bar = TerminalBar(sys.stdout, redraw=False)
+            self._on_progress, finish = bar, bar.finish
         try:
             with kernel_status.busy():
-                if view is not None:
-                    await self._live(view, work)
-                else:
-                    await work()
-        except ReasoningNBError as exc:
-            raise CellError(f"%%think --sweep: {exc}") from None
+                await self._live(self.view or _Quiet(), engine.run)
+        except (anyio.get_cancelled_exc_class(), KeyboardInterrupt):
+            raise CellError.stopped() from None  # (after the runs that ended are shown)
         finally:
-            if self.sweep is not None:
-                finish(self.sweep.progress)
-        if self.sweep is None:  # stopped before the engine handed back its rows
-            raise CellError.stopped()
-        self._show(self.sweep, handle)
-        if self.magics.shell is not None:
-            self.magics.shell.user_ns["_sweep"] = self.sweep
-        return self.sweep
+            sweep = engine.result()  # (what ended, if an interrupt ends the cell here)
+            finish(sweep.progress)
+            self._show(sweep, handle)
+            if self.magics.shell is not None:
+                self.magics.shell.user_ns["_sweep"] = sweep
+        failed = [row for row in sweep.rows if row.status == "error"]
+        if sweep.rows and len(failed) == len(sweep.rows):
+            error = (failed[0].error or "the run failed").splitlines()[0]
+            raise CellError(f"{job.where} --sweep: every run failed; the first: {error}")
+        return sweep
 
     def _show(self, sweep: Any, handle: Any) -> None:
         from .sweep_result import result_bundle
@@ -203,6 +214,13 @@ class SweepRunner(Runner):
         self.stop()
         if self.view is not None:
             self.view.close()
+
+
+class _Quiet:
+    """The text path's stand-in for a view: the bar prints as the engine tells it."""
+
+    def tick(self) -> None:
+        pass
 
 
 __all__ = ["SWEEP_FLAGS", "SweepRunner", "check_alone", "prepare"]

@@ -39,7 +39,6 @@ class SweepWidget:
 
     def __init__(
         self,
-        total: int,
         *,
         on_stop: Callable[[], object] | None = None,
         max_rate: float = MAX_RATE,
@@ -51,7 +50,7 @@ class SweepWidget:
         self.pacer = Pacer(min(max_rate, MAX_RATE), clock)
         self.meter = self.pacer.meter
         self.bar = W.IntProgress(
-            value=0, min=0, max=max(1, total), layout=W.Layout(width="16em", flex="0 0 auto")
+            value=0, min=0, max=1, layout=W.Layout(width="16em", flex="0 0 auto")
         )
         self.figures = W.HTML(
             value="", layout=W.Layout(flex="1 1 auto", min_width="0", margin="0 0.8em")
