@@ -156,7 +156,8 @@ class SweepRunner(Runner):
         self.view: Any = None
         self._on_progress: Callable[[Any], object] = lambda progress: None
 
-    async def run(self, job: SweepJob) -> Any:
+    async def run(self, job: SweepJob) -> None:
+        """Run it, show it; ``_sweep`` holds it (the cell has no value: its output says it)."""
         from ..sweep.engine import Engine  # (the engine, and pandas, only when a sweep runs)
 
         try:  # the prompt set is read and every option checked here, before any request
@@ -198,7 +199,6 @@ class SweepRunner(Runner):
         if sweep.rows and len(failed) == len(sweep.rows):
             error = (failed[0].error or "the run failed").splitlines()[0]
             raise CellError(f"{job.where} --sweep: every run failed; the first: {error}")
-        return sweep
 
     def _show(self, sweep: Any, handle: Any) -> None:
         from .sweep_result import result_bundle

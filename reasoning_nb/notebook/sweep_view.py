@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..sweep.bar import figures, finished
+from ..sweep.bar import figures
 from ..views.theme import lab
 from .pacing import Pacer
 
@@ -94,7 +94,7 @@ class SweepWidget:
 
     def _show(self, progress: Any) -> int:
         self.shown = progress
-        style = "danger" if progress.failed else ("success" if finished(progress) else "")
+        style = "danger" if progress.failed else ("success" if progress.finished else "")
         total = max(1, progress.total)
         sent = self.meter.set(self.bar, max=total, value=progress.done, bar_style=style)
         return sent + self.meter.set(self.figures, value=figures_html(progress))

@@ -53,10 +53,6 @@ def fraction(progress: Any) -> float:
     return progress.done / progress.total if progress.total else 1.0
 
 
-def finished(progress: Any) -> bool:
-    return progress.stopped is not None or progress.done >= progress.total
-
-
 def figures(progress: Any) -> list[tuple[str, str]]:
     """What a view shows, in order, as (name, text) pairs; a part that is naught is left out."""
     p = progress
@@ -72,7 +68,7 @@ def figures(progress: Any) -> list[tuple[str, str]]:
     out.append(("tokens", f"{count(tokens)} tokens{reasoning}"))
     out.append(("spend", usd(p.usd)))
     out.append(("elapsed", duration(p.elapsed_s)))
-    if not finished(p):
+    if not p.finished:
         out.append(("eta", f"ETA {duration(p.eta_s)}" if p.eta_s is not None else "ETA …"))
     if p.batch_state:
         out.append(("batch", f"batch: {inert(str(p.batch_state))}"))
@@ -112,7 +108,7 @@ class TerminalBar:
     def __call__(self, progress: Any) -> None:
         if self._ended:
             return
-        if finished(progress):
+        if progress.finished:
             self.finish(progress)
         elif self.redraw:
             now = self.clock()
