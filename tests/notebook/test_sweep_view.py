@@ -11,14 +11,9 @@ from comm.base_comm import BaseComm
 from reasoning_nb.notebook.sweep_view import MAX_RATE, SweepWidget, figures_html
 from reasoning_nb.sweep.progress import Progress
 
-BASE = dict(
-    total=100, done=0, running=0, failed=0, cached=0, input_tokens=0, output_tokens=0,
-    reasoning_tokens=0, usd=0.0, elapsed_s=0.0, eta_s=None, batch_state=None, stopped=None,
-)  # fmt: skip
-
 
 def progress(**changes) -> Progress:
-    return Progress(**{**BASE, **changes})
+    return Progress(**{"total": 100, **changes})
 
 
 class Clock:
