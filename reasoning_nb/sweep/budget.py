@@ -40,13 +40,14 @@ class Budget:
         self._going += guess
         return guess
 
-    def settle(self, model: str, preset: str, reserved: float, usd: float | None, *, priced: bool):
-        """A run ended: ``usd`` is what it cost (None: not known); ``priced`` says whether it
-        ran far enough to tell (a failed request tells nothing)."""
+    def settle(
+        self, model: str, preset: str, reserved: float, *, spent: float, cost: float | None
+    ) -> None:
+        """A run ended: ``spent`` is what it billed now (0 for a replay), ``cost`` what such a
+        run costs (a replay's recorded cost too; None: it failed before it could tell)."""
         self._going -= reserved
-        self.spent += usd or 0.0
-        if priced:
-            cost = usd or 0.0
+        self.spent += spent
+        if cost is not None:
             self._most[model, preset] = max(cost, self._most.get((model, preset), 0.0))
             self._most_of_model[model] = max(cost, self._most_of_model.get(model, 0.0))
         pricing = self._pricing.pop(model, None)

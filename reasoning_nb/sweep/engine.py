@@ -156,7 +156,7 @@ class Engine:
             if reserved is None or self.tally.progress.stopped is not None:
                 self.tally.stop(STOPPED_BY_CAP)
                 if reserved is not None:
-                    self.budget.settle(model, preset, reserved, None, priced=False)
+                    self.budget.settle(model, preset, reserved, spent=0.0, cost=None)
                 return
             run = Run(prompt.text, self.options[model, preset], sleep=gate.back_off)
             self.tally.started()
@@ -171,13 +171,16 @@ class Engine:
             except ConfigError:
                 pass  # the trace says why (a missing key...): a row with its error
             except BaseException:
-                self.budget.settle(model, preset, reserved, None, priced=False)
+                self.budget.settle(model, preset, reserved, spent=0.0, cost=None)
                 raise
             trace = run.trace
             cached = trace.replay is not None
-            usd = None if cached else (trace.cost or {}).get("usd")
-            priced = trace.status != "error" or bool(trace.usage.get("output_tokens"))
-            self.budget.settle(model, preset, reserved, usd, priced=priced)
+            cost = (trace.cost or {}).get("usd")
+            usd = None if cached else cost
+            told = trace.status != "error" or bool(trace.usage.get("output_tokens"))
+            # a model with no price (a local one) costs nothing; a failed request tells nothing
+            price = (cost or 0.0) if told else None
+            self.budget.settle(model, preset, reserved, spent=usd or 0.0, cost=price)
             if refused is not None:
                 self.tally.retrying()
                 gate.hold(refused.retry_after or BACKOFF * 2 ** (attempt - 1))
@@ -191,12 +194,12 @@ class Engine:
                 extra=prompt.extra,
             )
             self._rows[number] = grading.grade(row, self.grader)
+            if self.logged:  # before it is reported done: a cancelled sweep still logs it
+                self._unlogged.append(trace.to_dict())
             self.tally.finished(
                 failed=trace.status == "error", cached=cached, usage=trace.usage, usd=usd
             )
-            if self.logged:
-                self._unlogged.append(trace.to_dict())
-                await self._flush_log()
+            await self._flush_log()
             return
 
     async def _flush_log(self) -> None:
@@ -208,7 +211,11 @@ class Engine:
         try:
             while self._unlogged:
                 group, self._unlogged = self._unlogged, []
-                await anyio.to_thread.run_sync(self._write_log, group)
+                try:
+                    await anyio.to_thread.run_sync(self._write_log, group)
+                except BaseException:  # cancelled before the thread began: the final flush
+                    self._unlogged[:0] = group
+                    raise
         finally:
             self._logging = False
 

@@ -50,21 +50,21 @@ def load(source: Any, expected: str | None = None) -> list[Prompt]:
 
 def _prompt(record: Any, place: int, expected: str | None) -> Prompt:
     if isinstance(record, str):
+        record = {PROMPT: record}
         if expected is not None:
             raise ConfigError(
                 f"The grader names the column {expected!r}, but the prompts are plain strings: "
                 "pass a table (a DataFrame, CSV or JSONL) with that column."
             )
-        return Prompt(record)
     if not isinstance(record, Mapping):
-        raise ConfigError(f"Prompt {place} is a {type(record).__name__}: each must be text.")
+        raise ConfigError(f"Prompt {place} is of type {type(record).__name__}: each must be text.")
     record = dict(record)
     if PROMPT not in record and len(record) == 1:  # a one-column table: that column
         record = {PROMPT: next(iter(record.values()))}
     text = record.pop(PROMPT, None)
     if not isinstance(text, str) or not text.strip():
         raise ConfigError(
-            f"Prompt {place} has no text in its {PROMPT!r} column: fill it in or drop the row."
+            f"Prompt {place} has no text (its {PROMPT!r} column): fill it in or drop the row."
         )
     column = expected or EXPECTED
     if expected is not None and column not in record:
