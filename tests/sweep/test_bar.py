@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from reasoning_nb.sweep.bar import TerminalBar, figures, line
+from reasoning_nb.sweep.engine import asweep
 from reasoning_nb.sweep.progress import Progress
 
 
@@ -75,3 +78,16 @@ def test_a_log_gets_a_line_per_tenth_and_on_a_new_batch_state():
     assert "\r" not in out.getvalue()
     assert lines[1].startswith("[##.") and "20/200 done" in lines[1]
     assert "batch: finalizing" in lines[-2] and lines[-1].startswith("[####")
+
+
+@pytest.mark.anyio
+async def test_the_bar_follows_a_real_sweep_to_its_end(wire_server, answers):
+    """Plain Python: the bar is the engine's ``on_progress``; its last line is the end."""
+    out = io.StringIO()
+    await asweep(
+        ["Q1", "Q2", "Q3"], models=["llamacpp:m"], presets=["low", "high"],
+        base_url=wire_server.url, on_progress=TerminalBar(out),
+    )  # fmt: skip
+    lines = out.getvalue().splitlines()
+    assert lines[-1].startswith("[########################] 6/6 done · ")
+    assert len(lines) <= 11  # a line per tenth at most, and the end
