@@ -13,12 +13,14 @@ grows with the rows alone (less with ``reasoning_in_frame=False``: reasoning sta
 
 from __future__ import annotations
 
+import inspect
 import secrets
 import sqlite3
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
+from dataclasses import fields
 from datetime import datetime, timezone
 from typing import Any
 
@@ -27,6 +29,7 @@ import anyio
 from ..api import call_blocking
 from ..errors import ConfigError, ProviderError
 from ..options import RunOptions
+from ..providers import catalog
 from ..run import Run
 from ..store import db as store
 from . import grading
@@ -43,6 +46,10 @@ after the shared back-off. Other failures (a 502 from a gateway may follow a bil
 rows with their error."""
 ATTEMPTS = 5
 """Times a refused request is asked in all, before its row says the server's refusal."""
+UNPRICED = (
+    "max_usd cannot hold for {model}: its price is not published, so its runs count as $0; "
+    "set a smaller sweep, or watch the provider's own usage page."
+)
 BACKOFF = 2.0
 """Seconds of the first back-off where the server named none; doubled each time."""
 
@@ -82,6 +89,9 @@ class Engine:
         self.models, self.presets = _names("models", models), _names("presets", presets)
         if max_usd is not None and not (isinstance(max_usd, int | float) and max_usd >= 0):
             raise ConfigError(f"max_usd must be a number of dollars, at least 0, not {max_usd!r}.")
+        unknown = sorted(set(run_options) - {f.name for f in fields(RunOptions)})
+        if unknown:
+            raise TypeError(f"sweep() got unexpected keyword arguments: {', '.join(unknown)}.")
         run_options.setdefault("cache", True)
         self.logged = run_options.pop("log", True) is not False
         if not reasoning_in_frame and not self.logged:
@@ -100,7 +110,6 @@ class Engine:
         self.keep_reasoning = reasoning_in_frame
         self.budget = Budget(max_usd)
         self.tally = Tally(len(self.prompts) * len(self.options), clock, on_progress)
-        self._clock, self._sleep = clock, sleep
         self._rows: list[Row | None] = [None] * self.tally.progress.total
         self._gates: dict[str, tuple[Gate, deque[int]]] = {}
         base_url = run_options.get("base_url")
@@ -110,11 +119,14 @@ class Engine:
                 gate = Gate(server, limit_of(concurrency, server, local), clock, sleep)
                 self._gates[server] = (gate, deque())
             self._gates[server][1].extend(self._jobs_of(model_index))
+        self._misuse: ConfigError | None = None  # a run's: the sweep raises it
+        self._workers: anyio.CancelScope | None = None  # the task group's, while it runs
         self._unlogged: list[dict[str, Any]] = []
         self._logging = False
-        self.log_warning: str | None = None
+        self.warnings: list[str] = []
+        """What the sweep could not do as asked (the log, the cap), one sentence each."""
 
-    def _jobs_of(self, model_index: int) -> range | list[int]:
+    def _jobs_of(self, model_index: int) -> list[int]:
         """The run numbers of one model, prompt by prompt (a prompt's presets go together)."""
         per_prompt, presets = len(self.options), len(self.presets)
         return [
@@ -125,11 +137,12 @@ class Engine:
 
     def result(self) -> Sweep:
         rows = [row for row in self._rows if row is not None]
-        return Sweep(self.sweep_id, rows, self.tally.progress)
+        return Sweep(self.sweep_id, rows, self.tally.progress, list(self.warnings))
 
     async def run(self) -> Sweep:
         try:
             async with anyio.create_task_group() as workers:
+                self._workers = workers.cancel_scope
                 for gate, queue in self._gates.values():
                     for _ in range(gate.runs):
                         workers.start_soon(self._worker, gate, queue)
@@ -139,6 +152,8 @@ class Engine:
         finally:
             with anyio.CancelScope(shield=True):  # the runs that finished reach the log
                 await self._flush_log()
+        if self._misuse is not None:
+            raise self._misuse
         return self.result()
 
     async def _worker(self, gate: Gate, queue: deque[int]) -> None:
@@ -168,8 +183,12 @@ class Engine:
             except ProviderError as exc:
                 if exc.status in REFUSED and exc.trace is None and attempt < ATTEMPTS:
                     refused = exc
-            except ConfigError:
-                pass  # the trace says why (a missing key...): a row with its error
+            except ConfigError as exc:  # a missing key...: every run would say it, so stop
+                self._misuse = exc
+                if self._workers is not None:
+                    self._workers.cancel()
+                self.budget.settle(model, preset, reserved, spent=0.0, cost=None)
+                return
             except BaseException:
                 self.budget.settle(model, preset, reserved, spent=0.0, cost=None)
                 raise
@@ -180,6 +199,8 @@ class Engine:
             told = trace.status != "error" or bool(trace.usage.get("output_tokens"))
             # a model with no price (a local one) costs nothing; a failed request tells nothing
             price = (cost or 0.0) if told else None
+            if told and cost is None and self.budget.max_usd is not None and _priced(trace):
+                self._warn(UNPRICED.format(model=model))
             self.budget.settle(model, preset, reserved, spent=usd or 0.0, cost=price)
             if refused is not None:
                 self.tally.retrying()
@@ -223,7 +244,17 @@ class Engine:
         try:
             store.log_runs(group, self.sweep_id)
         except (sqlite3.Error, OSError) as exc:  # the log costs a warning, never the sweep
-            self.log_warning = store.unusable(exc, "; the sweep went on without its log")
+            self._warn(store.unusable(exc, "; the sweep went on without its log"))
+
+    def _warn(self, text: str) -> None:
+        if text not in self.warnings:
+            self.warnings.append(text)
+
+
+def _priced(trace: Any) -> bool:
+    """The provider bills (a hosted API), so a run with no cost had no published price."""
+    profile = catalog.PROVIDERS.get(trace.provider)
+    return profile is not None and profile.cost is not None
 
 
 def _names(what: str, given: str | Sequence[str]) -> list[str]:
@@ -235,46 +266,35 @@ def _names(what: str, given: str | Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-async def asweep(
-    prompts: Any,
-    *,
-    models: str | Sequence[str],
-    presets: str | Sequence[str],
-    grader: Callable[[str, Row], Any] | str | None = None,
-    concurrency: int | Mapping[str, int] | None = None,
-    max_usd: float | None = None,
-    reasoning_in_frame: bool = True,
-    on_progress: Callable[[Progress], object] | None = None,
-    sweep_id: str | None = None,
-    **run_options: Any,
-) -> Sweep:
+async def asweep(prompts: Any, **options: Any) -> Sweep:
     """Ask every prompt of ``prompts`` with every model and preset; the ``Sweep`` holds a row per
     run, in the order prompt, model, preset.
 
     ``prompts``: a list of strings, a DataFrame (a ``prompt`` column; an ``expected`` column is
     graded by the default check) or one of its columns, or a CSV / JSONL / text file's path.
+    ``models`` and ``presets``: lists, or one string each (``"low,high"``).
     ``grader``: a function ``(answer, row) -> score``, or the name of the column of expected
     answers. ``concurrency``: runs at once per provider and server (a number, or a mapping by
     provider id; default 4 for a local server, 8 for a hosted API). ``max_usd``: no run is asked
     that could take the estimated spend past it (``progress.stopped == "max_usd"``).
     ``reasoning_in_frame=False``: rows leave the reasoning out (it stays in the run log).
-    ``on_progress(progress)`` is called after every change. Other keywords are run options
-    (``think()``'s: ``base_url``, ``max_tokens``, ``cache``...); the replay cache is on unless
-    ``cache=False``, so a sweep run again resumes where it stopped.
+    ``on_progress(progress)`` is called after every change. ``sweep_id``: the id the log files
+    the runs under (default: a new one). Other keywords are run options (``think()``'s:
+    ``base_url``, ``max_tokens``, ``cache``...); the replay cache is on unless ``cache=False``,
+    so a sweep run again resumes where it stopped.
     """
-    engine = Engine(
-        prompts,
-        models=models,
-        presets=presets,
-        grader=grader,
-        concurrency=concurrency,
-        max_usd=max_usd,
-        reasoning_in_frame=reasoning_in_frame,
-        on_progress=on_progress,
-        sweep_id=sweep_id,
-        **run_options,
-    )
-    return await engine.run()
+    return await Engine(prompts, **options).run()
+
+
+def _signature(of: Callable[..., Any]) -> inspect.Signature:
+    """The engine's options as the signature of ``of`` (for ``help()`` and an editor's hints);
+    the test clock stays out of sight."""
+    own = inspect.signature(Engine)
+    shown = [p for p in own.parameters.values() if p.name not in ("clock", "sleep")]
+    return own.replace(parameters=shown, return_annotation=inspect.signature(of).return_annotation)
+
+
+asweep.__signature__ = _signature(asweep)  # type: ignore[attr-defined]
 
 
 def sweep(prompts: Any, **options: Any) -> Any:
@@ -291,3 +311,6 @@ def sweep(prompts: Any, **options: Any) -> Any:
         return result.frame()
     except ImportError:
         return Rows(result.rows, result.sweep_id)
+
+
+sweep.__signature__ = _signature(sweep)  # type: ignore[attr-defined]

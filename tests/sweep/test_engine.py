@@ -90,11 +90,12 @@ async def test_reasoning_can_stay_in_the_log_only(wire_server, answers):
         ({"concurrency": 0}, "concurrency must be"),
         ({"grader": 3}, "grader must be"),
         ({"reasoning_in_frame": False, "log": False}, "leave log on"),
+        ({"temprature": 0.5}, "unexpected keyword arguments: temprature"),
     ],
 )
 async def test_a_bad_sweep_is_refused_before_any_request(wire_server, answers, options, says):
     kw = {"models": "llamacpp:m", "presets": "low", "base_url": wire_server.url} | options
-    with pytest.raises(ConfigError, match=says):
+    with pytest.raises((ConfigError, TypeError), match=says):
         await asweep(["Q1"], **kw)
     assert answers.asked == []
 
@@ -150,3 +151,10 @@ def test_progress_counts_and_eta_on_a_fake_clock():
     tally.stop("max_usd")
     tally.stop("cancelled")  # the first reason stays
     assert seen[-1].stopped == "max_usd" and seen[-1].finished
+
+
+async def test_a_missing_key_stops_the_sweep_with_its_sentence(wire_server, answers, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        await asweep(["Q1", "Q2"], models="openai:gpt-5.1", presets="low")
+    assert answers.asked == []

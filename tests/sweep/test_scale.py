@@ -20,6 +20,14 @@ def questions(n: int) -> list[str]:
     return [f"Q{i}" for i in range(n)]
 
 
+def on(server, clock) -> dict:
+    """One model on the test server, waiting on the shared fake clock."""
+    return {"models": "llamacpp:m", "presets": "low", "base_url": server.url} | {
+        "clock": clock.now,
+        "sleep": clock.sleep,
+    }
+
+
 async def test_runs_at_once_stay_within_the_limit_per_server(wire_server, answers):
     answers.hold(2)  # each request waits for a second one: the limit is reached, not passed
     result = await asweep(
@@ -44,15 +52,7 @@ async def test_each_provider_and_server_has_its_own_limit(wire_server, answers):
 
 async def test_a_429_holds_every_run_to_that_server_once(wire_server, answers, shared_clock):
     answers.refuse(429, retry_after=7)
-    result = await asweep(
-        questions(6),
-        models="llamacpp:m",
-        presets="low",
-        base_url=wire_server.url,
-        concurrency=2,
-        clock=shared_clock.now,
-        sleep=shared_clock.sleep,
-    )
+    result = await asweep(questions(6), concurrency=2, **on(wire_server, shared_clock))
     refused, _ = answers.asked[0]
     later = [when for _, when in answers.asked[2:]]  # the two first went at once
     assert later and min(later) >= 1007  # no request went during the wait the server asked
@@ -63,15 +63,7 @@ async def test_a_429_holds_every_run_to_that_server_once(wire_server, answers, s
 
 async def test_a_long_retry_after_is_waited_by_the_sweep(wire_server, answers, shared_clock):
     answers.refuse(429, retry_after=120)  # past what one run sleeps through (30 s)
-    result = await asweep(
-        questions(3),
-        models="llamacpp:m",
-        presets="low",
-        base_url=wire_server.url,
-        concurrency=1,
-        clock=shared_clock.now,
-        sleep=shared_clock.sleep,
-    )
+    result = await asweep(questions(3), concurrency=1, **on(wire_server, shared_clock))
     assert shared_clock.t == 1120
     assert answers.prompts() == ["Q0", "Q0", "Q1", "Q2"]
     assert [r.status for r in result.rows] == ["complete"] * 3
@@ -82,14 +74,7 @@ async def test_a_server_that_keeps_refusing_gives_a_row_with_its_word(
     wire_server, answers, shared_clock
 ):
     answers.refuse(503, times=100)
-    result = await asweep(
-        ["Q0"],
-        models="llamacpp:m",
-        presets="low",
-        base_url=wire_server.url,
-        clock=shared_clock.now,
-        sleep=shared_clock.sleep,
-    )
+    result = await asweep(["Q0"], **on(wire_server, shared_clock))
     (row,) = result.rows
     assert row.status == "error" and "slow down" in row.error
     assert len(answers.asked) == ATTEMPTS * 4  # each attempt: one request and 3 transport retries
@@ -161,3 +146,17 @@ async def test_max_usd_stops_before_the_next_request_would_pass_it(wire_server, 
     assert result.progress.usd == pytest.approx(2 * cost) and result.progress.usd <= 2.5 * cost
     assert max(p.running for p in seen) == 1  # before its price is known, one run at a time
     assert len(result.rows) == 2 and result.progress.total == 6
+
+
+async def test_a_model_without_a_price_is_said_to_escape_the_cap(wire_server):
+    frames = wf.responses_sse("Hmm.", "A", reasoning_tokens=4)
+    wire_server.route("POST", "/v1/responses", Reply.sse(frames))
+    model = "openai:no-such-model-xyz"
+    result = await asweep(
+        ["Q0", "Q1"], models=model, presets="low", base_url=wire_server.url, api_key=KEY,
+        max_usd=0.01,
+    )  # fmt: skip
+    assert [r.cost_usd for r in result.rows] == [None, None]
+    assert result.warnings == [f"max_usd cannot hold for {model}: its price is not published, "
+                               "so its runs count as $0; set a smaller sweep, or watch the "
+                               "provider's own usage page."]  # fmt: skip
