@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ..sweep.bar import figures
@@ -21,6 +22,7 @@ from .pacing import Pacer
 MAX_RATE = 6.0
 """Messages a second at most: a bar and a line of figures need no more (each update is two)."""
 UPDATE_COST = 2  # the bar's value and the figures, one message each
+CLOCK_EVERY = 1.0  # seconds: the time and ETA shown move on this often between changes
 SWEEP_CLASS = "reasoning-nb-sweep-live"
 
 
@@ -65,21 +67,25 @@ class SweepWidget:
             layout=W.Layout(align_items="center", flex_flow="row wrap"),
             _dom_classes=(SWEEP_CLASS,),
         )
-        self.latest: Any = None  # the newest progress the engine told of...
-        self.shown: Any = None  # ...and the one on the page
+        self.latest: Any = None  # the newest progress the engine told of, and when
+        self.latest_at = 0.0
+        self.shown: Any = None  # ...and the one on the page, and when
+        self.shown_at = float("-inf")
 
     def update(self, progress: Any) -> None:
         """The engine's ``on_progress``: constant work, nothing sent."""
-        self.latest = progress
+        self.latest, self.latest_at = progress, self.clock()
 
     def tick(self) -> int:
-        """Send the newest progress if it is new and the budget allows; messages sent."""
-        if self.latest is None or self.latest is self.shown:
+        """Send the newest progress if it is new (or its clock is a second behind) and the
+        budget allows; messages sent."""
+        if self.latest is None:
             return 0
         now = self.clock()
-        if not self.pacer.ready(UPDATE_COST, now):
+        stale = not self.latest.finished and now >= self.shown_at + CLOCK_EVERY
+        if (self.latest is self.shown and not stale) or not self.pacer.ready(UPDATE_COST, now):
             return 0
-        sent = self._show(self.latest)
+        sent = self._show(self.latest, now)
         self.pacer.sent(sent, now)
         return sent
 
@@ -88,16 +94,25 @@ class SweepWidget:
         progress = progress if progress is not None else self.latest
         with self.pacer.unpaced():
             if progress is not None:
-                self._show(progress)
+                self._show(progress, self.latest_at if progress is self.latest else None)
             self.meter.set(self.stop_button, disabled=True)
             self.meter.set(self.stop_button.layout, display="none")
 
-    def _show(self, progress: Any) -> int:
-        self.shown = progress
+    def _show(self, progress: Any, now: float | None) -> int:
+        self.shown, self.shown_at = progress, self.clock() if now is None else now
         style = "danger" if progress.failed else ("success" if progress.finished else "")
         total = max(1, progress.total)
         sent = self.meter.set(self.bar, max=total, value=progress.done, bar_style=style)
-        return sent + self.meter.set(self.figures, value=figures_html(progress))
+        return sent + self.meter.set(self.figures, value=figures_html(self._now(progress, now)))
+
+    def _now(self, progress: Any, now: float | None) -> Any:
+        """``progress`` as of ``now``: the engine tells of changes only, so between two its
+        time goes on and its ETA comes nearer."""
+        if now is None or progress is not self.latest or progress.finished:
+            return progress
+        waited = max(0.0, now - self.latest_at)
+        eta = progress.eta_s if progress.eta_s is None else max(0.0, progress.eta_s - waited)
+        return replace(progress, elapsed_s=progress.elapsed_s + waited, eta_s=eta)
 
     def _on_stop(self, _button) -> None:
         with self.pacer.unpaced():

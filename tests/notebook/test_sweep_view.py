@@ -64,7 +64,7 @@ def test_nothing_new_nothing_sent(sent):
     view = SweepWidget(clock=clock)
     view.update(progress(done=1))
     assert view.tick() == 2
-    clock.t = 5
+    clock.t = 0.9  # (within a second: the time shown need not move yet)
     assert view.tick() == 0 and len(sent) == 2
 
 
@@ -82,3 +82,19 @@ def test_a_failed_run_turns_the_bar_red_and_stop_asks_once(sent):
 def test_figures_are_escaped():
     shown = figures_html(progress(batch_state="<img src=x onerror=alert(1)>"))
     assert "<img" not in shown and "&lt;img src=x" in shown
+
+
+def test_between_changes_the_time_goes_on_and_the_eta_comes_nearer(sent):
+    clock = Clock()
+    view = SweepWidget(clock=clock)
+    view.update(progress(done=1, running=2, elapsed_s=10.0, eta_s=60.0))
+    assert view.tick() == 2
+    clock.t = 0.5
+    assert view.tick() == 0  # nothing new, and not a second yet
+    clock.t = 5.0  # no change told for 5 s
+    assert view.tick() == 1  # the figures alone: the bar has not moved
+    assert "15s" in view.figures.value and "ETA 55s" in view.figures.value
+    view.update(progress(done=100, elapsed_s=30.0, eta_s=0.0))
+    view.finish()
+    clock.t = 9.0
+    assert view.tick() == 0 and "30s" in view.figures.value  # an ended sweep's time stops
