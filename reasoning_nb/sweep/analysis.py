@@ -4,7 +4,7 @@ front of grade against cost (or tokens), and the cheapest preset within a margin
 Pure functions over ``list[Row]``. Runs that ended ``complete`` or ``truncated`` are measured
 (a truncated run spent all it was allowed: leaving it out would flatter a strong preset); failed
 and cancelled runs are counted, not measured. A failed run has no grade (``grading``), so grades
-are compared on the prompts graded under every preset compared, pair by pair.
+are compared on the prompts graded under every preset compared.
 """
 
 from __future__ import annotations
@@ -131,7 +131,8 @@ class Recommendation:
                 f"at {amount(c.x, self.measure)} against {amount(b.x, self.measure)}"
             )
         plural = "s" if self.prompts != 1 else ""
-        return f"{head} — {said} ({self.compared} compared on {self.prompts} prompt{plural})"
+        what = "presets" if self.scope is not None else "model x presets"
+        return f"{head} — {said} ({self.compared} {what} compared on {self.prompts} prompt{plural})"
 
 
 def amount(x: float, measure: Measure) -> str:

@@ -87,7 +87,9 @@ def layout(rows: Iterable[Row], measure: str = "auto", margin: float = MARGIN) -
     found = points(rows, kind, common)
     models = list(dict.fromkeys(p.model for p in found))
     shown = [p for p in found if p.model in models[:MAX_MODELS]]
-    chosen = list(dict.fromkeys(r.choice for r in recommend(rows, margin, kind)))
+    # a model's own choice may compare its grades on more prompts: ringed where it is plotted
+    picked = {(r.choice.model, r.choice.preset) for r in recommend(rows, margin, kind)}
+    chosen = [p for p in shown if (p.model, p.preset) in picked]
     hidden = max(0, len(models) - MAX_MODELS)
     of = len({r.prompt_id for r in rows})
     return Plot(shown, front(shown), chosen, kind, models[:MAX_MODELS], hidden, len(common), of)

@@ -45,11 +45,15 @@ HEAD = (
     ("time", "time", True),
     ("effect", "no effect", False),
 )
-LEGEND = (
-    "means over complete and truncated runs; runs: failed ones in brackets; cost: the "
-    "estimated total; time: request to the end; no effect: the provider got the same request "
-    "(=) or the reasoning tokens are within noise (≈)"
-)
+LEGEND = {
+    "": "means over complete and truncated runs; runs: failed ones in brackets",
+    "cost": "cost: the estimated total",
+    "time": "time: request to the end",
+    "effect": (
+        "no effect: the provider got the same request (=) or the reasoning tokens are within "
+        "noise (≈)"
+    ),
+}
 SMALL = "font-size:0.85em"
 NO_ROWS = "No sweep rows: the sweep asked nothing (see its progress: stopped, or no prompts)."
 
@@ -72,7 +76,8 @@ class Report:
 
 
 def table(report: Report) -> list[list[str]]:
-    """The summary as text cells, the head row first (not escaped)."""
+    """The summary as text cells, the head row first (not escaped); a column no row fills
+    (cost for local models, no effect when every preset did something) is left out."""
     flags = {(f.model, f.preset): f for f in report.flags}
     out = [[title for _, title, _ in HEAD]]
     for c in report.cells:
@@ -90,7 +95,28 @@ def table(report: Report) -> list[list[str]]:
                 _flag(flag),
             ]
         )
-    return out
+    keep = [k for k, (key, _, _) in enumerate(HEAD) if key not in _empty(report)]
+    return [[line[k] for k in keep] for line in out]
+
+
+def columns(report: Report) -> list[tuple[str, str, bool]]:
+    """The columns ``table`` shows: (key, title, a number)."""
+    return [c for c in HEAD if c[0] not in _empty(report)]
+
+
+def legend(report: Report) -> str:
+    """What the marks and the shown columns mean."""
+    shown = {key for key, _, _ in columns(report)} | {""}
+    return "; ".join(text for key, text in LEGEND.items() if key in shown)
+
+
+def _empty(report: Report) -> set[str]:
+    empty = set()
+    if all(c.cost_usd is None for c in report.cells):
+        empty.add("cost")
+    if not report.flags:
+        empty.add("effect")
+    return empty
 
 
 def _grade(c: Cell) -> str:
@@ -125,7 +151,7 @@ def advice_lines(report: Report) -> list[str]:
     """The recommendations, or why there is none."""
     if report.advice:
         what = MEASURE_LABEL[report.measure]
-        head = f"Recommended (the cheapest within {report.margin:g} of the best grade, by {what}):"
+        head = f"Recommended: the cheapest within {report.margin:g} of the best grade, by {what}"
         return [head, *(f"  {one_line(r.text())}" for r in report.advice)]
     if not any(c.grade is not None for c in report.cells):
         return [
@@ -143,8 +169,8 @@ def text(
     report = Report.of(rows, margin, measure)
     if not report.cells:
         return NO_ROWS
-    right = tuple(r for _, _, r in HEAD)
-    out = [*plain_lines(table(report), rule=True, right=right), LEGEND, ""]
+    right = tuple(r for _, _, r in columns(report))
+    out = [*plain_lines(table(report), rule=True, right=right), legend(report), ""]
     out += [*advice_lines(report), *flag_lines(report)]
     if plot and (points := plot_lines(layout(rows, report.measure, margin))):
         out += ["", *points]
@@ -152,14 +178,14 @@ def text(
 
 
 def markdown(rows: Iterable[Row], margin: float = MARGIN, measure: str = "auto") -> str:
-    """The same as markdown; the plot's points in a code block (a picture would be a data URL
+    """The same in markdown; the plot's points in a code block (a picture would be a data URL
     that a markdown file's renderer may drop)."""
     rows = list(rows)
     report = Report.of(rows, margin, measure)
     if not report.cells:
         return NO_ROWS
-    right = tuple(r for _, _, r in HEAD)
-    out = [*markdown_lines(table(report), right), "", f"*{md_escape(LEGEND)}*", ""]
+    right = tuple(r for _, _, r in columns(report))
+    out = [*markdown_lines(table(report), right), "", f"*{md_escape(legend(report))}*", ""]
     out += [md_escape(line) + "  " for line in [*advice_lines(report), *flag_lines(report)]]
     if points := plot_lines(layout(rows, report.measure, margin)):
         fence = "````" if any("```" in line for line in points) else "```"
@@ -178,11 +204,14 @@ def html_view(
         return f"<p>{e(NO_ROWS)}</p>"
     head = "".join(
         f'<th style="padding:1px 6px;text-align:{"right" if number else "left"}">{e(title)}</th>'
-        for _, title, number in HEAD
+        for _, title, number in columns(report)
     )
     body = []
     for line in table(report)[1:]:
-        cells = [td(value, number=number) for value, (_, _, number) in zip(line, HEAD, strict=True)]
+        cells = [
+            td(value, number=number)
+            for value, (_, _, number) in zip(line, columns(report), strict=True)
+        ]
         body.append("<tr>" + "".join(cells) + "</tr>")
     faint = f"{SMALL};color:{lab('content-font-color2')}"
     advice, *choices = advice_lines(report)
@@ -190,7 +219,7 @@ def html_view(
         '<div class="reasoning-nb-sweep">',
         f'<table style="font-size:0.9em;margin:0.3em 0"><thead><tr>{head}</tr></thead>',
         f"<tbody>{''.join(body)}</tbody></table>",
-        f'<div style="{faint}">{e(LEGEND)}</div>',
+        f'<div style="{faint}">{e(legend(report))}</div>',
         image_html(layout(rows, report.measure, margin), engine),
         f'<div style="margin-top:0.4em;font-weight:bold">{e(advice)}</div>',
         *(f'<div style="margin-left:1em">{e(line.strip())}</div>' for line in choices),
@@ -239,6 +268,7 @@ __all__ = [
     "Shown",
     "advice_lines",
     "bundle",
+    "columns",
     "flag_lines",
     "html_view",
     "markdown",

@@ -14,26 +14,15 @@ from dataclasses import replace
 from pathlib import Path
 
 import nbformat
-import pytest
+import test_browser as tb
 from playwright.sync_api import expect
-from test_browser import (  # noqa: F401 - the fixtures are used by name
-    BROWSER,
-    KERNELSPEC,
-    browser_page,
-    cell,
-    close_all,
-    lab,
-    open_notebook,
-    run_all,
-    set_theme,
-    shot,
-    wait_cell_done,
-    write_notebook,
-)
+from test_browser import BROWSER, KERNELSPEC, browser_page, lab  # noqa: F401 - fixtures by name
+from test_browser_stats import page  # noqa: F401 - no notebook open, no kernel left after
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sweep"))
 from made_rows import sweep_rows  # the sweep tests' rows
 
+from reasoning_nb.core.text import clip
 from reasoning_nb.sweep import views
 
 pytestmark = BROWSER
@@ -85,15 +74,6 @@ def saved_notebook(path: Path) -> None:
     nbformat.write(nb, path)
 
 
-@pytest.fixture
-def page(browser_page, lab):  # noqa: F811
-    close_all(browser_page)
-    browser_page.errors.clear()
-    yield browser_page
-    close_all(browser_page)
-    lab.shutdown_all_kernels()
-
-
 LOOK = r"""(node) => {
   const out = node.querySelector('.jp-OutputArea-output');
   const img = out.querySelector('img.reasoning-nb-sweep-plot');
@@ -102,7 +82,7 @@ LOOK = r"""(node) => {
     area: out.clientWidth, scroll: out.scrollWidth,
     table: table.getBoundingClientRect().width,
     imgs: out.querySelectorAll('img').length, svg: out.querySelectorAll('svg').length,
-    src: img.getAttribute('src').slice(0, 30), drawn: img.complete && img.naturalWidth,
+    src: img.getAttribute('src').slice(0, 40), drawn: img.complete && img.naturalWidth,
     width: img.getBoundingClientRect().width, text: out.innerText,
   };
 }"""
@@ -114,49 +94,50 @@ DRAWN = """(n) => {
 }"""
 
 
-def look(page, index: int) -> dict:
-    return page.evaluate(LOOK, cell(page, index).element_handle())
+def look(view, index: int) -> dict:
+    return view.evaluate(LOOK, tb.cell(view, index).element_handle())
 
 
 def test_a_saved_sweep_reads_in_an_untrusted_notebook(page, lab):  # noqa: F811
     saved_notebook(lab.root / "sweep-clone.ipynb")
-    open_notebook(page, "sweep-clone.ipynb")
+    tb.open_notebook(page, "sweep-clone.ipynb")
     assert not page.evaluate("() => window.__rn.panel().content.widgets[0].model.trusted")
     for index, kind in ((0, "data:image/svg+xml;base64,"), (1, "data:image/png;base64,")):
-        image = cell(page, index).locator("img.reasoning-nb-sweep-plot")
+        image = tb.cell(page, index).locator("img.reasoning-nb-sweep-plot")
         expect(image).to_be_visible()
         page.wait_for_function(DRAWN, arg=index)
         seen = look(page, index)
-        assert seen["src"] == kind[:30]
+        assert seen["src"].startswith(kind)
         assert seen["drawn"] > 0 and seen["width"] >= 600, seen
         assert seen["imgs"] == 1 and seen["svg"] == 0  # the hostile name made no image
         assert seen["table"] <= seen["area"] and seen["scroll"] <= seen["area"], seen
-        assert EVIL in seen["text"]  # as text
+        assert clip(f"llamacpp:{EVIL}", 40) in seen["text"]  # as text (cut to 40 characters)
         assert "No effect: ollama:qwen3:8b · high — the effort was ignored" in seen["text"]
-        assert "Recommended (the cheapest within 0.05 of the best grade" in seen["text"]
+        assert "Recommended: the cheapest within 0.05 of the best grade" in seen["text"]
     assert page.title() != "1"
     for theme in ("JupyterLab Light", "JupyterLab Dark"):
-        set_theme(page, theme)
+        tb.set_theme(page, theme)
         slug = theme.split()[-1].lower()
         for index, engine in ((0, "svg"), (1, "matplotlib")):
-            shot(page, f"40-sweep-untrusted-{engine}-{slug}", cell(page, index))
-    set_theme(page, "JupyterLab Light")
+            tb.shot(page, f"40-sweep-untrusted-{engine}-{slug}", tb.cell(page, index))
+    tb.set_theme(page, "JupyterLab Light")
     assert not page.errors, page.errors
 
 
 def test_the_sweep_view_from_a_live_kernel(page, lab):  # noqa: F811
     """The same view displayed by a kernel (a trusted output): the object Jupyter shows."""
-    write_notebook(lab, "sweep-live.ipynb", ROWS_CODE)
-    open_notebook(page, "sweep-live.ipynb")
-    run_all(page)
-    wait_cell_done(page, 0, timeout=120_000)
-    image = cell(page, 0).locator("img.reasoning-nb-sweep-plot")
+    tb.write_notebook(lab, "sweep-live.ipynb", ROWS_CODE)
+    tb.open_notebook(page, "sweep-live.ipynb")
+    tb.run_all(page)
+    tb.wait_cell_done(page, 0, timeout=120_000)
+    image = tb.cell(page, 0).locator("img.reasoning-nb-sweep-plot")
     expect(image).to_be_visible()
     seen = look(page, 0)
     assert seen["src"].startswith("data:image/svg+xml;base64,") and seen["drawn"] > 0, seen
     assert "openai:gpt-5-mini: medium" in seen["text"]  # the best grade, and the cheapest of it
     for theme in ("JupyterLab Light", "JupyterLab Dark"):
-        set_theme(page, theme)
-        shot(page, f"41-sweep-kernel-{theme.split()[-1].lower()}", cell(page, 0))
-    set_theme(page, "JupyterLab Light")
+        tb.set_theme(page, theme)
+        output = tb.cell(page, 0).locator(".jp-OutputArea")
+        tb.shot(page, f"41-sweep-kernel-{theme.split()[-1].lower()}", output)
+    tb.set_theme(page, "JupyterLab Light")
     assert not page.errors, page.errors

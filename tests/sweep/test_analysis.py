@@ -178,7 +178,7 @@ def test_recommend_picks_the_cheapest_preset_within_the_margin():
     (loose,) = recommend(rows, margin=0.2)
     assert (loose.choice.preset, loose.best.preset) == ("low", "medium")
     assert "m: low — grade 0.8, within 0.2 of the best (medium, 1)" in loose.text()
-    assert "(3 compared on 5 prompts)" in loose.text()
+    assert "(3 presets compared on 5 prompts)" in loose.text()
 
 
 def test_recommend_compares_on_the_prompts_graded_under_every_preset():

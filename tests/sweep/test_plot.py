@@ -127,3 +127,18 @@ def test_ticks_are_round_evenly_spaced_and_inside_the_range(low, span):
     assert all(low - 1e-6 * span <= t <= high + 1e-6 * span for t in found)
     steps = {round(b - a, 9) for a, b in pairwise(found)}
     assert len({round(s / span, 6) for s in steps}) <= 1
+
+
+def test_a_models_own_choice_is_ringed_where_its_point_is_plotted():
+    """b failed on one prompt: the plot's grades leave that prompt out, a's own advice does not;
+    its ring still sits on a's plotted point (not at a grade no point has)."""
+    rows = three_presets("a") + three_presets("b")
+    rows = [
+        r.graded(None) if (r.model, r.preset, r.prompt_id) == ("b", "low", 1) else r for r in rows
+    ]
+    rows = [r.graded(0.0) if (r.model, r.prompt_id) == ("a", 1) else r for r in rows]
+    shown = plot.layout(rows)
+    assert shown.note == "grades over the 3 of 4 prompts graded under every preset"
+    assert shown.chosen and all(p in shown.points for p in shown.chosen)
+    drawn = ET.fromstring(plot.svg(shown))
+    assert len([c for c in drawn.iter(f"{SVG}circle") if c.get("r") == "10"]) == len(shown.chosen)

@@ -48,12 +48,12 @@ def test_text_has_the_table_the_recommendation_the_flags_and_the_points():
     assert lines[2].split()[:5] == ["qwen3:8b", "low", "4", "(1)", "0.667"]
     assert lines[4].split()[-2:] == ["=", "medium"]
     assert (
-        "Recommended (the cheapest within 0.4 of the best grade, by cost per run (USD, estimate)):"
+        "Recommended: the cheapest within 0.4 of the best grade, by cost per run (USD, estimate)"
         in lines
     )
     assert (
         "  qwen3:8b: low — grade 0.667, within 0.4 of the best (medium, 1), at $0.0005 against "
-        "$0.0013 (3 compared on 3 prompts)" in lines
+        "$0.0013 (3 presets compared on 3 prompts)" in lines
     )
     assert any(
         line.startswith(
@@ -119,3 +119,33 @@ def test_the_bundle_and_the_shown_object():
     shown = views.Shown(rows, engine="svg")
     assert shown._repr_mimebundle_() == bundle
     assert repr(shown) == bundle["text/plain"]
+
+
+def test_a_column_no_row_fills_is_left_out():
+    local = sweep_rows({("m", "low"): [1, 0], ("m", "high"): [1, 1]})  # no price, an effect
+    head = views.text(local).splitlines()[0]
+    assert "cost" not in head and "no effect" not in head
+    assert views.text(local).splitlines()[4] == (
+        "means over complete and truncated runs; runs: failed ones in brackets; "
+        "time: request to the end"
+    )
+    assert views.html_view(local, engine="svg").count("<th ") == len(views.HEAD) - 2
+
+
+def test_an_html_export_keeps_the_plot_and_the_labels_as_text():
+    """nbconvert's HTML (a static page, GitHub-like): the plot's <img> and escaped labels."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.v4.new_notebook()
+    code = nbformat.v4.new_code_cell("%think --sweep questions.csv")
+    code.outputs = [
+        nbformat.v4.new_output("display_data", data=views.bundle(sweep(EVIL), engine="svg"))
+    ]
+    nb.cells = [code]
+    page, _ = HTMLExporter().from_notebook_node(nb)
+    page_tags = Tags()
+    page_tags.feed(page)
+    images = [a for tag, a in page_tags.tags if tag == "img"]
+    assert [a["src"][:26] for a in images] == ["data:image/svg+xml;base64,"]
+    assert "onerror" not in "".join(str(a) for tag, a in page_tags.tags)
