@@ -92,8 +92,10 @@ def result_bundle(sweep: Any, margin: float = MARGIN) -> tuple[dict[str, str], d
     more = _more(rows)
     e = html.escape
     every = f"{len(rows)} runs, each with its prompt, model, preset, status and grade"
+    warnings = [f"⚠ {w}" for w in sweep.warnings]  # (its log, its spend cap)
     parts = [
         f'<div class="reasoning-nb-sweep-result"><div style="{_SMALL}">{e(head)}</div>',
+        *(f'<div style="font-size:0.85em">{e(w)}</div>' for w in warnings),
         report["text/html"],
         f'<details><summary style="{_SMALL};cursor:pointer">{e(every)}</summary>',
         rows_html(rows),
@@ -102,9 +104,11 @@ def result_bundle(sweep: Any, margin: float = MARGIN) -> tuple[dict[str, str], d
     ]
     data = {
         "text/html": "".join(parts),
-        "text/markdown": f"*{md_escape(head)}*\n\n{report['text/markdown']}",
+        "text/markdown": "\n\n".join(
+            [f"*{md_escape(head)}*", *map(md_escape, warnings), report["text/markdown"]]
+        ),
         "text/plain": "\n".join(
-            filter(None, [head, report["text/plain"], "", rows_text(rows), more])
+            filter(None, [head, *warnings, report["text/plain"], "", rows_text(rows), more])
         ),
     }
     record = {"sweep_id": sweep.sweep_id, "margin": margin, "progress": _plain(progress)}

@@ -21,8 +21,9 @@ def row(i: int, preset: str, prompt: str = "Is 391 prime?") -> Row:
     )  # fmt: skip
 
 
-def sweep(rows: list[Row]) -> Sweep:
-    return Sweep("s1", rows, Progress(total=len(rows), done=len(rows), elapsed_s=4.0))
+def sweep(rows: list[Row], warnings: tuple[str, ...] = ()) -> Sweep:
+    done = Progress(total=len(rows), done=len(rows), elapsed_s=4.0)
+    return Sweep("s1", rows, done, list(warnings))
 
 
 def test_labels_from_the_prompt_set_are_text_never_markup():
@@ -52,3 +53,13 @@ def test_the_exports_keep_the_result():
     for name in ("reasoning_html", "reasoning_markdown"):
         body, _ = get_exporter(name)().from_notebook_node(nb)
         assert "Sweep s1: 1/1 done" in body and "Is &lt;b&gt;391&lt;/b&gt; prime?" in body, name
+
+
+def test_what_the_sweep_could_not_do_is_said_above_the_analysis():
+    said = "The run log could not be written <here>; the sweep went on without its log."
+    data, _ = result_bundle(sweep([row(0, "low")], (said,)))
+    html, text = data["text/html"], data["text/plain"]
+    assert "⚠ The run log could not be written &lt;here&gt;" in html
+    assert html.index("could not be written") < html.index("mean grade")
+    assert text.splitlines()[1] == f"⚠ {said}"
+    assert "&lt;here&gt;" in data["text/markdown"]
