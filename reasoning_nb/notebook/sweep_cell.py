@@ -52,6 +52,12 @@ SWEEP_FLAGS = (
         metavar="USD",
     ),
     Flag(
+        ("--batch",),
+        "with `--sweep`: send it through OpenAI's or Anthropic's batch service, at half price "
+        "(`reasoning_nb.sweep.resume(id)` collects it after a restart)",
+        bool,
+    ),
+    Flag(
         ("--margin",),
         "with `--sweep`: recommend the cheapest preset within this much of the best mean grade "
         f"(default {MARGIN:g}: {MARGIN * 100:g} points of a 0-1 grade)",
@@ -59,7 +65,8 @@ SWEEP_FLAGS = (
     ),
 )
 """The sweep's own flags, in the order the help lists them (argparse names each ``dest``)."""
-_ENGINE = {"concurrency": "concurrency", "max_usd": "max_usd"}  # flag dest -> asweep keyword
+# flag dest -> asweep keyword
+_ENGINE = {"concurrency": "concurrency", "max_usd": "max_usd", "batch": "batch"}
 _NOT_WITH = ("compare", "chat", "list", "stats", "clear_cache")
 
 
@@ -70,7 +77,8 @@ def _flag_of(dest: str) -> str:
 def check_alone(args: Any) -> None:
     """A sweep flag without ``--sweep``, or ``--sweep`` with a flag it does not take: one line."""
     if args.sweep is None:
-        stray = [f for f in ("presets", "margin", *_ENGINE) if getattr(args, f) is not None]
+        named = ("presets", "margin", *_ENGINE)
+        stray = [f for f in named if getattr(args, f) not in (None, False)]
         if stray:
             flag = _flag_of(stray[0])
             raise CellError(f"%think: {flag} is for --sweep; add --sweep to the line.")
@@ -150,7 +158,7 @@ def prepare(args: Any, cell: str | None, options: dict[str, Any]) -> SweepJob:
     except ReasoningNBError as exc:
         raise CellError(f"{where}: {exc}") from None
     engine = {kw: getattr(args, dest) for dest, kw in _ENGINE.items()}
-    engine = {kw: value for kw, value in engine.items() if value is not None}
+    engine = {kw: value for kw, value in engine.items() if value not in (None, False)}
     margin = MARGIN if args.margin is None else args.margin
     return SweepJob(where, prompts, models, presets, run_options, engine, margin)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .analysis import MARGIN
 from .progress import Progress
 from .rows import Row, frame
 
@@ -37,6 +38,40 @@ class Sweep:
         table = to_frame(self.rows)
         table.attrs["sweep_id"] = self.sweep_id
         return table
+
+    # The analysis (``sweep/analysis.py``) and its views, loaded when first asked for.
+    def summary(self) -> Any:
+        """One line per model x preset (runs, mean grade, reasoning tokens, cost, time): a
+        DataFrame, or a list of ``analysis.Cell`` where pandas is not installed."""
+        from . import analysis
+
+        try:
+            return analysis.summary_frame(self.rows)
+        except ImportError:
+            return analysis.summary(self.rows)
+
+    def no_effect(self) -> list[Any]:
+        """The presets that changed nothing, each saying how (``analysis.NoEffect``)."""
+        from .analysis import no_effect
+
+        return no_effect(self.rows)
+
+    def pareto(self, measure: str = "auto") -> list[Any]:
+        """The model x presets no other beats on both grade and cost (or tokens)."""
+        from .analysis import pareto
+
+        return pareto(self.rows, measure)
+
+    def recommend(self, margin: float = MARGIN, measure: str = "auto") -> list[Any]:
+        """The cheapest preset within ``margin`` of the best mean grade, per model and across."""
+        from .analysis import recommend
+
+        return recommend(self.rows, margin, measure)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from .views import bundle  # the summary, plot, recommendation and no-effect flags
+
+        return bundle(self.rows)
 
     def __repr__(self) -> str:
         p = self.progress

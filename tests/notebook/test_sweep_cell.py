@@ -38,6 +38,8 @@ def line_magic(ip, line: str):
         ("--sweep --model llamacpp:m,nowhere", "Why?", "nowhere"),
         ("--sweep --margin -1", "Why?", "--margin must be a finite number at least 0, not -1.0."),
         ("--margin 0.1", None, "%think: --margin is for --sweep; add --sweep to the line."),
+        ("--batch", None, "%think: --batch is for --sweep; add --sweep to the line."),
+        ("--sweep --batch --max-usd 1", "Why?", "max_usd cannot stop a batch partway"),
     ],
 )
 def test_mistakes_are_one_line_before_any_request(ip, wire_server, line, body, said):

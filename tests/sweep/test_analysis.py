@@ -256,3 +256,25 @@ def test_a_zero_margin_chooses_the_cheapest_of_the_best(found):
         choice, best = picked
         assert choice.grade == best.grade
         assert choice.x == min(p.x for p in found if p.grade == best.grade)
+
+
+def test_a_sweep_result_answers_with_the_analysis_of_its_rows():
+    """``Sweep.summary() / no_effect() / pareto() / recommend()`` and its display are the
+    analysis and views of its own rows."""
+    from reasoning_nb.sweep import views
+    from reasoning_nb.sweep.progress import Progress
+    from reasoning_nb.sweep.result import Sweep
+
+    rows = sweep_rows(
+        {("m", "low"): [1, 1, 1, 0, 1], ("m", "medium"): [1, 1, 1, 1, 1], ("m", "high"): [1] * 5},
+        cost_per_token=1e-6,
+    )
+    done = Sweep("s-1", rows, Progress(total=len(rows), done=len(rows)))
+    assert list(done.summary()["preset"]) == ["low", "medium", "high"]
+    assert done.no_effect() == no_effect(rows)
+    assert done.pareto() == pareto(rows)
+    assert done.recommend(0.2) == recommend(rows, 0.2)
+    assert done.recommend(0.2)[0].choice.preset == "low"
+    shown = done._repr_mimebundle_()
+    assert set(shown) == {"text/html", "text/markdown", "text/plain"}
+    assert shown["text/plain"] == views.text(rows) and "m: low" in shown["text/plain"]
