@@ -277,4 +277,4 @@ def test_a_sweep_result_answers_with_the_analysis_of_its_rows():
     assert done.recommend(0.2)[0].choice.preset == "low"
     shown = done._repr_mimebundle_()
     assert set(shown) == {"text/html", "text/markdown", "text/plain"}
-    assert shown["text/plain"] == views.text(rows) and "m: low" in shown["text/plain"]
+    assert shown["text/plain"] == views.text(rows) and "m: medium" in shown["text/plain"]
