@@ -1,0 +1,180 @@
+"""What a sweep costs over the wire and in the kernel, against what it cannot beat (issue 26).
+
+    .venv/bin/python benchmarks/sweep.py [--prompts 24] [--slots 8] [--tokens 100]
+        [--delay 0.01] [--repeat 3] [--no-kernel]
+
+The server (``paced_server.py``, a process of its own) speaks Chat Completions with ``--slots``
+slots, each streaming one token every ``--delay`` seconds. In one run, interleaved, the median
+of ``--repeat``:
+
+- ``asweep`` over the prompts x two presets (low, high) at concurrency ``--slots``;
+- the floor a user could write by hand: one ``httpx.AsyncClient`` and an ``asyncio`` semaphore
+  at the same concurrency, each stream's lines read and ``json.loads``-ed;
+- the server's own limit, computed: ceil(requests / slots) x tokens x delay.
+
+It prints sweep / floor and sweep / limit (the goal: at most 1.1 each). Each repeat sweeps new
+prompts, so the replay cache never answers in the server's place (the cache folder is a fresh
+temporary one).
+
+Then, in a real IPython kernel, the kernel's CPU time per streamed token (as
+``live_view.py`` reads it: ``time.process_time`` around the cell) for a ``%%think --sweep`` cell
+with its progress view, against a single ``%%think`` cell with its live view on one stream of
+the same server (the goal: the sweep's at most the single cell's). No figure is asserted
+anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from functools import partial
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # wire_server, kernel_session
+if importlib.util.find_spec("reasoning_nb") is None:  # run from a checkout, not installed
+    sys.path.insert(0, str(ROOT))
+os.environ["REASONING_NB_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-sweep-")
+
+import anyio  # noqa: E402
+import httpx  # noqa: E402
+from paced_server import limit_s, serve  # noqa: E402
+from wire_server import in_child_process  # noqa: E402
+
+from reasoning_nb.sweep.engine import asweep  # noqa: E402
+
+MODEL = "llamacpp:bench"
+PRESETS = ["low", "high"]
+
+
+def prompts_for(repeat: int, count: int) -> list[str]:
+    """New prompts for every repeat: none of them is in the replay cache yet."""
+    return [f"question {i} of run {repeat}" for i in range(count)]
+
+
+async def floor(url: str, prompts: list[str], concurrency: int) -> int:
+    """The hand-written loop: every prompt x preset, ``concurrency`` at a time; tokens read."""
+    slots = asyncio.Semaphore(concurrency)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+
+    async def one(client: httpx.AsyncClient, prompt: str, preset: str) -> int:
+        body = {
+            "model": "bench",
+            "messages": [{"role": "user", "content": prompt}],
+            "stream": True,
+            "reasoning_effort": preset,
+        }
+        pieces = 0
+        async with slots, client.stream("POST", url, json=body) as response:
+            response.raise_for_status()
+            async for line in response.aiter_lines():
+                if line.startswith("data: ") and line != "data: [DONE]":
+                    for choice in json.loads(line[6:])["choices"]:
+                        pieces += bool(choice["delta"])
+        return pieces
+
+    async with httpx.AsyncClient(timeout=60, limits=limits, trust_env=False) as client:
+        runs = [one(client, prompt, preset) for prompt in prompts for preset in PRESETS]
+        return sum(await asyncio.gather(*runs))
+
+
+def timed(work) -> tuple[float, object]:
+    start = time.perf_counter()
+    result = work()
+    return time.perf_counter() - start, result
+
+
+def wire(base: str, args: argparse.Namespace) -> None:
+    requests = args.prompts * len(PRESETS)
+    limit = limit_s(requests, args.slots, args.tokens, args.delay)
+    run_sweep = partial(
+        asweep, models=[MODEL], presets=PRESETS, concurrency=args.slots, base_url=base + "/v1"
+    )
+    run_floor = partial(floor, base + "/v1/chat/completions", concurrency=args.slots)
+    anyio.run(partial(run_sweep, prompts_for(-1, args.slots)))  # warm-up
+    asyncio.run(run_floor(prompts_for(-1, args.slots)))
+    sweeps, floors, checks = [], [], []
+    for repeat in range(args.repeat):  # interleaved, so drift hits both alike
+        prompts = prompts_for(repeat, args.prompts)
+        wall, result = timed(
+            lambda p=prompts: anyio.run(partial(run_sweep, p, base_url=base + "/v1"))
+        )
+        sweeps.append(wall)
+        rows = result.rows
+        checks.append(
+            len(rows) == requests
+            and all(r.status == "complete" and r.output_tokens == args.tokens for r in rows)
+        )
+        wall, tokens = timed(lambda p=prompts: asyncio.run(run_floor(p)))
+        floors.append(wall)
+        checks.append(tokens == requests * args.tokens)
+    s, f = statistics.median(sweeps), statistics.median(floors)
+    print(
+        f"{requests} requests ({args.prompts} prompts x {len(PRESETS)} presets) of {args.tokens} "
+        f"tokens, {args.slots} slots at {args.delay * 1000:g} ms a token, median of {args.repeat}"
+    )
+    print(f"server's limit      {limit:7.3f} s")
+    print(f"asyncio+httpx loop  {f:7.3f} s   (runs: {', '.join(f'{t:.2f}' for t in floors)})")
+    print(f"asweep              {s:7.3f} s   (runs: {', '.join(f'{t:.2f}' for t in sweeps)})")
+    print(f"sweep / loop        {s / f:7.3f}     (goal: at most 1.1)")
+    print(f"sweep / limit       {s / limit:7.3f}     (goal: at most 1.1)")
+    print(f"loop / limit        {f / limit:7.3f}")
+    print(f"every row and stream complete: {all(checks)}")
+
+
+def kernel_cpu(base: str, args: argparse.Namespace) -> None:
+    from kernel_session import KernelSession
+    from live_view import cpu_of
+
+    kernel = KernelSession(env=dict(os.environ))
+    try:
+        kernel.run("%load_ext reasoning_nb")
+        kernel.run("%config ThinkMagics.widget = 'always'")
+        flags = f"--model {MODEL} --base-url {base}/v1"
+        single = f"%%think {flags}\ngo"
+        sweep_flags = f"--sweep --presets {','.join(PRESETS)} --concurrency {args.slots}"
+
+        def sweep_cell(repeat: int) -> str:
+            return f"%%think {sweep_flags} {flags}\n" + "\n".join(prompts_for(repeat, args.prompts))
+
+        cpu_of(kernel, single)  # warm-up: imports, the first connection
+        cpu_of(kernel, sweep_cell(-2))
+        singles, sweeps = [], []
+        for repeat in range(args.repeat):
+            singles.append(cpu_of(kernel, single) / args.tokens)
+            sweeps.append(
+                cpu_of(kernel, sweep_cell(100 + repeat)) / (args.prompts * 2 * args.tokens)
+            )
+    finally:
+        kernel.close()
+    one, many = statistics.median(singles), statistics.median(sweeps)
+    print(f"kernel CPU per streamed token, median of {args.repeat}")
+    print(f"%%think cell (live view)          {one * 1e6:8.1f} µs")
+    print(f"%%think --sweep (progress view)   {many * 1e6:8.1f} µs")
+    print(f"sweep / single                    {many / one:8.2f}   (goal: at most 1)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prompts", type=int, default=24, help="prompts (each run per preset)")
+    parser.add_argument("--slots", type=int, default=8, help="server slots = sweep concurrency")
+    parser.add_argument("--tokens", type=int, default=100, help="tokens per stream")
+    parser.add_argument("--delay", type=float, default=0.01, help="seconds per token per slot")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure; the median counts")
+    parser.add_argument("--no-kernel", action="store_true", help="skip the kernel CPU figure")
+    args = parser.parse_args()
+    with in_child_process(serve, args.slots, args.tokens, args.delay) as base:
+        wire(base, args)
+        if not args.no_kernel:
+            kernel_cpu(base, args)
+
+
+if __name__ == "__main__":
+    main()
