@@ -40,6 +40,7 @@ __all__ = [
     "astream",
     "load_ipython_extension",
     "stats",
+    "sweep",
     "think",
 ]
 
@@ -51,6 +52,10 @@ def __getattr__(name: str):
         from . import api
 
         return getattr(api, name)
+    if name == "sweep":  # the package, which is callable: reasoning_nb.sweep(prompts, ...)
+        from importlib import import_module  # (not "from . import": that asks this hook again)
+
+        return import_module(f"{__name__}.sweep")
     if name == "stats":
         from .views.stats import stats
 

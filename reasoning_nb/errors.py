@@ -26,10 +26,19 @@ class ConfigError(ReasoningNBError, ValueError):
 class ProviderError(ReasoningNBError):
     """The server failed or answered with an error."""
 
-    def __init__(self, message: str, *, status: int | None = None, trace: Any = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        trace: Any = None,
+        retry_after: float | None = None,
+    ):
         super().__init__(message)
         self.message = message
         self.status = status
+        self.retry_after = retry_after
+        """Seconds the server asked to wait (``Retry-After``) before asking again, if it said."""
         self.trace = trace
         """The ``Trace`` of what arrived before the failure, or None (not named as a type: every
         module imports this one, so it imports none of theirs)."""

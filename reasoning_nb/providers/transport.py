@@ -189,7 +189,8 @@ class Transport:
             if retryable and (wait is None or wait <= MAX_RETRY_WAIT):
                 await self.clock.sleep(self._backoff(attempt) if wait is None else wait)
                 continue
-            raise ProviderError(self.scrub(status_error(response, body, wait, now)), status=status)
+            message = self.scrub(status_error(response, body, wait, now))
+            raise ProviderError(message, status=status, retry_after=wait)
 
     def _backoff(self, attempt: int) -> float:
         return self.backoff * (2 ** (attempt - 1)) * (0.75 + random.random() / 2)

@@ -34,6 +34,8 @@ MARK_BUSY_MS = 1_000
 ``BUSY_MS``): a replay is not held up for long by its bookkeeping."""
 SIZES_IN_BYTES = 1
 """``PRAGMA user_version`` from which ``entries.size`` counts UTF-8 bytes (before: characters)."""
+SWEEP_IDS = 2
+"""``PRAGMA user_version`` from which ``runs`` has its ``sweep_id`` column."""
 _TRACE_COLUMNS = (
     "started_at", "provider", "model", "preset", "status", "prompt", "reasoning", "answer"
 )
@@ -59,7 +61,8 @@ CREATE TABLE IF NOT EXISTS runs (
   input_tokens INTEGER, output_tokens INTEGER, reasoning_tokens INTEGER,
   first_token_ms REAL, reasoning_ms REAL, total_ms REAL,
   replay INTEGER NOT NULL DEFAULT 0,  -- 1: served from the replay cache
-  trace TEXT NOT NULL                  -- trace.to_dict() as JSON
+  trace TEXT NOT NULL,                 -- trace.to_dict() as JSON
+  sweep_id TEXT                        -- the sweep the run was part of (None: a single run)
 );
 """
 
@@ -108,12 +111,26 @@ def _connect(db: Path | None = None, busy_ms: int = BUSY_MS) -> sqlite3.Connecti
         _use_wal(conn, busy_ms)
         conn.execute("PRAGMA synchronous = NORMAL")  # WAL's safe setting: no corruption on a crash
         conn.executescript(SCHEMA)
-        if conn.execute("PRAGMA user_version").fetchone()[0] < SIZES_IN_BYTES:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version < SIZES_IN_BYTES:
             _count_bytes(conn)
+        if version < SWEEP_IDS:
+            _add_sweep_ids(conn)
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _add_sweep_ids(conn: sqlite3.Connection) -> None:
+    """The ``sweep_id`` column on a log written before sweeps; idempotent, like the above."""
+    conn.execute("BEGIN IMMEDIATE")
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
+    if "sweep_id" not in columns:
+        conn.execute("ALTER TABLE runs ADD COLUMN sweep_id TEXT")
+    conn.execute("CREATE INDEX IF NOT EXISTS runs_by_sweep ON runs (sweep_id)")
+    conn.execute(f"PRAGMA user_version = {SWEEP_IDS}")
+    conn.execute("COMMIT")
 
 
 def _count_bytes(conn: sqlite3.Connection) -> None:
@@ -215,18 +232,36 @@ def _evict(conn: sqlite3.Connection, cap: float) -> None:
     conn.execute("DELETE FROM asks WHERE entry NOT IN (SELECT key FROM entries)")
 
 
-def log_run(trace: dict[str, Any]) -> None:
+def log_run(trace: dict[str, Any], sweep_id: str | None = None) -> None:
     """One finished run (any status) as a row of ``runs``; the trace never holds a key."""
-    usage, timing = trace.get("usage") or {}, trace.get("timing") or {}
-    row = [trace.get(key) for key in _TRACE_COLUMNS]
-    row += [usage.get(key) for key in USAGE_KEYS] + [timing.get(key) for key in TIMING_KEYS]
-    row += [1 if trace.get("replay") else 0, json.dumps(trace, ensure_ascii=False)]
-    columns = [*_TRACE_COLUMNS, *USAGE_KEYS, *TIMING_KEYS, "replay", "trace"]
+    log_runs([trace], sweep_id)
+
+
+def log_runs(traces: list[dict[str, Any]], sweep_id: str | None = None) -> None:
+    """Finished runs as rows of ``runs``, in one transaction (a sweep logs its runs in groups:
+    one writer lock per group, not per run)."""
+    columns = [*_TRACE_COLUMNS, *USAGE_KEYS, *TIMING_KEYS, "replay", "trace", "sweep_id"]
+    rows = []
+    for trace in traces:
+        usage, timing = trace.get("usage") or {}, trace.get("timing") or {}
+        row = [trace.get(key) for key in _TRACE_COLUMNS]
+        row += [usage.get(key) for key in USAGE_KEYS] + [timing.get(key) for key in TIMING_KEYS]
+        row += [1 if trace.get("replay") else 0, json.dumps(trace, ensure_ascii=False), sweep_id]
+        rows.append(row)
     with _writing() as conn:
-        conn.execute(
+        conn.executemany(
             f"INSERT INTO runs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-            row,
+            rows,
         )
+
+
+def sweep_runs(sweep_id: str) -> list[dict[str, Any]]:
+    """The logged traces of one sweep, in the order they were logged."""
+    with _reading() as conn:
+        found = conn.execute(
+            "SELECT trace FROM runs WHERE sweep_id = ? ORDER BY id", (sweep_id,)
+        ).fetchall()
+    return [json.loads(text) for (text,) in found]
 
 
 def clear(*, log: bool = False) -> int:
