@@ -34,6 +34,7 @@ from . import host, interrupts, kernel_status
 from .compare import CompareRunner, CompareWidgetRunner, parse_variants
 from .listing import listing
 from .runners import CellError, TextRunner, WidgetRunner
+from .sweep_cell import SWEEP_FLAGS, SweepRunner, check_alone, prepare
 
 _ASYNC_ENTRY = "__reasoning_nb_think__"
 MAX_STATS_ROWS = 10_000
@@ -69,7 +70,7 @@ CELL_FLAGS = (
     Flag(("--clear-cache",), "(line form) delete every cached run (the log is kept)", bool),
     Flag(("--debug",), "show the full traceback on errors", bool),
 )
-FLAGS = (*option_flags(), *CELL_FLAGS)  # in the order its help and docs/notebook.md list them
+FLAGS = (*option_flags(), *CELL_FLAGS, *SWEEP_FLAGS)  # in the order of its help and the docs
 
 
 def _flags(func):
@@ -159,17 +160,21 @@ class ThinkMagics(Magics):
         runs (reasoning_nb.stats(path) does the same for a notebook).
         """
         args = self._parse(line)
-        if cell is None:
+        if args.sweep is None and cell is None:
             return self._line(args)
-        job = self._prepare(args, cell)
         try:
+            if args.sweep is not None:
+                return call_blocking(self._sweep_job(args, cell))
+            job = self._prepare(args, cell)
             return call_blocking(lambda: self._execute(*job))
         except KeyboardInterrupt:  # the worker loop's run is cancelled and saved by now
             raise CellError.stopped() from None
 
     async def think_async(self, line: str, cell: str):
-        line = host.expand_magic_line(self.shell, line)
-        return await self._execute(*self._prepare(self._parse(line), cell))
+        args = self._parse(host.expand_magic_line(self.shell, line))
+        if args.sweep is not None:
+            return await self._sweep_job(args, cell)()
+        return await self._execute(*self._prepare(args, cell))
 
     def _parse(self, line: str):
         """The line read as a shell reads it (IPython's own splitter keeps the quotes)."""
@@ -179,6 +184,7 @@ class ThinkMagics(Magics):
             raise CellError(f"%think: {exc}; see %%think? for the flags.") from None
 
     def _line(self, args) -> None:
+        check_alone(args)
         if args.compare is not None:
             raise CellError("%think: --compare is for the cell form (%%think --compare low,high).")
         if args.list:
@@ -221,18 +227,8 @@ class ThinkMagics(Magics):
         prompt = cell.strip()
         if not prompt:
             raise CellError("%%think: the cell is empty; write the prompt below the %%think line.")
-        options = {
-            # flag > %think default > configuration (config.configured_model) > discovery
-            "model": configured_model(self.default_model)[0],
-            "preset": self.default_preset,
-            "timeout": self.timeout,
-            "max_tokens": self.max_tokens,
-            "cache": self.cache,
-            "log": True if self.log else None,  # else REASONING_NB_LOG decides
-            "stop_on_loop": self.stop_on_loop,
-        }
-        options.update({k: v for k, v in self.session.items() if k != "hide_reasoning"})
-        options.update(given(args))
+        check_alone(args)
+        options = self._options(args)
         defaults.cache_max_mb = self.cache_max_mb
         hide = args.hide_reasoning or self.session.get("hide_reasoning", False)
         if args.history and not args.chat:
@@ -248,6 +244,30 @@ class ThinkMagics(Magics):
         except ReasoningNBError as exc:
             raise CellError(f"%%think: {exc}") from None
         return prompt, options, hide, chat, args.debug
+
+    def _options(self, args) -> dict[str, Any]:
+        """The run's options: flag > %think default > configuration > discovery."""
+        options = {
+            "model": configured_model(self.default_model)[0],  # (config.configured_model)
+            "preset": self.default_preset,
+            "timeout": self.timeout,
+            "max_tokens": self.max_tokens,
+            "cache": self.cache,
+            "log": True if self.log else None,  # else REASONING_NB_LOG decides
+            "stop_on_loop": self.stop_on_loop,
+        }
+        options.update({k: v for k, v in self.session.items() if k != "hide_reasoning"})
+        options.update(given(args))
+        return options
+
+    def _sweep_job(self, args, cell: str | None):
+        """``--sweep``: checked now (one line, no widget), run by the returned coroutine
+        function."""
+        job = prepare(args, cell, self._options(args))
+        defaults.cache_max_mb = self.cache_max_mb
+        runner = SweepRunner(self, widget=self._use_widget(), debug=args.debug)
+        self._replace_output(runner)
+        return lambda: runner.run(job)
 
     async def _execute(self, prompt, options, hide, chat, debug) -> None:
         widget = self._use_widget()
