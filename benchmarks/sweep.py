@@ -13,7 +13,7 @@ of ``--repeat``:
 - the server's own limit, computed: ceil(requests / slots) x tokens x delay.
 
 It prints sweep / floor and sweep / limit (the goal: at most 1.1 each). Each repeat sweeps new
-prompts, so the replay cache never answers in the server's place (the cache folder is a fresh
+prompts, so the replay cache never answers in the server's place (the cache file is a fresh
 temporary one).
 
 Then, in a real IPython kernel, the kernel's CPU time per streamed token (as
@@ -41,7 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # wire_server, kernel_session
 if importlib.util.find_spec("reasoning_nb") is None:  # run from a checkout, not installed
     sys.path.insert(0, str(ROOT))
-os.environ["REASONING_NB_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-sweep-")
+# a replay cache and run log of the benchmark's own (the kernel inherits it)
+os.environ["REASONING_NB_DB"] = str(Path(tempfile.mkdtemp(prefix="bench-sweep-")) / "db.sqlite3")
 
 import anyio  # noqa: E402
 import httpx  # noqa: E402

@@ -22,10 +22,9 @@ from needs import unavailable
 
 from reasoning_nb.errors import ConfigError
 from reasoning_nb.llama_server import choice as llama_choice
+from reasoning_nb.store import db as store
 from reasoning_nb.sweep.engine import asweep
 from reasoning_nb.sweep.rows import COLUMNS
-
-pytestmark = pytest.mark.real_server
 
 MODEL = "llamacpp:smollm2"
 SLOTS = 4
@@ -94,11 +93,11 @@ def server():
     server.stop()
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def own_store(tmp_path, monkeypatch):
     """A run log and replay cache of this test's own: the control sweeps the same prompts, and
     a replayed run would never reach the server."""
-    monkeypatch.setenv("REASONING_NB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv(store.DB_ENV, str(tmp_path / "cache.sqlite3"))
 
 
 def sweep_on(server, concurrency: int):
@@ -131,7 +130,8 @@ def written_since(log: Path, start: int, releases: int, wait: float = 10.0) -> s
         time.sleep(0.05)
 
 
-def test_concurrent_requests_share_the_slots(server):
+@pytest.mark.real_server
+def test_concurrent_requests_share_the_slots(server, own_store):
     result, log = sweep_on(server, concurrency=SLOTS)
     most, used = slots_at_once(log)
     assert most >= 2, f"the server never held two tasks at once:\n{log[-3000:]}"
@@ -140,14 +140,16 @@ def test_concurrent_requests_share_the_slots(server):
     assert len(result.rows) == len(PROMPTS) * len(PRESETS)
 
 
-def test_one_at_a_time_never_overlaps(server):
+@pytest.mark.real_server
+def test_one_at_a_time_never_overlaps(server, own_store):
     """The control: the same sweep at concurrency 1 keeps one slot busy at a time."""
     _, log = sweep_on(server, concurrency=1)
     assert len(TAKEN.findall(log)) == len(PROMPTS) * len(PRESETS)
     assert slots_at_once(log)[0] == 1
 
 
-def test_the_frame_has_one_right_row_per_prompt_and_preset(server):
+@pytest.mark.real_server
+def test_the_frame_has_one_right_row_per_prompt_and_preset(server, own_store):
     result, _ = sweep_on(server, concurrency=SLOTS)
     frame = result.frame()
     assert list(frame.columns) == list(COLUMNS)
