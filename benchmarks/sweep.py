@@ -46,6 +46,8 @@ os.environ["REASONING_NB_DB"] = str(Path(tempfile.mkdtemp(prefix="bench-sweep-")
 
 import anyio  # noqa: E402
 import httpx  # noqa: E402
+from kernel_session import KernelSession  # noqa: E402
+from live_view import _runs, cpu_of  # noqa: E402
 from paced_server import limit_s, serve  # noqa: E402
 from wire_server import in_child_process  # noqa: E402
 
@@ -122,8 +124,8 @@ def wire(base: str, args: argparse.Namespace) -> None:
         f"tokens, {args.slots} slots at {args.delay * 1000:g} ms a token, median of {args.repeat}"
     )
     print(f"server's limit      {limit:7.3f} s")
-    print(f"asyncio+httpx loop  {f:7.3f} s   (runs: {_s(floors)})")
-    print(f"asweep              {s:7.3f} s   (runs: {_s(sweeps)})")
+    print(f"asyncio+httpx loop  {f:7.3f} s   (runs: {_runs(floors)})")
+    print(f"asweep              {s:7.3f} s   (runs: {_runs(sweeps)})")
     print(f"sweep / loop        {s / f:7.3f}     (goal: at most 1.1)")
     print(f"sweep / limit       {s / limit:7.3f}     (goal: at most 1.1)")
     print(f"loop / limit        {f / limit:7.3f}")
@@ -134,9 +136,6 @@ def kernel_cpu(base: str, args: argparse.Namespace) -> None:
     """Kernel CPU per token: the sweep cell on ``base``, and one ``%%think`` cell on a server of
     one slot that streams as many tokens as the whole sweep at the sweep's rate, so both cells
     stream the same tokens over about the same time (fixed costs weigh alike)."""
-    from kernel_session import KernelSession
-    from live_view import cpu_of
-
     swept = args.prompts * len(PRESETS) * args.tokens
     rate = args.slots / args.delay
     kernel = KernelSession(env=dict(os.environ))
@@ -155,24 +154,16 @@ def kernel_cpu(base: str, args: argparse.Namespace) -> None:
             cpu_of(kernel, sweep_cell(-2))
             singles, sweeps = [], []
             for repeat in range(args.repeat):  # interleaved
-                singles.append(cpu_of(kernel, single) / swept)
-                sweeps.append(cpu_of(kernel, sweep_cell(100 + repeat)) / swept)
+                singles.append(cpu_of(kernel, single) / swept * 1e6)  # µs a token
+                sweeps.append(cpu_of(kernel, sweep_cell(100 + repeat)) / swept * 1e6)
     finally:
         kernel.close()
     one, many = statistics.median(singles), statistics.median(sweeps)
     print(f"kernel CPU per streamed token ({swept:,} tokens a cell at {rate:g} a second), ", end="")
     print(f"median of {args.repeat}")
-    print(f"%%think cell, live view         {one * 1e6:7.1f} µs   (runs: {_us(singles)})")
-    print(f"%%think --sweep, progress view  {many * 1e6:7.1f} µs   (runs: {_us(sweeps)})")
+    print(f"%%think cell, live view         {one:7.1f} µs   (runs: {_runs(singles)})")
+    print(f"%%think --sweep, progress view  {many:7.1f} µs   (runs: {_runs(sweeps)})")
     print(f"sweep / single                  {many / one:7.2f}      (goal: at most 1)")
-
-
-def _s(runs: list[float]) -> str:
-    return ", ".join(f"{t:.2f}" for t in runs)
-
-
-def _us(runs: list[float]) -> str:
-    return ", ".join(f"{t * 1e6:.1f}" for t in runs)
 
 
 def main() -> None:
