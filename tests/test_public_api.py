@@ -19,7 +19,7 @@ CONTRACT = {
     "load_ipython_extension",
 }
 EXTRA_EVENTS = {"Usage", "Notice", "Waiting", "Finish", "Reclassify", "ProviderState"}
-EXTRA_TOOLS = {"stats"}  # trace analytics (reasoning_nb/stats.py), beyond spec/api.md
+EXTRA_TOOLS = {"stats", "sweep"}  # trace analytics, and a prompt set's sweep (issue 26)
 
 
 def test_stats_is_the_function():
@@ -28,6 +28,14 @@ def test_stats_is_the_function():
         "print(callable(reasoning_nb.stats), type(reasoning_nb.stats([])) is TraceStats)"
     )
     assert printed(code) == "True True"
+
+
+def test_sweep_is_the_function_and_loads_nothing_heavy():
+    code = (
+        "import sys, reasoning_nb; s = reasoning_nb.sweep; "
+        "print(callable(s), s.__name__, 'httpx' in sys.modules, 'pandas' in sys.modules)"
+    )
+    assert printed(code) == "True reasoning_nb.sweep False False"
 
 
 def test_all_is_the_contract_plus_the_other_events_and_stats():

@@ -8,6 +8,8 @@ duplicate text the user already saw.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import functools
 import os
 import random
@@ -85,6 +87,27 @@ class HttpRequest:
     """``sse`` or ``ndjson``."""
 
 
+_SHARED: contextvars.ContextVar[dict[tuple, httpx.AsyncClient] | None] = contextvars.ContextVar(
+    "reasoning_nb_shared_clients", default=None
+)
+
+
+@asynccontextmanager
+async def shared_clients() -> AsyncIterator[None]:
+    """Within it, requests with the same proxy, waits and TLS settings share one client, so its
+    connections are kept alive from one run to the next (a sweep's runs to one server: no new
+    connection, nor TLS handshake, per run). Closed on the way out."""
+    clients: dict[tuple, httpx.AsyncClient] = {}
+    token = _SHARED.set(clients)
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+        with anyio.CancelScope(shield=True):
+            for client in clients.values():
+                await client.aclose()
+
+
 @dataclass(frozen=True)
 class Clock:
     """Tests pass a fake one, so that a retry's wait is asserted, not slept through."""
@@ -124,12 +147,19 @@ class Transport:
     async def open(self, request: HttpRequest) -> AsyncIterator[Sending]:
         """The :class:`Sending` says when the server has the request, then gives the 2xx
         streaming response."""
-        async with httpx.AsyncClient(
-            timeout=self._timeout(),
-            trust_env=False,  # not .netrc nor SSL_* variables: only the proxy, chosen here
-            proxy=proxy_for(request.url),
-            verify=ssl_context(),
-        ) as client:
+        settings = {
+            "timeout": self._timeout(),
+            "trust_env": False,  # not .netrc nor SSL_* variables: only the proxy, chosen here
+            "proxy": proxy_for(request.url),
+            "verify": ssl_context(),
+        }
+        shared = _SHARED.get()
+        async with contextlib.AsyncExitStack() as stack:
+            if shared is None:
+                client = await stack.enter_async_context(httpx.AsyncClient(**settings))
+            else:
+                key = (settings["proxy"], self.wait(), self.connect_timeout, id(settings["verify"]))
+                client = shared.get(key) or shared.setdefault(key, httpx.AsyncClient(**settings))
             sending = Sending(lambda delivered: self._send_with_retries(client, request, delivered))
             try:
                 yield sending

@@ -2,22 +2,26 @@
 going may cost, and what this one may cost stay within the cap.
 
 What a run may cost is the most a run of the same model and preset has cost so far (else of
-the same model). Before a model has a price, its runs go one at a time, so the first one's cost
-is known before the next is asked; a model with no price (a local one) then costs nothing.
+the same model). Before a billed model has a price, its runs go one at a time, each only while
+some of the cap is left, so the first one's cost is known before the next is asked. A model its
+provider does not bill (a local one) costs nothing and is never held back.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 import anyio
 
 
 class Budget:
-    def __init__(self, max_usd: float | None) -> None:
+    def __init__(self, max_usd: float | None, free: Iterable[str] = ()) -> None:
+        """``free``: the models whose provider bills nothing."""
         self.max_usd = max_usd
         self.spent = 0.0
         self._going = 0.0  # reserved for the runs in flight
         self._most: dict[tuple[str, str], float] = {}
-        self._most_of_model: dict[str, float] = {}
+        self._most_of_model: dict[str, float] = dict.fromkeys(free, 0.0)
         self._pricing: dict[str, anyio.Event] = {}  # a model's first run, in flight
 
     async def admit(self, model: str, preset: str) -> float | None:
@@ -30,10 +34,11 @@ class Budget:
             if guess is not None:
                 break
             pricing = self._pricing.get(model)
-            if pricing is None:
+            if pricing is None:  # this run finds the price: only while some of the cap is left
+                if self.spent + self._going >= self.max_usd:
+                    return None
                 self._pricing[model] = anyio.Event()
-                guess = 0.0
-                break
+                return 0.0
             await pricing.wait()
         if self.spent + self._going + guess > self.max_usd:
             return None

@@ -22,19 +22,22 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import fields
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 
 from ..api import call_blocking
 from ..errors import ConfigError, ProviderError
 from ..options import RunOptions
+from ..providers import catalog
+from ..providers.transport import shared_clients
 from ..run import Run
 from ..store import db as store
 from . import grading
 from . import prompts as prompt_sets
 from .budget import Budget
 from .progress import CANCELLED, STOPPED_BY_CAP, Progress, Tally
+from .prompts import Prompt
 from .result import Rows, Sweep
 from .rows import Row
 from .servers import Gate, limit_of, server_of
@@ -45,8 +48,21 @@ after the shared back-off. Other failures (a 502 from a gateway may follow a bil
 rows with their error."""
 ATTEMPTS = 5
 """Times a refused request is asked in all, before its row says the server's refusal."""
+UNPRICED = (
+    "max_usd cannot hold for {model}: its price is not published, so its runs count as $0; "
+    "set a smaller sweep, or watch the provider's own usage page."
+)
 BACKOFF = 2.0
 """Seconds of the first back-off where the server named none; doubled each time."""
+
+
+class Job(NamedTuple):
+    number: int
+    """The run's place in the rows."""
+    prompt_id: int
+    prompt: Prompt
+    model: str
+    preset: str
 
 
 def new_sweep_id() -> str:
@@ -61,8 +77,8 @@ class Engine:
         self,
         prompts: Any,
         *,
-        models: str | Sequence[str],
-        presets: str | Sequence[str],
+        models: str | Sequence[str] | None = None,
+        presets: str | Sequence[str] | None = None,
         grader: Callable[[str, Row], Any] | str | None = None,
         concurrency: int | Mapping[str, int] | None = None,
         max_usd: float | None = None,
@@ -73,6 +89,9 @@ class Engine:
         sleep: Callable[[float], Awaitable[Any]] = anyio.sleep,
         **run_options: Any,
     ) -> None:
+        for one, given in (("model", models), ("preset", presets)):
+            if given is None or one in run_options:
+                raise ConfigError(f"A sweep needs {one}s=[...]: a list, or one {one} as text.")
         expected = grader if isinstance(grader, str) else None
         if grader is not None and expected is None and not callable(grader):
             raise ConfigError(
@@ -103,9 +122,9 @@ class Engine:
         }
         self.sweep_id = sweep_id or new_sweep_id()
         self.keep_reasoning = reasoning_in_frame
-        self.budget = Budget(max_usd)
+        free = [m for m in self.models if catalog.parse_model(m).provider.cost is None]
+        self.budget = Budget(max_usd, free)
         self.tally = Tally(len(self.prompts) * len(self.options), clock, on_progress)
-        self._clock, self._sleep = clock, sleep
         self._rows: list[Row | None] = [None] * self.tally.progress.total
         self._gates: dict[str, tuple[Gate, deque[int]]] = {}
         base_url = run_options.get("base_url")
@@ -119,9 +138,10 @@ class Engine:
         self._workers: anyio.CancelScope | None = None  # the task group's, while it runs
         self._unlogged: list[dict[str, Any]] = []
         self._logging = False
-        self.log_warning: str | None = None
+        self.warnings: list[str] = []
+        """What the sweep could not do as asked (the log, the cap), one sentence each."""
 
-    def _jobs_of(self, model_index: int) -> range | list[int]:
+    def _jobs_of(self, model_index: int) -> list[int]:
         """The run numbers of one model, prompt by prompt (a prompt's presets go together)."""
         per_prompt, presets = len(self.options), len(self.presets)
         return [
@@ -132,11 +152,12 @@ class Engine:
 
     def result(self) -> Sweep:
         rows = [row for row in self._rows if row is not None]
-        return Sweep(self.sweep_id, rows, self.tally.progress)
+        warnings = [*self.warnings, *filter(None, [self.tally.warning])]
+        return Sweep(self.sweep_id, rows, self.tally.progress, warnings)
 
     async def run(self) -> Sweep:
         try:
-            async with anyio.create_task_group() as workers:
+            async with shared_clients(), anyio.create_task_group() as workers:
                 self._workers = workers.cancel_scope
                 for gate, queue in self._gates.values():
                     for _ in range(gate.runs):
@@ -155,66 +176,88 @@ class Engine:
         while queue and self.tally.progress.stopped is None:
             await self._one(gate, queue.popleft())
 
-    async def _one(self, gate: Gate, number: int) -> None:
+    def job(self, number: int) -> Job:
+        """Run ``number`` of the sweep (its place in the rows, prompt by prompt)."""
         prompt_id, rest = divmod(number, len(self.options))
         model = self.models[rest // len(self.presets)]
         preset = self.presets[rest % len(self.presets)]
-        prompt = self.prompts[prompt_id]
+        return Job(number, prompt_id, self.prompts[prompt_id], model, preset)
+
+    async def _one(self, gate: Gate, number: int) -> None:
+        job = self.job(number)
         for attempt in range(1, ATTEMPTS + 1):
             await gate.wait()
-            reserved = await self.budget.admit(model, preset)
+            reserved = await self.budget.admit(job.model, job.preset)
             if reserved is None or self.tally.progress.stopped is not None:
                 self.tally.stop(STOPPED_BY_CAP)
                 if reserved is not None:
-                    self.budget.settle(model, preset, reserved, spent=0.0, cost=None)
+                    self.budget.settle(job.model, job.preset, reserved, spent=0.0, cost=None)
                 return
-            run = Run(prompt.text, self.options[model, preset], sleep=gate.back_off)
+            run = Run(job.prompt.text, self.options[job.model, job.preset], sleep=gate.back_off)
             self.tally.started()
-            refused: ProviderError | None = None
             try:
-                async with aclosing(run.events()) as events:
-                    async for _ in events:
-                        pass
-            except ProviderError as exc:
-                if exc.status in REFUSED and exc.trace is None and attempt < ATTEMPTS:
-                    refused = exc
-            except ConfigError as exc:  # a missing key...: every run would say it, so stop
-                self._misuse = exc
-                if self._workers is not None:
-                    self._workers.cancel()
-                self.budget.settle(model, preset, reserved, spent=0.0, cost=None)
-                return
+                refused = await self._ask(run, last=attempt == ATTEMPTS)
             except BaseException:
-                self.budget.settle(model, preset, reserved, spent=0.0, cost=None)
+                self.budget.settle(job.model, job.preset, reserved, spent=0.0, cost=None)
                 raise
-            trace = run.trace
-            cached = trace.replay is not None
-            cost = (trace.cost or {}).get("usd")
-            usd = None if cached else cost
-            told = trace.status != "error" or bool(trace.usage.get("output_tokens"))
-            # a model with no price (a local one) costs nothing; a failed request tells nothing
-            price = (cost or 0.0) if told else None
-            self.budget.settle(model, preset, reserved, spent=usd or 0.0, cost=price)
-            if refused is not None:
-                self.tally.retrying()
-                gate.hold(refused.retry_after or BACKOFF * 2 ** (attempt - 1))
-                continue
-            row = Row.of(
-                trace,
-                sweep_id=self.sweep_id,
-                prompt_id=prompt_id,
-                expected=prompt.expected,
-                keep_reasoning=self.keep_reasoning,
-                extra=prompt.extra,
-            )
-            self._rows[number] = grading.grade(row, self.grader)
-            if self.logged:  # before it is reported done: a cancelled sweep still logs it
-                self._unlogged.append(trace.to_dict())
-            self.tally.finished(
-                failed=trace.status == "error", cached=cached, usage=trace.usage, usd=usd
-            )
-            await self._flush_log()
-            return
+            if self._misuse is not None:
+                self.budget.settle(job.model, job.preset, reserved, spent=0.0, cost=None)
+                return
+            self._settle(job, reserved, run.trace)
+            if refused is None:
+                await self.record(number, run.trace)
+                return
+            self.tally.retrying()
+            gate.hold(refused.retry_after or BACKOFF * 2 ** (attempt - 1))
+
+    async def _ask(self, run: Run, *, last: bool) -> ProviderError | None:
+        """Perform ``run``; the error of a request the server refused (to ask again unless it
+        is the ``last`` attempt). A ``ConfigError`` (a missing key) stops the sweep."""
+        try:
+            async with aclosing(run.events()) as events:
+                async for _ in events:
+                    pass
+        except ProviderError as exc:
+            if exc.status in REFUSED and exc.trace is None and not last:
+                return exc
+        except ConfigError as exc:  # every run would say the same: stop here
+            self._misuse = exc
+            if self._workers is not None:
+                self._workers.cancel()
+        return None
+
+    def _settle(self, job: Job, reserved: float, trace: Any) -> None:
+        """What the run cost, for the cap: a replay bills nothing but tells the price."""
+        cost = (trace.cost or {}).get("usd")
+        spent = 0.0 if trace.replay is not None else cost or 0.0
+        told = trace.status != "error" or bool(trace.usage.get("output_tokens"))
+        # a model with no price (a local one) costs nothing; a failed request tells nothing
+        price = (cost or 0.0) if told else None
+        if told and cost is None and self.budget.max_usd is not None and _priced(trace):
+            self._warn(UNPRICED.format(model=job.model))
+        self.budget.settle(job.model, job.preset, reserved, spent=spent, cost=price)
+
+    async def record(self, number: int, trace: Any) -> Row:
+        """Run ``number`` ended as ``trace``: its row (graded), the log, the progress. Also the
+        way in for runs asked elsewhere (a batch service's results)."""
+        job = self.job(number)
+        row = Row.of(
+            trace,
+            sweep_id=self.sweep_id,
+            prompt_id=job.prompt_id,
+            expected=job.prompt.expected,
+            keep_reasoning=self.keep_reasoning,
+            extra=job.prompt.extra,
+        )
+        self._rows[number] = row = grading.grade(row, self.grader)
+        if self.logged:  # before it is reported done: a cancelled sweep still logs it
+            self._unlogged.append(trace.to_dict())
+        cached = trace.replay is not None
+        usd = None if cached else (trace.cost or {}).get("usd")
+        failed = trace.status == "error"
+        self.tally.finished(failed=failed, cached=cached, usage=trace.usage, usd=usd)
+        await self._flush_log()
+        return row
 
     async def _flush_log(self) -> None:
         """Write the finished runs to the log in a worker thread, in groups: while one group is
@@ -237,10 +280,20 @@ class Engine:
         try:
             store.log_runs(group, self.sweep_id)
         except (sqlite3.Error, OSError) as exc:  # the log costs a warning, never the sweep
-            self.log_warning = store.unusable(exc, "; the sweep went on without its log")
+            self._warn(store.unusable(exc, "; the sweep went on without its log"))
+
+    def _warn(self, text: str) -> None:
+        if text not in self.warnings:
+            self.warnings.append(text)
 
 
-def _names(what: str, given: str | Sequence[str]) -> list[str]:
+def _priced(trace: Any) -> bool:
+    """The provider bills (a hosted API), so a run with no cost had no published price."""
+    profile = catalog.PROVIDERS.get(trace.provider)
+    return profile is not None and profile.cost is not None
+
+
+def _names(what: str, given: str | Sequence[str] | None) -> list[str]:
     """``"low,high"`` or ``["low", "high"]``, each once, in order."""
     items = given.split(",") if isinstance(given, str) else given
     names = [item.strip() if isinstance(item, str) else "" for item in items or ()]

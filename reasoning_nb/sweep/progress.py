@@ -31,7 +31,8 @@ class Progress:
     """The estimated spend of the runs asked in this sweep (a replay bills nothing)."""
     elapsed_s: float = 0.0
     eta_s: float | None = None
-    """Seconds left at the pace so far; None until a run has finished."""
+    """Seconds left at the pace of the runs asked so far (replays are not a pace); None until
+    one has finished, 0 once all have."""
     batch_state: str | None = None
     """The batch service's own state string while a batch sweep waits on it."""
     stopped: str | None = None
@@ -54,13 +55,16 @@ class Tally:
         self._clock, self._start = clock, clock()
         self._on_progress = on_progress
         self.progress = Progress(total=total)
+        self.warning: str | None = None
+        """Why ``on_progress`` is no longer called (it raised), if it is not."""
 
     def started(self) -> None:
         self._change(running=self.progress.running + 1)
 
     def finished(self, *, failed: bool, cached: bool, usage: dict, usd: float | None) -> None:
         p = self.progress
-        counts = {"running": p.running - 1, "done": p.done + 1, "failed": p.failed + failed}
+        # (a batch service's result was never counted as running here)
+        counts = {"running": max(0, p.running - 1), "done": p.done + 1, "failed": p.failed + failed}
         if cached:
             counts["cached"] = p.cached + 1
         else:
@@ -83,8 +87,15 @@ class Tally:
     def _change(self, **changes) -> None:
         elapsed = self._clock() - self._start
         p = replace(self.progress, elapsed_s=elapsed, **changes)
-        left = p.total - p.done
-        eta = elapsed * left / p.done if p.done and elapsed >= 0 else None
+        left, asked = p.total - p.done, p.done - p.cached  # replays take no time: not a pace
+        eta = elapsed * left / asked if asked > 0 else None
         self.progress = p = replace(p, eta_s=0.0 if left <= 0 else eta)
         if self._on_progress is not None:
-            self._on_progress(p)
+            try:
+                self._on_progress(p)
+            except Exception as exc:  # a view's bug must not end a sweep of thousands of runs
+                self._on_progress = None
+                self.warning = (
+                    f"on_progress raised {type(exc).__name__}: {exc}; the sweep went on without "
+                    "it: fix the callback to see the progress of the next sweep."
+                )[:500]

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .progress import Progress
@@ -29,6 +29,8 @@ class Sweep:
     sweep_id: str
     rows: list[Row]
     progress: Progress
+    warnings: list[str] = field(default_factory=list)
+    """What the sweep could not do as asked (its log, its spend cap), one sentence each."""
 
     def frame(self) -> Any:
         """The rows as a pandas DataFrame (``rows.COLUMNS``); its ``attrs`` hold the sweep id."""

@@ -91,6 +91,8 @@ async def test_reasoning_can_stay_in_the_log_only(wire_server, answers):
         ({"grader": 3}, "grader must be"),
         ({"reasoning_in_frame": False, "log": False}, "leave log on"),
         ({"temprature": 0.5}, "unexpected keyword arguments: temprature"),
+        ({"models": None, "model": "llamacpp:m"}, r"needs models=\[...\]"),
+        ({"preset": "low"}, r"needs presets=\[...\]"),
     ],
 )
 async def test_a_bad_sweep_is_refused_before_any_request(wire_server, answers, options, says):
@@ -137,17 +139,20 @@ def test_progress_counts_and_eta_on_a_fake_clock():
     now = [100.0]
     seen = []
     tally = Tally(4, lambda: now[0], seen.append)
-    assert tally.progress.eta_s is None
+    tally.started()
+    tally.finished(failed=False, cached=True, usage={}, usd=None)
+    assert tally.progress.eta_s is None  # only a replay so far: no pace yet
     tally.started()
     now[0] += 10
     usage = {"input_tokens": 3, "output_tokens": 5, "reasoning_tokens": 2}
     tally.finished(failed=False, cached=False, usage=usage, usd=0.5)
     p = seen[-1]
-    assert (p.done, p.running, p.elapsed_s, p.eta_s) == (1, 0, 10.0, 30.0)
+    assert (p.done, p.running, p.elapsed_s, p.eta_s) == (2, 0, 10.0, 20.0)
     assert (p.input_tokens, p.output_tokens, p.reasoning_tokens, p.usd) == (3, 5, 2, 0.5)
     tally.started()
     tally.finished(failed=True, cached=True, usage=usage, usd=0.5)  # a replay spends nothing
-    assert (seen[-1].failed, seen[-1].cached, seen[-1].usd) == (1, 1, 0.5)
+    assert (seen[-1].failed, seen[-1].cached, seen[-1].usd) == (1, 2, 0.5)
+    assert seen[-1].eta_s == 10.0  # 1 left at 10 s a run asked: replays set no pace
     tally.stop("max_usd")
     tally.stop("cancelled")  # the first reason stays
     assert seen[-1].stopped == "max_usd" and seen[-1].finished
@@ -158,3 +163,19 @@ async def test_a_missing_key_stops_the_sweep_with_its_sentence(wire_server, answ
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         await asweep(["Q1", "Q2"], models="openai:gpt-5.1", presets="low")
     assert answers.asked == []
+
+
+async def test_a_progress_callback_that_raises_costs_a_warning_not_the_sweep(wire_server, answers):
+    calls = []
+
+    def broken(progress):
+        calls.append(progress)
+        raise ValueError("no screen")
+
+    kw = {"models": "llamacpp:m", "presets": "low", "base_url": wire_server.url}
+    result = await asweep(["Q1", "Q2"], on_progress=broken, **kw)
+    assert [r.answer for r in result.rows] == ["A1", "A2"] and len(calls) == 1
+    assert result.warnings == [
+        "on_progress raised ValueError: no screen; the sweep went on without it: fix the "
+        "callback to see the progress of the next sweep."
+    ]

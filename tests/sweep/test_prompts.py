@@ -35,7 +35,7 @@ def test_a_named_expected_column_and_a_blank_cell():
 
 def test_csv_jsonl_and_text_files(tmp_path):
     csv_file = tmp_path / "set.csv"
-    csv_file.write_text("prompt,expected\n\"Café, ☕?\",yes\nWhy?,because\n", encoding="utf-8")
+    csv_file.write_text('prompt,expected\n"Café, ☕?",yes\nWhy?,because\n', encoding="utf-8")
     assert load(csv_file) == [Prompt("Café, ☕?", "yes"), Prompt("Why?", "because")]
     jsonl = tmp_path / "set.jsonl"
     jsonl.write_text(json.dumps({"prompt": "a", "expected": "b"}) + "\n\n" + json.dumps("c") + "\n")

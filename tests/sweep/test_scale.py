@@ -5,10 +5,12 @@ spend cap. Time is a fake clock that concurrent sleepers share (``SharedClock``)
 from __future__ import annotations
 
 import anyio
+import httpx
 import pytest
 import wire_fixtures as wf
 from wire_server import Reply
 
+from reasoning_nb.providers import transport
 from reasoning_nb.store import db as store
 from reasoning_nb.sweep.engine import ATTEMPTS, asweep
 
@@ -146,3 +148,45 @@ async def test_max_usd_stops_before_the_next_request_would_pass_it(wire_server, 
     assert result.progress.usd == pytest.approx(2 * cost) and result.progress.usd <= 2.5 * cost
     assert max(p.running for p in seen) == 1  # before its price is known, one run at a time
     assert len(result.rows) == 2 and result.progress.total == 6
+
+
+async def test_a_model_without_a_price_is_said_to_escape_the_cap(wire_server):
+    frames = wf.responses_sse("Hmm.", "A", reasoning_tokens=4)
+    wire_server.route("POST", "/v1/responses", Reply.sse(frames))
+    model = "openai:no-such-model-xyz"
+    result = await asweep(
+        ["Q0", "Q1"], models=model, presets="low", base_url=wire_server.url, api_key=KEY,
+        max_usd=0.01,
+    )  # fmt: skip
+    assert [r.cost_usd for r in result.rows] == [None, None]
+    assert result.warnings == [f"max_usd cannot hold for {model}: its price is not published, "
+                               "so its runs count as $0; set a smaller sweep, or watch the "
+                               "provider's own usage page."]  # fmt: skip
+
+
+async def test_a_sweeps_runs_share_one_http_client(wire_server, answers, monkeypatch):
+    made = []
+
+    class Counted(httpx.AsyncClient):
+        def __init__(self, **kw):
+            made.append(self)
+            super().__init__(**kw)
+
+    monkeypatch.setattr(transport.httpx, "AsyncClient", Counted)
+    result = await asweep(
+        questions(6), models="llamacpp:m", presets="low", base_url=wire_server.url
+    )
+    assert len(result.rows) == 6 and len(made) == 1  # not one client (and pool) per run
+    assert made[0].is_closed  # closed with the sweep
+
+
+async def test_a_cap_of_nothing_asks_a_billed_model_nothing_and_a_local_one_all(
+    wire_server, answers
+):
+    billed = {"models": "openai-chat:o3", "presets": "high", "base_url": wire_server.url}
+    result = await asweep(["Q1"], max_usd=0, api_key=KEY, **billed)
+    assert answers.asked == [] and result.rows == [] and result.progress.stopped == "max_usd"
+    local = {"models": "llamacpp:m", "presets": "low", "base_url": wire_server.url}
+    answers.hold(2)  # not one at a time: a local model's price (none) is known
+    result = await asweep(questions(4), max_usd=0, concurrency=2, **local)
+    assert len(result.rows) == 4 and result.progress.stopped is None and answers.most == 2
