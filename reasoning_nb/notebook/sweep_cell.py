@@ -19,7 +19,8 @@ import anyio
 from IPython.display import display
 
 from ..errors import ConfigError, ReasoningNBError
-from ..options import Flag, RunOptions
+from ..options import Flag, RunOptions, check_number
+from ..sweep.analysis import MARGIN
 from ..sweep.bar import TerminalBar
 from . import kernel_status
 from .host import widget_only
@@ -50,6 +51,12 @@ SWEEP_FLAGS = (
         float,
         metavar="USD",
     ),
+    Flag(
+        ("--margin",),
+        "with `--sweep`: recommend the cheapest preset within this much of the best mean grade "
+        f"(default {MARGIN:g}: {MARGIN * 100:g} points of a 0-1 grade)",
+        float,
+    ),
 )
 """The sweep's own flags, in the order the help lists them (argparse names each ``dest``)."""
 _ENGINE = {"concurrency": "concurrency", "max_usd": "max_usd"}  # flag dest -> asweep keyword
@@ -63,7 +70,7 @@ def _flag_of(dest: str) -> str:
 def check_alone(args: Any) -> None:
     """A sweep flag without ``--sweep``, or ``--sweep`` with a flag it does not take: one line."""
     if args.sweep is None:
-        stray = [f for f in ("presets", *_ENGINE) if getattr(args, f) is not None]
+        stray = [f for f in ("presets", "margin", *_ENGINE) if getattr(args, f) is not None]
         if stray:
             flag = _flag_of(stray[0])
             raise CellError(f"%think: {flag} is for --sweep; add --sweep to the line.")
@@ -88,6 +95,7 @@ class SweepJob:
     presets: list[str]
     run_options: dict[str, Any]
     engine: dict[str, Any]
+    margin: float = MARGIN
 
 
 def _items(spec: str | None, flag: str) -> list[str] | None:
@@ -135,6 +143,7 @@ def prepare(args: Any, cell: str | None, options: dict[str, Any]) -> SweepJob:
             )
         presets = _items(args.presets, "--presets") or [run_options.get("preset", "auto")]
         run_options.pop("preset", None)
+        check_number("--margin", args.margin, (int, float), minimum=0, finite=True)
         for m in models:  # bad ids, presets and options fail here, before any request
             for p in presets:
                 RunOptions(**{**run_options, "model": m, "preset": p})
@@ -142,7 +151,8 @@ def prepare(args: Any, cell: str | None, options: dict[str, Any]) -> SweepJob:
         raise CellError(f"{where}: {exc}") from None
     engine = {kw: getattr(args, dest) for dest, kw in _ENGINE.items()}
     engine = {kw: value for kw, value in engine.items() if value is not None}
-    return SweepJob(where, prompts, models, presets, run_options, engine)
+    margin = MARGIN if args.margin is None else args.margin
+    return SweepJob(where, prompts, models, presets, run_options, engine, margin)
 
 
 class SweepRunner(Runner):
@@ -192,7 +202,7 @@ class SweepRunner(Runner):
         finally:
             sweep = engine.result()  # (what ended, if an interrupt ends the cell here)
             finish(sweep.progress)
-            self._show(sweep, handle)
+            self._show(sweep, handle, job.margin)
             if self.magics.shell is not None:
                 self.magics.shell.user_ns["_sweep"] = sweep
         failed = [row for row in sweep.rows if row.status == "error"]
@@ -200,10 +210,10 @@ class SweepRunner(Runner):
             error = (failed[0].error or "the run failed").splitlines()[0]
             raise CellError(f"{job.where} --sweep: every run failed; the first: {error}")
 
-    def _show(self, sweep: Any, handle: Any) -> None:
+    def _show(self, sweep: Any, handle: Any, margin: float) -> None:
         from .sweep_result import result_bundle
 
-        data, metadata = result_bundle(sweep)
+        data, metadata = result_bundle(sweep, margin)
         if handle is None:
             display(data, raw=True, metadata=metadata)
             return

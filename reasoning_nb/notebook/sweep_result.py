@@ -1,5 +1,7 @@
-"""A finished sweep as the cell's static output: HTML, markdown and text, with a small record
-in the output's metadata (``SWEEP_KEY``: the sweep id and its last progress, never the rows).
+"""A finished sweep as the cell's static output: a line of its final figures, the analysis
+(``sweep.views``: the summary per model x preset, the plot, the recommendation, the No effect
+flags), and every run in a fold; HTML, markdown and text, with a small record in the output's
+metadata (``SWEEP_KEY``: the sweep id, the margin and the last progress, never the rows).
 
 It survives a reopen and an export because it is plain output, no widget. Every label comes
 from the prompt set or a model, so all of it is escaped; only inline styles the notebook
@@ -13,7 +15,10 @@ import html
 from typing import Any
 
 from ..core.text import clip
+from ..sweep import views
+from ..sweep.analysis import MARGIN
 from ..sweep.bar import count, line, usd
+from ..views.markdown_safety import md_escape
 from ..views.theme import lab
 
 SWEEP_KEY = "reasoning_nb_sweep"
@@ -79,21 +84,31 @@ def _more(rows: list[Any]) -> str:
     return f"{hidden} more rows: _sweep.frame() has them all." if hidden > 0 else ""
 
 
-def result_bundle(sweep: Any) -> tuple[dict[str, str], dict[str, Any]]:
+def result_bundle(sweep: Any, margin: float = MARGIN) -> tuple[dict[str, str], dict[str, Any]]:
     """The display bundle of a finished sweep, and its metadata."""
     rows, progress = list(sweep.rows), sweep.progress
     head = f"Sweep {sweep.sweep_id}: {line(progress)}"
+    report = views.bundle(rows, margin)
     more = _more(rows)
     e = html.escape
-    parts = [f'<div class="reasoning-nb-sweep"><div style="{_SMALL}">{e(head)}</div>']
-    parts.append(rows_html(rows))
-    if more:
-        parts.append(f'<div style="{_SMALL}">{e(more)}</div>')
-    parts.append("</div>")
-    text = "\n".join(filter(None, [head, rows_text(rows), more]))
-    data = {"text/html": "".join(parts), "text/plain": text}
-    metadata = {SWEEP_KEY: {"sweep_id": sweep.sweep_id, "progress": _plain(progress)}}
-    return data, metadata
+    every = f"{len(rows)} runs, each with its prompt, model, preset, status and grade"
+    parts = [
+        f'<div class="reasoning-nb-sweep-result"><div style="{_SMALL}">{e(head)}</div>',
+        report["text/html"],
+        f'<details><summary style="{_SMALL};cursor:pointer">{e(every)}</summary>',
+        rows_html(rows),
+        f'<div style="{_SMALL}">{e(more)}</div>' if more else "",
+        "</details></div>",
+    ]
+    data = {
+        "text/html": "".join(parts),
+        "text/markdown": f"*{md_escape(head)}*\n\n{report['text/markdown']}",
+        "text/plain": "\n".join(
+            filter(None, [head, report["text/plain"], "", rows_text(rows), more])
+        ),
+    }
+    record = {"sweep_id": sweep.sweep_id, "margin": margin, "progress": _plain(progress)}
+    return data, {SWEEP_KEY: record}
 
 
 def _plain(progress: Any) -> dict[str, Any]:

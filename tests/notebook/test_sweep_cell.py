@@ -36,13 +36,15 @@ def line_magic(ip, line: str):
         ("--sweep --presets low,,high", "Why?", "--presets takes comma-separated items"),
         ("--sweep --presets low,hgih", "Why?", "hgih"),
         ("--sweep --model llamacpp:m,nowhere", "Why?", "nowhere"),
+        ("--sweep --margin -1", "Why?", "--margin must be a finite number at least 0, not -1.0."),
+        ("--margin 0.1", None, "%think: --margin is for --sweep; add --sweep to the line."),
     ],
 )
 def test_mistakes_are_one_line_before_any_request(ip, wire_server, line, body, said):
     line = f"{line} --base-url {wire_server.url}"
     if "--model" not in line:
         line += " --model llamacpp:m"
-    cap = line_magic(ip, line) if body is None or line.startswith("--presets") else None
+    cap = line_magic(ip, line) if body is None or not line.startswith("--sweep") else None
     if cap is None:
         cap = think_cell(ip, line, body)
     assert said in cap.error
@@ -86,7 +88,8 @@ def test_a_cell_of_prompts_runs_each_with_each_preset_once(ip, wire_server, fres
     assert saved["sweep_id"] == sweep.sweep_id and saved["progress"]["done"] == 6
     html = output.data["text/html"]
     assert "<b>bold" not in html and "q3 &lt;b&gt;bold&lt;/b&gt;" in html
-    assert html.count("<tr>") == 7  # the head and a row per run
+    assert html.split("<details", 1)[1].count("<tr>") == 7  # every run, under the analysis
+    assert "mean grade" in html and "low" in html.split("<details", 1)[0]
     assert "6/6 done" in output.data["text/plain"]
 
     again = think_cell(ip, line, "q1\n\n  q2  \nq3 <b>bold</b>\n")  # resumes: all replayed
@@ -118,3 +121,34 @@ def test_every_run_failing_fails_the_cell_with_the_first_error(
     assert len(cap.error.splitlines()) == 1
     assert "2 failed" in cap.outputs[0].data["text/plain"]  # the result shows them all the same
     ip.user_ns.pop("_sweep")
+
+
+def test_the_result_recommends_a_preset_and_flags_one_that_changed_nothing(
+    ip, wire_server, fresh_db, tmp_path
+):
+    """A server whose `high` thinks no more than `medium`, and whose `low` answers wrong: the
+    cell's result recommends `medium` and says `high` had no effect."""
+
+    def hook(rec):
+        effort = rec.json.get("reasoning_effort")
+        steps = {"low": 20, "medium": 200, "high": 200}[effort]
+        answer = "No" if effort == "low" else "Yes"
+        return Reply.sse(wf.chat_sse("Let me check this step. " * steps, answer, usage=True))
+
+    wire_server.route("POST", CHAT, hook)
+    path = tmp_path / "qs.jsonl"
+    path.write_text("".join(f'{{"prompt": "q{i}", "expected": "Yes"}}\n' for i in range(4)))
+    line = (
+        f"--sweep {path} --model llamacpp:m --base-url {wire_server.url} "
+        "--presets low,medium,high --margin 0.1"
+    )
+    cap = line_magic(ip, line)
+    assert cap.error == ""
+    ip.user_ns.pop("_sweep")
+    text = cap.outputs[0].data["text/plain"]
+    assert "Recommended" in text and "medium" in text.split("Recommended", 1)[1].splitlines()[1]
+    assert "No effect: llamacpp:m · high" in text
+    assert "within 0.1 of the best grade" in text
+    html = cap.outputs[0].data["text/html"]
+    assert 'class="reasoning-nb-sweep-plot"' in html  # the plot, as an image
+    assert cap.outputs[0].metadata[SWEEP_KEY]["margin"] == 0.1
