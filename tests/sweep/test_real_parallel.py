@@ -32,18 +32,15 @@ PROMPTS = [
     "What is the capital of France?",
     "Name a primary colour.",
     "How many legs has a spider?",
-    "What is 2 + 3?",
-    "Which planet is the largest?",
-    "What do bees make?",
 ]
 PRESETS = ["off", "low"]
 SENT = {
     "off": {"chat_template_kwargs": {"enable_thinking": False}, "reasoning_effort": "none"},
     "low": {"reasoning_effort": "low"},
 }
-# temperature 0 and a small cap keep each request well under a second on 2 cores, yet long
-# enough (tens of decode steps) that four requests sent together are decoded together
-SAMPLING = {"temperature": 0, "max_tokens": 32}
+# temperature 0 and a small cap keep each request short on 2 cores, yet long enough (a score of
+# decode steps) that four requests sent together are decoded together
+SAMPLING = {"temperature": 0, "max_tokens": 24}
 
 TAKEN = re.compile(r"launch_slot_: id +(\d+) \| task (\d+) \| processing task")
 LET_GO = re.compile(r"release: id +(\d+) \| task (\d+) \| stop processing")
@@ -93,15 +90,9 @@ def server():
     server.stop()
 
 
-@pytest.fixture
-def own_store(tmp_path, monkeypatch):
-    """A run log and replay cache of this test's own: the control sweeps the same prompts, and
-    a replayed run would never reach the server."""
-    monkeypatch.setenv(store.DB_ENV, str(tmp_path / "cache.sqlite3"))
-
-
-def sweep_on(server, concurrency: int):
-    """Run the sweep; return it with the server's log lines written while it ran."""
+def sweep_on(server, concurrency: int, db: Path):
+    """Run the sweep with a run log and replay cache of its own (``db``: a replayed run would
+    never reach the server); return it with the server's log lines written while it ran."""
     log = Path(server.log.name)
     start = log.stat().st_size
     run = partial(
@@ -113,8 +104,16 @@ def sweep_on(server, concurrency: int):
         base_url=server.url,
         **SAMPLING,
     )
-    result = anyio.run(run)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(store.DB_ENV, str(db))
+        result = anyio.run(run)
     return result, written_since(log, start, releases=len(result.rows))
+
+
+@pytest.fixture(scope="module")
+def swept(server, tmp_path_factory):
+    """The sweep at four runs at once, and the server's log of it (two tests read it)."""
+    return sweep_on(server, SLOTS, tmp_path_factory.mktemp("swept") / "cache.sqlite3")
 
 
 def written_since(log: Path, start: int, releases: int, wait: float = 10.0) -> str:
@@ -131,8 +130,8 @@ def written_since(log: Path, start: int, releases: int, wait: float = 10.0) -> s
 
 
 @pytest.mark.real_server
-def test_concurrent_requests_share_the_slots(server, own_store):
-    result, log = sweep_on(server, concurrency=SLOTS)
+def test_concurrent_requests_share_the_slots(swept):
+    result, log = swept
     most, used = slots_at_once(log)
     assert most >= 2, f"the server never held two tasks at once:\n{log[-3000:]}"
     assert most <= SLOTS and len(used) >= 2
@@ -141,16 +140,16 @@ def test_concurrent_requests_share_the_slots(server, own_store):
 
 
 @pytest.mark.real_server
-def test_one_at_a_time_never_overlaps(server, own_store):
+def test_one_at_a_time_never_overlaps(server, tmp_path):
     """The control: the same sweep at concurrency 1 keeps one slot busy at a time."""
-    _, log = sweep_on(server, concurrency=1)
+    _, log = sweep_on(server, 1, tmp_path / "cache.sqlite3")
     assert len(TAKEN.findall(log)) == len(PROMPTS) * len(PRESETS)
     assert slots_at_once(log)[0] == 1
 
 
 @pytest.mark.real_server
-def test_the_frame_has_one_right_row_per_prompt_and_preset(server, own_store):
-    result, _ = sweep_on(server, concurrency=SLOTS)
+def test_the_frame_has_one_right_row_per_prompt_and_preset(swept):
+    result, _ = swept
     frame = result.frame()
     assert list(frame.columns) == list(COLUMNS)
     assert len(frame) == len(PROMPTS) * len(PRESETS)
