@@ -21,6 +21,15 @@ Then, in a real IPython kernel, the kernel's CPU time per streamed token (as
 ``%%think --sweep`` cell with its progress view, against a single ``%%think`` cell with its live
 view streaming as many tokens at the same rate (the goal: the sweep's at most the single
 cell's). No figure is asserted anywhere.
+
+Measured for issue 26 (2 shared cores under other jobs, defaults): before, the replay cache's
+SQLite commits ran on the event loop (~24 ms each, every other stream held still meanwhile):
+sweep / loop 1.17, sweep / limit 1.20; with them in a worker thread (``Run._stored``), two
+runs gave 1.06 and 1.09 / loop, 1.08 and 1.12 / limit (the loop itself 1.02-1.03 / limit).
+Kernel CPU per token: single cell 171-175 µs, sweep cell 268-286 µs (1.56-1.63x). In-process,
+``asweep`` with ``cache=False`` costs what ``think()`` does on as many tokens (0.78 s against
+0.64-0.79 s for 4,800): the rest is the replay cache, ~7 ms CPU a run (each lookup and save opens
+its own SQLite connection and runs the schema script). Not met yet.
 """
 
 from __future__ import annotations
