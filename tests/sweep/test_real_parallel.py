@@ -22,6 +22,7 @@ from needs import unavailable
 
 from reasoning_nb.errors import ConfigError
 from reasoning_nb.llama_server import choice as llama_choice
+from reasoning_nb.llama_server.process import LlamaServer
 from reasoning_nb.store import db as store
 from reasoning_nb.sweep.engine import asweep
 from reasoning_nb.sweep.rows import COLUMNS
@@ -77,6 +78,19 @@ def test_the_log_reading_counts_overlap():
     )
     assert slots_at_once(log) == (2, {0, 1, 3})
     assert slots_at_once("\n".join(log.splitlines()[:2])) == (1, {3})
+
+
+def test_the_server_is_asked_for_its_slots():
+    """``parallel`` reaches the command line; left out, the server keeps its own default."""
+
+    def args(parallel: int | None) -> list[str]:
+        server = LlamaServer(binary=Path("llama-server"), model=Path("m.gguf"), parallel=parallel)
+        server.stop()  # never started: this only removes its log file
+        return server.args
+
+    with_slots = args(SLOTS)
+    assert with_slots[with_slots.index("--parallel") + 1] == str(SLOTS)
+    assert "--parallel" not in args(None)
 
 
 @pytest.fixture(scope="module")
