@@ -21,6 +21,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import fields, replace
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -160,7 +161,8 @@ class Run:
         elif recorder is not None and trace.status == "complete" and self._entry is not None:
             # only complete runs: a cancelled, failed or cut-off one must never be served
             recording = recorder.recording(trace)
-            self._cache_call(store.save, self._entry, self._ask_key(), recording, trace.started_at)
+            at = trace.started_at
+            await self._stored(store.save, self._entry, self._ask_key(), recording, at)
         self._ended(trace)
         yield Done(trace)
 
@@ -237,6 +239,11 @@ class Run:
             self.trace.warn(store.unusable(exc, "; the run went on without it"))
             return None
 
+    async def _stored(self, action: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``_cache_call`` in a worker thread: a write's commit waits on the disk, and on the
+        event loop it would hold every other stream of the loop (a sweep's runs) until it ends."""
+        return await anyio.to_thread.run_sync(partial(self._cache_call, action, *args, **kwargs))
+
     async def _replay(self, recording: dict[str, Any]) -> AsyncIterator[Event]:
         saved = recording["trace"]
         trace = self.trace
@@ -261,7 +268,7 @@ class Run:
         trace = self.trace
         lookups = self.cache and not self.refresh
         if lookups:
-            recording = self._cache_call(store.lookup, ask=self._ask_key())
+            recording = await self._stored(store.lookup, ask=self._ask_key())
             if recording is not None:  # asked before: no I/O at all
                 async for event in self._replay(recording):
                     yield event
@@ -302,9 +309,9 @@ class Run:
         address = "embedded" if embedded is not None else address_of(base_url)
         self._entry = entry_key(info.id, address, ref.full, request.body)
         if lookups:
-            recording = self._cache_call(store.lookup, entry=self._entry)
+            recording = await self._stored(store.lookup, entry=self._entry)
             if recording is not None:  # the same request, asked another way: not sent
-                self._cache_call(store.link, self._ask_key(), self._entry)  # next time: no I/O
+                await self._stored(store.link, self._ask_key(), self._entry)  # next time: no I/O
                 async for event in self._replay(recording):
                     yield event
                 return

@@ -54,6 +54,7 @@ class LlamaServer:
         template: Path = TEMPLATE,
         threads: int = 2,
         context: int = 2048,
+        parallel: int | None = None,
         extra_args: tuple[str, ...] = (),
         preexec_fn=None,
     ):
@@ -67,6 +68,8 @@ class LlamaServer:
             *("-m", str(self.model), "-c", str(context), "-t", str(threads)),
             *("--jinja", "--chat-template-file", str(template)),
             *("--reasoning-format", reasoning_format, "--no-webui"),
+            # the slots: requests decoded at once (None: the server's own default, 4 on b11434)
+            *(("--parallel", str(parallel)) if parallel else ()),
             *extra_args,
         ]
         self.log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - lives as long as the server
