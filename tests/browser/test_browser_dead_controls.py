@@ -298,3 +298,38 @@ def test_a_reopened_notebook_logs_no_error(page, lab, wire, saved_as):  # noqa: 
     for theme in ("JupyterLab Dark", "JupyterLab Light"):
         set_theme(page, theme)
         shot(page, f"reopened-{saved_as}-{theme.split()[-1].lower()}", cell(page, 3))
+
+
+def test_a_save_keeps_no_model_that_names_a_model_it_left_out(browser_page):  # noqa: F811
+    """The save filter (``static/session.js``), run by the page's own script engine on a
+    notebook whose dropped live view shares a model with a model nothing reaches: that model
+    goes too, since restored it would fail with "widget model not found" (CI saw one such error
+    per cell, untrusted, under load); a model that names only kept models stays."""
+    from reasoning_nb.notebook.assets import assets
+    from reasoning_nb.notebook.runners import METADATA_KEY
+
+    page = browser_page.context.new_page()  # (a blank page of its own: Lab's stays as it is)
+    page.add_script_tag(content=assets()["js"] + "\nwindow.__lean = lean;", type="module")
+    page.wait_for_function("() => typeof window.__lean === 'function'")
+    view = {"output_type": "display_data", "data": {WIDGET_VIEW: {"model_id": "view"}}}
+    static_output = {"output_type": "display_data", "data": {}, "metadata": {METADATA_KEY: {}}}
+
+    def model(*refs: str) -> dict:
+        return {"model_name": "M", "state": {"children": [f"IPY_MODEL_{r}" for r in refs]}}
+
+    state = {
+        "view": model("layout"),
+        "layout": model(),
+        "orphan": model("layout"),  # left behind by an earlier view, sharing its layout
+        "leans": model("orphan"),  # names the orphan: goes with it
+        "user": model("kept"),  # a user's widget and its own model
+        "kept": model(),
+    }
+    nb = {
+        "cells": [{"cell_type": "code", "outputs": [view, static_output]}],
+        "metadata": {"widgets": {WIDGET_STATE: {"state": state}}},
+    }
+    saved = page.evaluate("(nb) => window.__lean(nb)", nb)
+    page.close()
+    assert saved["cells"][0]["outputs"] == [static_output]
+    assert sorted(saved["metadata"]["widgets"][WIDGET_STATE]["state"]) == ["kept", "user"]

@@ -53,6 +53,24 @@ function reach(state, roots) {
   return seen;
 }
 
+// The saved state without a model that names one it lacks: restored, such a model fails with
+// "widget model not found" (a model a dropped view left behind may share one with it), so it
+// goes too, and so on until every model left names only models left.
+function restorable(entries) {
+  const state = Object.fromEntries(entries);
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const [id, model] of Object.entries(state)) {
+      const refs = [...JSON.stringify(model).matchAll(/IPY_MODEL_(\w+)/g)].map((m) => m[1]);
+      if (refs.some((ref) => !state[ref])) {
+        delete state[id];
+        changed = true;
+      }
+    }
+  }
+  return state;
+}
+
 // The notebook as saved: a live view followed by the static output of its run is left out
 // (reopened, it has no widget to show, and the static output shows the run), and so is the
 // saved state only such views reached.
@@ -76,9 +94,11 @@ function lean(nb) {
   if (state) {
     const keep = reach(state, kept);
     const gone = reach(state, dropped);
-    const left = Object.entries(state).filter(([id]) => keep.has(id) || !gone.has(id));
-    if (left.length) {
-      const saved = { ...widgets[SESSION.state], state: Object.fromEntries(left) };
+    const left = restorable(
+      Object.entries(state).filter(([id]) => keep.has(id) || !gone.has(id)),
+    );
+    if (Object.keys(left).length) {
+      const saved = { ...widgets[SESSION.state], state: left };
       metadata.widgets = { ...widgets, [SESSION.state]: saved };
     } else {
       delete metadata.widgets;
