@@ -306,11 +306,10 @@ def test_a_save_keeps_no_model_that_names_a_model_it_left_out(browser_page):  # 
     goes too, since restored it would fail with "widget model not found" (CI saw one such error
     per cell, untrusted, under load); a model that names only kept models stays."""
     from reasoning_nb.notebook.assets import assets
-    from reasoning_nb.notebook.runners import METADATA_KEY
 
-    page = browser_page.context.new_page()  # (a blank page of its own: Lab's stays as it is)
-    page.add_script_tag(content=assets()["js"] + "\nwindow.__lean = lean;", type="module")
-    page.wait_for_function("() => typeof window.__lean === 'function'")
+    blank = browser_page.context.new_page()  # (a blank page of its own: Lab's stays as it is)
+    blank.add_script_tag(content=assets()["js"] + "\nwindow.__lean = lean;", type="module")
+    blank.wait_for_function("() => typeof window.__lean === 'function'")
     view = {"output_type": "display_data", "data": {WIDGET_VIEW: {"model_id": "view"}}}
     static_output = {"output_type": "display_data", "data": {}, "metadata": {METADATA_KEY: {}}}
 
@@ -329,7 +328,7 @@ def test_a_save_keeps_no_model_that_names_a_model_it_left_out(browser_page):  # 
         "cells": [{"cell_type": "code", "outputs": [view, static_output]}],
         "metadata": {"widgets": {WIDGET_STATE: {"state": state}}},
     }
-    saved = page.evaluate("(nb) => window.__lean(nb)", nb)
-    page.close()
+    saved = blank.evaluate("(nb) => window.__lean(nb)", nb)
+    blank.close()
     assert saved["cells"][0]["outputs"] == [static_output]
     assert sorted(saved["metadata"]["widgets"][WIDGET_STATE]["state"]) == ["kept", "user"]
