@@ -124,7 +124,9 @@ class Run:
             # aclosing: closing this generator closes the HTTP response now, not at GC time
             async with aclosing(self._stream()) as stream:
                 async for event in stream:
-                    said, self._said = self._said, []
+                    said = self._said  # (notices from outside the stream: rarely any)
+                    if said:
+                        self._said = []
                     for each in (event, *said, *self._loop_check(event, watch)):
                         trace.fold(each)
                         if recorder is not None:
