@@ -3,8 +3,8 @@
 One file in the package's cache directory (``config.cache_dir()``; ``REASONING_NB_DB`` names
 the file itself). Several kernels share it: WAL mode lets readers go on while one writer writes,
 every write is one ``BEGIN IMMEDIATE`` transaction (the writer lock is taken up front, so two
-writers queue on ``busy_timeout`` instead of failing half-way), and each call opens its own
-connection, so threads never share one. A replay only reads: on a read-only or full disk it
+writers queue on ``busy_timeout`` instead of failing half-way), and a process keeps one
+connection open, its threads taking turns. A replay only reads: on a read-only or full disk it
 still comes back, and only its bookkeeping (which entry was used last) is skipped.
 
 Entries are evicted least recently used first once their recordings pass the size cap; the
@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 import time
 from contextlib import closing, contextmanager, suppress
 from pathlib import Path
@@ -56,6 +57,7 @@ CREATE TABLE IF NOT EXISTS entries (
   size INTEGER NOT NULL,         -- bytes of recording as stored
   recording TEXT NOT NULL        -- deflated JSON, a BLOB (recording.py); JSON text before
 );
+CREATE INDEX IF NOT EXISTS entries_by_use ON entries (used, size);  -- next use, LRU, total
 CREATE TABLE IF NOT EXISTS asks (
   ask TEXT PRIMARY KEY,          -- keys.ask_key: what the user asked, before any I/O
   entry TEXT NOT NULL
@@ -112,7 +114,10 @@ def _use_wal(conn: sqlite3.Connection, busy_ms: int) -> None:
 def _connect(db: Path | None = None, busy_ms: int = BUSY_MS) -> sqlite3.Connection:
     db = db or path()
     db.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(db, timeout=busy_ms / 1000, isolation_level=None)
+    # (threads take turns under ``_lock``: the connection may be used from any of them)
+    conn = sqlite3.connect(
+        db, timeout=busy_ms / 1000, isolation_level=None, check_same_thread=False
+    )
     try:
         conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
         _use_wal(conn, busy_ms)
@@ -149,26 +154,92 @@ def _count_bytes(conn: sqlite3.Connection) -> None:
     conn.execute("COMMIT")
 
 
+_lock = threading.RLock()
+_kept: tuple[tuple[str, int], sqlite3.Connection] | None = None
+"""The process's open connection and the file it is open on: ``((path, inode), connection)``.
+Opening one and checking the schema costs ten times a lookup; one thread at a time uses it."""
+_forked: list[sqlite3.Connection] = []
+
+
+def _held(db: Path, busy_ms: int) -> sqlite3.Connection:
+    """The kept connection to ``db`` (hold ``_lock``), opened on first use. Another file, or
+    this one deleted or replaced ("delete the file to start over": another inode, as the open
+    connection keeps the old one from reuse): a new connection."""
+    global _kept
+    where = (str(db), _inode(db))
+    if _kept is not None and _kept[0] == where and where[1] is not None:
+        _kept[1].execute(f"PRAGMA busy_timeout = {busy_ms}")
+        return _kept[1]
+    _forget()
+    conn = _connect(db, busy_ms)
+    _kept = ((where[0], _inode(db)), conn)
+    return conn
+
+
+def _inode(db: Path) -> int | None:
+    try:
+        return db.stat().st_ino
+    except OSError:
+        return None
+
+
+def _forget() -> None:
+    """Close the kept connection (the next use opens one)."""
+    global _kept
+    with _lock:
+        kept, _kept = _kept, None
+        if kept is not None:
+            with suppress(sqlite3.Error):
+                kept[1].close()
+
+
+def _after_fork() -> None:
+    """A forked child opens its own: the parent's connection is never used, nor closed, there."""
+    global _lock, _kept
+    _lock = threading.RLock()
+    if _kept is not None:
+        _forked.append(_kept[1])
+    _kept = None
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+
+@contextmanager
+def _lent(conn: sqlite3.Connection):
+    """Lend the kept ``conn``; one that failed, or is left in a transaction, is not kept."""
+    try:
+        yield conn
+    except BaseException as exc:
+        if isinstance(exc, sqlite3.Error) or conn.in_transaction:
+            _forget()
+        raise
+
+
 @contextmanager
 def _reading(db: Path | None = None):
     """A connection for reads only. Where the file cannot be opened for writing (a read-only or
     full disk, no right to create its ``-shm`` file) it is read as it is on disk (``immutable``):
     what a WAL not yet checkpointed holds is then missed, a cache miss rather than a failure."""
     db = db or path()
-    try:
-        conn = _connect(db)
-    except sqlite3.OperationalError:
-        if not db.is_file():
-            raise
-        conn = sqlite3.connect(f"{db.resolve().as_uri()}?immutable=1", uri=True)
-    with closing(conn):
-        yield conn
+    with _lock:
+        try:
+            conn = _held(db, BUSY_MS)
+        except sqlite3.OperationalError:
+            if not db.is_file():
+                raise
+            immutable = f"{db.resolve().as_uri()}?immutable=1"
+            with closing(sqlite3.connect(immutable, uri=True)) as conn:
+                yield conn
+            return
+        with _lent(conn):
+            yield conn
 
 
 @contextmanager
 def _writing(db: Path | None = None, busy_ms: int = BUSY_MS):
     """One write transaction, with the writer lock taken at its start."""
-    with closing(_connect(db, busy_ms)) as conn:
+    with _lock, _lent(_held(db or path(), busy_ms)) as conn:
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
