@@ -30,6 +30,7 @@ import nbformat
 import pytest
 import wire_fixtures as wf
 from needs import requires
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 from saved_size import code_colour_bytes
 from test_pin_selection import DRAWN, DRAWN_STATIC
@@ -413,12 +414,16 @@ TWO_RUNS = "s.runs.length === 2 && !s.running && s.twin"
 
 
 def wait_state(page, condition: str, index: int = 1, timeout: float = LONG) -> dict[str, Any]:
-    """Wait until ``condition`` (a JS expression over ``s``, the widget state) holds."""
-    page.wait_for_function(
-        f"() => {{ const s = window.__rn.state({index}); return !!s && ({condition}); }}",
-        timeout=timeout,
-    )
-    return state(page, index)
+    """Wait until ``condition`` (a JS expression over ``s``, the widget state) holds; returns the
+    state it held on (one reading: read again, the widget may have moved on)."""
+    try:
+        held = page.wait_for_function(
+            f"() => {{ const s = window.__rn.state({index}); return !!s && ({condition}) && s; }}",
+            timeout=timeout,
+        )
+    except PlaywrightTimeout:
+        raise AssertionError(f"never {condition}; the widget: {state(page, index)}") from None
+    return held.json_value()
 
 
 def start_recording(page, index: int = 1, until="s.status.startsWith('done')") -> None:
@@ -621,7 +626,8 @@ def test_readme_picture(page, lab, wire):
         wait_cell_done(page, last)
         for i, c in enumerate(nb.cells):
             if c.source.startswith("%%think"):
-                final = wait_state(page, "s.status.startsWith('done')", i)
+                # (settled: the twin in place of the live text, its head on screen)
+                final = wait_state(page, "s.status.startsWith('done') && s.title !== null", i)
                 assert final["title"].startswith("Thought for") and final["reasoning"], final
         run = ended(page, index)
         pane_title(run).click()
