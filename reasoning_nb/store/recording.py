@@ -26,6 +26,8 @@ from ..core.trace import TextBuffer, Trace
 MERGE_MS = 20.0
 _KINDS = {cls.kind: cls for cls in events.FOLDED}
 """What a replay sends again. ``Waiting`` is left out: a replay waits for nothing."""
+_FIELDS = {cls.kind: tuple(f.name for f in fields(cls)) for cls in events.FOLDED}
+"""Each kind's field names (``dataclasses.fields`` per event costs as much as the rest)."""
 _TEXT = (ReasoningDelta.kind, TextDelta.kind)
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
@@ -53,7 +55,7 @@ class Recorder:
             self._text.append(event.text)
             return
         self._write_open()
-        data = {f.name: getattr(event, f.name) for f in fields(event)}
+        data = {name: getattr(event, name) for name in _FIELDS[event.kind]}
         if event.kind in _TEXT:
             self._text = TextBuffer(event.text)
         self._open = [at, event.kind, data]

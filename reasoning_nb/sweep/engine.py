@@ -16,6 +16,7 @@ from __future__ import annotations
 import inspect
 import secrets
 import sqlite3
+import sys
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -35,6 +36,7 @@ from ..run import Run
 from ..store import db as store
 from . import grading
 from . import prompts as prompt_sets
+from .bar import TerminalBar
 from .batch.runner import run_batch
 from .budget import Budget
 from .progress import CANCELLED, STOPPED_BY_CAP, Progress, Tally
@@ -370,7 +372,9 @@ asweep.__signature__ = _signature(asweep)  # type: ignore[attr-defined]
 def sweep(prompts: Any, **options: Any) -> Any:
     """``asweep`` from synchronous code, a notebook cell too (same options): the rows as a pandas
     DataFrame, or as ``Rows`` where pandas is not installed. Ctrl-C stops it; the interrupt
-    carries what finished in ``.sweep``."""
+    carries what finished in ``.sweep``. Unless ``on_progress`` is given (``None``: nothing), a
+    bar on stderr shows the progress (``%%think --sweep`` shows it as a widget)."""
+    options.setdefault("on_progress", TerminalBar(sys.stderr))
     engine = Engine(prompts, **options)
     try:
         result = call_blocking(engine.run)

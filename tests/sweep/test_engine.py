@@ -102,10 +102,15 @@ async def test_a_bad_sweep_is_refused_before_any_request(wire_server, answers, o
     assert answers.asked == []
 
 
-def test_the_blocking_call_gives_a_frame_or_rows_that_say_how(wire_server, answers, monkeypatch):
+def test_the_blocking_call_gives_a_frame_or_rows_that_say_how(
+    wire_server, answers, monkeypatch, capsys
+):
     kw = {"models": "llamacpp:m", "presets": "low,high", "base_url": wire_server.url}
     table = reasoning_nb.sweep(["Q1"], **kw)  # the package is the function
     assert list(table["answer"]) == ["A1", "A1"] and list(table["preset"]) == ["low", "high"]
+    assert "2/2 done" in capsys.readouterr().err  # a bar on stderr, unless told otherwise
+    reasoning_nb.sweep(["Q1"], on_progress=None, **kw)
+    assert capsys.readouterr().err == ""
     monkeypatch.setitem(sys.modules, "pandas", None)  # as if not installed
     rows = reasoning_nb.sweep(["Q1"], **kw)
     assert isinstance(rows, Rows) and [r.answer for r in rows] == ["A1", "A1"]

@@ -13,8 +13,12 @@ pytestmark = pytest.mark.kernel
 CHAT = "/v1/chat/completions"
 
 
-def printed(messages: list[dict]) -> str:
-    out = [m["content"]["text"] for m in messages if m["msg_type"] == "stream"]
+def printed(messages: list[dict], name: str = "stdout") -> str:
+    out = [
+        m["content"]["text"]
+        for m in messages
+        if m["msg_type"] == "stream" and m["content"]["name"] == name
+    ]
     errors = [m["content"]["evalue"] for m in messages if m["msg_type"] == "error"]
     assert not errors, errors
     return "".join(out)
@@ -28,15 +32,18 @@ def kernel_session():
 
 
 def test_sweep_in_a_kernel_gives_the_frame(wire_server, answers, kernel_session):
-    out = printed(
-        kernel_session.run(
-            "import reasoning_nb\n"
-            f"frame = reasoning_nb.sweep(['Q1', 'Q2'], models='llamacpp:m', presets='low,high',"
-            f" base_url={wire_server.url!r})\n"
-            "print(type(frame).__name__, list(frame['answer']), list(frame['preset']))"
-        )
+    messages = kernel_session.run(
+        "import reasoning_nb\n"
+        f"frame = reasoning_nb.sweep(['Q1', 'Q2'], models='llamacpp:m', presets='low,high',"
+        f" base_url={wire_server.url!r})\n"
+        "print(type(frame).__name__, list(frame['answer']), list(frame['preset']))"
     )
+    out = printed(messages)
     assert out.strip() == "DataFrame ['A1', 'A1', 'A2', 'A2'] ['low', 'high', 'low', 'high']"
+    # stderr is no terminal here: the bar prints a line per tenth done, the last one whole
+    bar = printed(messages, "stderr").splitlines()
+    assert bar[-1].startswith("[########################] 4/4 done"), bar
+    assert "\r" not in "".join(bar)
 
 
 def test_an_interrupt_stops_the_sweep_and_keeps_what_finished(wire_server, kernel_session):
