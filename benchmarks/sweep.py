@@ -153,6 +153,9 @@ def kernel_cpu(base: str, args: argparse.Namespace) -> None:
             kernel.run("%load_ext reasoning_nb")
             kernel.run("%config ThinkMagics.widget = 'always'")
             single = f"%%think --model {MODEL} --base-url {one_slot}/v1\ngo"
+
+            def cached_single(repeat: int) -> str:  # the replay cache on, as a sweep has it
+                return f"%%think --cache --model {MODEL} --base-url {one_slot}/v1\ngo {repeat}"
             flags = f"--sweep --presets {','.join(PRESETS)} --concurrency {args.slots}"
             flags += f" --model {MODEL} --base-url {base}/v1"
 
@@ -160,19 +163,23 @@ def kernel_cpu(base: str, args: argparse.Namespace) -> None:
                 return f"%%think {flags}\n" + "\n".join(prompts_for(repeat, args.prompts))
 
             cpu_of(kernel, single)  # warm-up: imports, the first connection
+            cpu_of(kernel, cached_single(-2))
             cpu_of(kernel, sweep_cell(-2))
-            singles, sweeps = [], []
+            singles, cached, sweeps = [], [], []
             for repeat in range(args.repeat):  # interleaved
                 singles.append(cpu_of(kernel, single) / swept * 1e6)  # µs a token
+                cached.append(cpu_of(kernel, cached_single(100 + repeat)) / swept * 1e6)
                 sweeps.append(cpu_of(kernel, sweep_cell(100 + repeat)) / swept * 1e6)
     finally:
         kernel.close()
-    one, many = statistics.median(singles), statistics.median(sweeps)
+    one, kept, many = (statistics.median(v) for v in (singles, cached, sweeps))
     print(f"kernel CPU per streamed token ({swept:,} tokens a cell at {rate:g} a second), ", end="")
     print(f"median of {args.repeat}")
     print(f"%%think cell, live view         {one:7.1f} µs   (runs: {_runs(singles)})")
+    print(f"%%think --cache, live view      {kept:7.1f} µs   (runs: {_runs(cached)})")
     print(f"%%think --sweep, progress view  {many:7.1f} µs   (runs: {_runs(sweeps)})")
     print(f"sweep / single                  {many / one:7.2f}      (goal: at most 1)")
+    print(f"sweep / single --cache          {many / kept:7.2f}      (both record for the cache)")
 
 
 def main() -> None:

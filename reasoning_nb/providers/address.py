@@ -18,6 +18,7 @@ import contextlib
 import ipaddress
 import os
 import re
+from functools import lru_cache
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ConfigError
@@ -174,6 +175,7 @@ def key_belongs(info: Profile, base_url: str) -> bool:
     return any(_origin(home) == origin for home in _homes(info))
 
 
+@lru_cache(maxsize=256)  # (asked several times a run; a sweep asks it thousands of times)
 def on_this_machine(url: str) -> bool:
     """Does ``url`` name a loopback address (``localhost``, 127.0.0.0/8, ``::1``)?"""
     host = urlsplit(url).hostname or ""
