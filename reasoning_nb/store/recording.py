@@ -19,6 +19,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import fields
 from typing import Any
 
+import orjson
+
 from ..core import events
 from ..core.events import Event, ReasoningDelta, TextDelta
 from ..core.trace import TextBuffer, Trace
@@ -30,6 +32,16 @@ _FIELDS = {cls.kind: tuple(f.name for f in fields(cls)) for cls in events.FOLDED
 """Each kind's field names (``dataclasses.fields`` per event costs as much as the rest)."""
 _TEXT = (ReasoningDelta.kind, TextDelta.kind)
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+def _dumps(value: Any) -> bytes:
+    """``value`` as compact UTF-8 JSON: orjson's (a fifteenth of the time, and an entry is
+    written for about every other token), else the standard library's, which also takes the
+    lone surrogates a frame read by ``json.loads`` may hold."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return _JSON.encode(value).encode("utf-8", "surrogatepass")
 
 
 class Recorder:
@@ -84,14 +96,14 @@ class _Writer:
         self._entries = 0
 
     def entry(self, entry: list[Any]) -> None:
-        data = _JSON.encode(entry).encode()
+        data = _dumps(entry)
         packed = self._packer.compress(b"," + data if self._entries else data)
         if packed:
             self._out.append(packed)
         self._entries += 1
 
     def close(self, trace: dict[str, Any]) -> bytes:
-        tail = b'],"trace":' + _JSON.encode(trace).encode() + b"}"
+        tail = b'],"trace":' + _dumps(trace) + b"}"
         self._out += [self._packer.compress(tail), self._packer.flush()]
         return b"".join(self._out)
 

@@ -436,8 +436,10 @@ def test_sizes_an_older_version_counted_in_characters_are_counted_again(db):
         wf.chat_sse("First I think. ", "\n\n  Then **answer**.", field=None, tags_open=False),
         # blank lines before the answer, and reasoning again after some answer
         wf.chat_sse("one", "\n\n\n") + wf.chat_sse("two", "\n  three", role_chunk=False),
+        # a lone surrogate escaped in a frame (json.loads reads it; orjson cannot write it)
+        [f.replace("LONE", "\\ud800") for f in wf.chat_sse("half a pair: LONE.", "LONE!")],
     ],
-    ids=["reclassified", "blocks"],
+    ids=["reclassified", "blocks", "lone-surrogate"],
 )
 def test_a_replay_folds_the_recorded_text_into_the_same_trace(wire_server, db, frames):
     """A recording keeps the text once, in its timeline: the replay's fold gives it back."""
