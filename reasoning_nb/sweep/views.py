@@ -155,8 +155,8 @@ def advice_lines(report: Report) -> list[str]:
         return [head, *(f"  {one_line(r.text())}" for r in report.advice)]
     if not any(c.grade is not None for c in report.cells):
         return [
-            "No recommendation: no run has a grade. Pass grader= (a function (answer, row) -> "
-            "score) or a prompt set with an expected column."
+            "No recommendation: no run has a grade. Sweep a prompt set with an expected column "
+            "(a CSV or JSONL file, or a DataFrame), or pass grader= (answer, row) -> score."
         ]
     return ["No recommendation: fewer than two model x presets have grades on the same prompts."]
 

@@ -70,7 +70,8 @@ def test_text_has_the_table_the_recommendation_the_flags_and_the_points():
 
 def test_without_grades_or_rows_the_views_say_what_to_do():
     ungraded = [r.graded(None) for r in sweep()]
-    assert "No recommendation: no run has a grade. Pass grader=" in views.text(ungraded)
+    said = "No recommendation: no run has a grade. Sweep a prompt set with an expected column"
+    assert said in views.text(ungraded)
     assert views.text([]).startswith("No sweep rows")
     assert views.html_view([]).startswith("<p>No sweep rows")
 
