@@ -3,9 +3,10 @@
 One file in the package's cache directory (``config.cache_dir()``; ``REASONING_NB_DB`` names
 the file itself). Several kernels share it: WAL mode lets readers go on while one writer writes,
 every write is one ``BEGIN IMMEDIATE`` transaction (the writer lock is taken up front, so two
-writers queue on ``busy_timeout`` instead of failing half-way), and a process keeps one
-connection open, its threads taking turns. A replay only reads: on a read-only or full disk it
-still comes back, and only its bookkeeping (which entry was used last) is skipped.
+writers queue on ``busy_timeout`` instead of failing half-way), and a process keeps a
+connection open for reads and one for writes, its threads taking turns. A replay only reads: on
+a read-only or full disk it still comes back, and only its bookkeeping (which entry was used
+last) is skipped.
 
 Entries are evicted least recently used first once their recordings pass the size cap; the
 log is the user's record and is never evicted (``python -m reasoning_nb cache clear --log``).
@@ -114,7 +115,7 @@ def _use_wal(conn: sqlite3.Connection, busy_ms: int) -> None:
 def _connect(db: Path | None = None, busy_ms: int = BUSY_MS) -> sqlite3.Connection:
     db = db or path()
     db.parent.mkdir(parents=True, exist_ok=True)
-    # (threads take turns under ``_lock``: the connection may be used from any of them)
+    # (kept, it is used by one thread at a time, but from any of them: ``_Kept``)
     conn = sqlite3.connect(
         db, timeout=busy_ms / 1000, isolation_level=None, check_same_thread=False
     )
@@ -154,26 +155,57 @@ def _count_bytes(conn: sqlite3.Connection) -> None:
     conn.execute("COMMIT")
 
 
-_lock = threading.RLock()
-_kept: tuple[tuple[str, int], sqlite3.Connection] | None = None
-"""The process's open connection and the file it is open on: ``((path, inode), connection)``.
-Opening one and checking the schema costs ten times a lookup; one thread at a time uses it."""
-_forked: list[sqlite3.Connection] = []
+class _Kept:
+    """A connection kept open (opening one and checking the schema costs ten times a lookup),
+    and the lock its users take turns under. Reads and writes keep one each, so a write that
+    waits for another process's writer lock holds up no read (WAL lets them go on)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.where: tuple[str, int | None] | None = None  # (path, inode) it is open on
+        self.conn: sqlite3.Connection | None = None
+
+    def held(self, db: Path, busy_ms: int) -> sqlite3.Connection:
+        """The connection to ``db`` (hold ``lock``), opened on first use. Another file, or
+        this one deleted or replaced ("delete the file to start over": another inode, as the
+        open connection keeps the old one from reuse): a new one."""
+        where = (str(db), _inode(db))
+        if self.conn is not None and self.where == where and where[1] is not None:
+            self.conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
+            return self.conn
+        self.forget()
+        self.conn = _connect(db, busy_ms)
+        self.where = (where[0], _inode(db))
+        return self.conn
+
+    def forget(self) -> None:
+        """Close it (the next use opens one)."""
+        with self.lock:
+            conn, self.conn, self.where = self.conn, None, None
+            if conn is not None:
+                with suppress(sqlite3.Error):
+                    conn.close()
+
+    @contextmanager
+    def lent(self, db: Path, busy_ms: int):
+        """The connection, to one thread at a time (another waits ``busy_ms`` at most, as for
+        another process); one that failed, or is left in a transaction, is not kept."""
+        if not self.lock.acquire(timeout=busy_ms / 1000):
+            raise sqlite3.OperationalError("database is locked (by this process's other thread)")
+        try:
+            conn = self.held(db, busy_ms)
+            try:
+                yield conn
+            except BaseException as exc:
+                if isinstance(exc, sqlite3.Error) or conn.in_transaction:
+                    self.forget()
+                raise
+        finally:
+            self.lock.release()
 
 
-def _held(db: Path, busy_ms: int) -> sqlite3.Connection:
-    """The kept connection to ``db`` (hold ``_lock``), opened on first use. Another file, or
-    this one deleted or replaced ("delete the file to start over": another inode, as the open
-    connection keeps the old one from reuse): a new connection."""
-    global _kept
-    where = (str(db), _inode(db))
-    if _kept is not None and _kept[0] == where and where[1] is not None:
-        _kept[1].execute(f"PRAGMA busy_timeout = {busy_ms}")
-        return _kept[1]
-    _forget()
-    conn = _connect(db, busy_ms)
-    _kept = ((where[0], _inode(db)), conn)
-    return conn
+_readers, _writers = _Kept(), _Kept()
+_forked: list[sqlite3.Connection | None] = []
 
 
 def _inode(db: Path) -> int | None:
@@ -184,36 +216,20 @@ def _inode(db: Path) -> int | None:
 
 
 def _forget() -> None:
-    """Close the kept connection (the next use opens one)."""
-    global _kept
-    with _lock:
-        kept, _kept = _kept, None
-        if kept is not None:
-            with suppress(sqlite3.Error):
-                kept[1].close()
+    """Close the kept connections (the next use opens new ones)."""
+    _readers.forget()
+    _writers.forget()
 
 
 def _after_fork() -> None:
-    """A forked child opens its own: the parent's connection is never used, nor closed, there."""
-    global _lock, _kept
-    _lock = threading.RLock()
-    if _kept is not None:
-        _forked.append(_kept[1])
-    _kept = None
+    """A forked child opens its own: the parent's connections are never used, nor closed,
+    there (nor its locks taken, should a thread have held one at the fork)."""
+    global _readers, _writers
+    _forked.extend((_readers.conn, _writers.conn))
+    _readers, _writers = _Kept(), _Kept()
 
 
 os.register_at_fork(after_in_child=_after_fork)
-
-
-@contextmanager
-def _lent(conn: sqlite3.Connection):
-    """Lend the kept ``conn``; one that failed, or is left in a transaction, is not kept."""
-    try:
-        yield conn
-    except BaseException as exc:
-        if isinstance(exc, sqlite3.Error) or conn.in_transaction:
-            _forget()
-        raise
 
 
 @contextmanager
@@ -222,9 +238,9 @@ def _reading(db: Path | None = None):
     full disk, no right to create its ``-shm`` file) it is read as it is on disk (``immutable``):
     what a WAL not yet checkpointed holds is then missed, a cache miss rather than a failure."""
     db = db or path()
-    with _lock:
+    with _readers.lock:
         try:
-            conn = _held(db, BUSY_MS)
+            _readers.held(db, BUSY_MS)
         except sqlite3.OperationalError:
             if not db.is_file():
                 raise
@@ -232,14 +248,14 @@ def _reading(db: Path | None = None):
             with closing(sqlite3.connect(immutable, uri=True)) as conn:
                 yield conn
             return
-        with _lent(conn):
+        with _readers.lent(db, BUSY_MS) as conn:  # (the one just opened)
             yield conn
 
 
 @contextmanager
 def _writing(db: Path | None = None, busy_ms: int = BUSY_MS):
     """One write transaction, with the writer lock taken at its start."""
-    with _lock, _lent(_held(db or path(), busy_ms)) as conn:
+    with _writers.lent(db or path(), busy_ms) as conn:
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn

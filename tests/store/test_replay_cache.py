@@ -11,6 +11,7 @@ import random
 import sqlite3
 import subprocess
 import sys
+import threading
 from contextlib import closing
 
 import anyio
@@ -538,3 +539,42 @@ def test_a_replay_comes_back_while_another_process_holds_the_writer_lock(wire_se
         holder.wait()
     assert second.replay is not None and bare(second) == first.to_dict()
     assert posts(wire_server) == 1
+
+
+def test_a_replay_comes_back_while_another_thread_of_the_kernel_writes(wire_server, db):
+    """The kernel keeps a connection for reads and one for writes: a read goes on while a
+    write of another thread (a sweep's log) is open, and marking the entry used waits for it
+    no longer than for another process."""
+    serve(wire_server)
+    first = ask(wire_server, cache=True)
+    inside, leave = threading.Event(), threading.Event()
+
+    def write() -> None:
+        with store._writing():
+            inside.set()
+            leave.wait(30)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        assert inside.wait(10)
+        second = ask(wire_server, cache=True)
+        assert writer.is_alive()  # (it came back while the write was still open)
+    finally:
+        leave.set()
+        writer.join()
+    assert second.replay is not None and bare(second) == first.to_dict()
+    assert posts(wire_server) == 1
+
+
+def test_the_file_deleted_while_the_kernel_runs_starts_over(wire_server, db):
+    """"Delete the file to start over" (what a broken database's message says), the kernel
+    running: the next run writes a new file, not the deleted one its open connection holds."""
+    serve(wire_server)
+    ask(wire_server, cache=True)
+    for part in db.parent.glob(db.name + "*"):
+        part.unlink()
+    again = ask(wire_server, cache=True)
+    assert again.replay is None and posts(wire_server) == 2  # the old entry went with the file
+    assert db.is_file() and store.info()["entries"] == 1
+    assert ask(wire_server, cache=True).replay is not None  # and the new one replays
