@@ -1,9 +1,10 @@
 """``%%think`` in a real JupyterLab, driven by headless Debian chromium through Playwright.
 
-One Lab server, one wire server and one browser page serve the whole module. Lab is driven
-through its command registry (``window.jupyterapp.commands``, needs
-``--LabApp.expose_app_in_browser``), never through key presses; the widget itself is used as a
-person would: its dropdown, its Stop button, its collapse header, its run selector.
+One Lab server and one wire server serve the whole session, one browser page each module
+(``conftest.py``, which takes its helpers from here). Lab is driven through its command registry
+(``window.jupyterapp.commands``, needs ``--LabApp.expose_app_in_browser``), never through key
+presses; the widget itself is used as a person would: its dropdown, its Stop button, its
+collapse header, its run selector.
 
 Screenshots land in ``test-artifacts/browser/`` at the repo root (ignored by git).
 
@@ -19,7 +20,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -232,40 +232,6 @@ class Lab:
             self.api("DELETE", f"sessions/{session['id']}")
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory) -> Iterator[Lab]:
-    base = tmp_path_factory.mktemp("lab")
-    root, settings, workspaces = base / "root", base / "settings", base / "workspaces"
-    for folder in (root, workspaces):
-        folder.mkdir()
-    for plugin, values in {
-        "@jupyter-widgets/jupyterlab-manager/plugin": {"saveState": True},
-        "@jupyterlab/apputils-extension/notification": {
-            "fetchNews": "false",
-            "checkForUpdates": False,
-        },
-    }.items():
-        path = settings / f"{plugin}.jupyterlab-settings"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values))
-    port, token = _free_port(), "browser-test-token"
-    env = {
-        **os.environ,
-        "JUPYTERLAB_SETTINGS_DIR": str(settings),
-        "JUPYTERLAB_WORKSPACES_DIR": str(workspaces),
-    }
-    cmd = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
-        f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}", "--LabApp.extension_manager=readonly",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.expose_app_in_browser=True",
-    ]  # fmt: skip
-    server = Lab(f"http://127.0.0.1:{port}", token, root)
-    with jupyter_server(cmd, env, base / "lab.log", server):
-        yield server
-
-
 @contextlib.contextmanager
 def jupyter_server(cmd: list[str], env: dict, log_path: Path, server: Lab) -> Iterator[None]:
     """Run the Jupyter server ``cmd`` until its REST API (``server``) answers; stop it after."""
@@ -292,45 +258,6 @@ def jupyter_server(cmd: list[str], env: dict, log_path: Path, server: Lab) -> It
             proc.kill()
             proc.wait(5)
         log.close()
-
-
-@pytest.fixture(scope="module")
-def wire() -> Iterator[WireServer]:
-    with WireServer() as server:
-        yield server
-    assert not server.errors, f"wire_server hook errors: {server.errors!r}"
-
-
-@pytest.fixture(scope="module")
-def browser_page(lab):
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        context.add_init_script(HELPERS)
-        page = context.new_page()
-        page.set_default_timeout(LONG)
-        page.errors = []  # uncaught page errors, checked by the tests
-        page.on("pageerror", lambda exc: page.errors.append(str(exc)))
-        page.goto(lab.url("lab") + "&reset")
-        wait_for_lab(page)
-        yield page
-        context.close()
-        browser.close()
-
-
-@pytest.fixture
-def page(browser_page, lab, wire):
-    """The shared page, with no notebook open and no kernel running; same after the test."""
-    wire.reset()
-    close_all(browser_page)
-    lab.shutdown_all_kernels()
-    browser_page.errors.clear()
-    yield browser_page
-    close_all(browser_page)
-    lab.shutdown_all_kernels()
 
 
 # -- driving Lab -----------------------------------------------------------------------------------
@@ -415,15 +342,17 @@ TWO_RUNS = "s.runs.length === 2 && !s.running && s.twin"
 
 def wait_state(page, condition: str, index: int = 1, timeout: float = LONG) -> dict[str, Any]:
     """Wait until ``condition`` (a JS expression over ``s``, the widget state) holds; returns the
-    state it held on (one reading: read again, the widget may have moved on)."""
+    state read just after (a moment later: where a run ends, its status line says "done" a
+    moment before the static output takes the live text's place, so a condition that wants the
+    twin says so: ``s.twin``)."""
     try:
-        held = page.wait_for_function(
-            f"() => {{ const s = window.__rn.state({index}); return !!s && ({condition}) && s; }}",
+        page.wait_for_function(
+            f"() => {{ const s = window.__rn.state({index}); return !!s && ({condition}); }}",
             timeout=timeout,
         )
     except PlaywrightTimeout:
         raise AssertionError(f"never {condition}; the widget: {state(page, index)}") from None
-    return held.json_value()
+    return state(page, index)
 
 
 def start_recording(page, index: int = 1, until="s.status.startsWith('done')") -> None:
@@ -627,7 +556,7 @@ def test_readme_picture(page, lab, wire):
         for i, c in enumerate(nb.cells):
             if c.source.startswith("%%think"):
                 # (settled: the twin in place of the live text, its head on screen)
-                final = wait_state(page, "s.status.startsWith('done') && s.title !== null", i)
+                final = wait_state(page, "s.status.startsWith('done') && s.twin && !!s.title", i)
                 assert final["title"].startswith("Thought for") and final["reasoning"], final
         run = ended(page, index)
         pane_title(run).click()

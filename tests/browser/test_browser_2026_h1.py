@@ -8,7 +8,6 @@ from __future__ import annotations
 import test_browser as tb
 import wire_fixtures as wf
 from playwright.sync_api import expect
-from test_browser import browser_page, lab, page, wire  # noqa: F401 - fixtures, used by name
 from test_browser_round2 import both_themes
 from wire_server import Reply
 
@@ -19,7 +18,7 @@ pytestmark = tb.BROWSER
 LOOP = "Wait, 17 × 3 is 51. Let me check 17 × 3 again. " * 4
 
 
-def test_a_run_vllm_stopped_at_a_loop_offers_answer_now(page, lab, wire):  # noqa: F811
+def test_a_run_vllm_stopped_at_a_loop_offers_answer_now(page, lab, wire):
     frames = wf.vllm_sse(LOOP, "", finish_reason="repetition", usage=True)
     wire.route(
         "POST",

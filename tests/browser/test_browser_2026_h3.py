@@ -10,7 +10,7 @@ import threading
 import test_browser as tb
 import wire_fixtures as wf
 from playwright.sync_api import expect
-from test_browser import BROWSER, browser_page, lab, page, wire  # noqa: F401 - fixtures by name
+from test_browser import BROWSER
 from test_browser_round2 import both_themes
 from wire_server import Reply
 
@@ -23,7 +23,7 @@ STREAM_ID = "chatcmpl-h3Browser"
 LOOP = "Paris is the capital of France, so the answer is Paris. " * 10
 
 
-def test_answer_now_under_a_looping_run_ends_its_reasoning_in_place(page, lab, wire):  # noqa: F811
+def test_answer_now_under_a_looping_run_ends_its_reasoning_in_place(page, lab, wire):
     resume = threading.Event()
     frames = wf.llamacpp_sse(LOOP, "The capital of France is **Paris**.", id=STREAM_ID)
     held = 1 + len(wf.tokens(LOOP))  # the role chunk, then each piece of reasoning

@@ -7,16 +7,15 @@ from __future__ import annotations
 import test_browser as tb
 import wire_fixtures as wf
 from playwright.sync_api import expect
-from test_browser import browser_page, lab, page, wire  # noqa: F401 - fixtures, used by name
 from wire_server import Reply
 
 pytestmark = tb.BROWSER
 
 
 def test_an_empty_openai_summary_is_said_not_shown_as_an_empty_pane(
-    page,  # noqa: F811
-    lab,  # noqa: F811
-    wire,  # noqa: F811
+    page,
+    lab,
+    wire,
 ):
     frames = wf.responses_sse("", "It is **391**.", reasoning_tokens=57, encrypted="gAAAAopaque")
     wire.route("POST", "/v1/responses", Reply.sse(frames, pause=0.02))

@@ -1,5 +1,3 @@
-# ruff: noqa: F811  (test_browser's fixtures are imported, then named by each test)
-
 """What ``--compare`` puts on screen once it ended (issue 24.6), in a real JupyterLab: the
 columns start level however long a title is, a fold's label does not repeat its column's title,
 and each column keeps a preset that runs that column alone again. Shares ``test_browser``'s Lab
@@ -8,20 +6,16 @@ fixture and helpers; screenshots (Light and Dark) land in ``test-artifacts/brows
 from __future__ import annotations
 
 from playwright.sync_api import expect
-from test_browser import (  # noqa: F401 - the fixtures are used by name
+from test_browser import (
     BROWSER,
     CHAT,
-    browser_page,
     by_effort,
     cell,
-    lab,
     open_notebook,
-    page,
     run_all,
     shot,
     stream,
     wait_cell_done,
-    wire,
     write_notebook,
 )
 from test_browser_round2 import both_themes
@@ -45,7 +39,6 @@ def compared(page, lab, wire, name: str, flags: str, reply=by_effort):
 
 def tops(locator) -> list[float]:
     return [locator.nth(i).bounding_box()["y"] for i in range(locator.count())]
-
 
 
 def test_columns_start_level_and_labels_do_not_repeat_titles(page, lab, wire):
@@ -85,6 +78,7 @@ def test_a_columns_preset_runs_that_column_alone_again(page, lab, wire):
     """Once the compare ended, each column keeps its title and preset above the static output;
     another preset for the second column asks the server once more, with that preset's knob,
     and the static output shows the new run there, the first column kept."""
+
     def slow_medium(rec):  # (the re-run streams long enough to be seen live)
         if rec.json.get("reasoning_effort") == "medium":
             return stream("Step at medium. " * 60, "Blue, at medium.", pause=0.04)

@@ -18,17 +18,14 @@ import nbformat
 import pytest
 import wire_fixtures as wf
 from playwright.sync_api import expect
-from test_browser import (  # noqa: F401 - the fixtures are used by name
+from test_browser import (
     BROWSER,
     CHAT,
     LONG,
-    browser_page,
     cell,
     close_all,
-    lab,
     live,
     open_notebook,
-    page,
     run_all,
     save,
     set_theme,
@@ -39,7 +36,6 @@ from test_browser import (  # noqa: F401 - the fixtures are used by name
     wait_cell_done,
     wait_for_lab,
     wait_state,
-    wire,
     write_notebook,
 )
 from wire_server import Reply
@@ -65,7 +61,7 @@ GONE_AFTER = {  # the kernel status once it went (and came back, for a restart o
 SYNC_ERROR = "Could not send widget sync message"
 
 
-def kill_kernel(page) -> None:  # noqa: F811
+def kill_kernel(page) -> None:
     """The kernel of the notebook on screen dies (SIGKILL, by its id in its command line)."""
     kernel_id = page.evaluate(f"() => {SESSION}.session.kernel.id")
     pids = [
@@ -84,7 +80,7 @@ def _cmdline(proc: Path) -> str:
         return ""
 
 
-def go(page, how: str) -> None:  # noqa: F811
+def go(page, how: str) -> None:
     """Make the kernel go, ``how``; wait until the page knows."""
     if how == "death":
         kill_kernel(page)
@@ -95,7 +91,7 @@ def go(page, how: str) -> None:  # noqa: F811
         dismiss_dialogs(page)
 
 
-def dismiss_dialogs(page) -> None:  # noqa: F811
+def dismiss_dialogs(page) -> None:
     """Close what Lab says about a kernel that died ("Kernel Restarting", with an OK button)."""
     dialog = page.locator(".jp-Dialog")
     dialog.first.wait_for()
@@ -103,7 +99,7 @@ def dismiss_dialogs(page) -> None:  # noqa: F811
     expect(dialog).to_have_count(0)
 
 
-def listen(page) -> list[dict[str, str]]:  # noqa: F811
+def listen(page) -> list[dict[str, str]]:
     """Every console message of the page (or of every page of a browser context) from now on
     (``unlisten`` stops it)."""
     seen: list[dict[str, str]] = []
@@ -116,7 +112,7 @@ def listen(page) -> list[dict[str, str]]:  # noqa: F811
     return seen
 
 
-def unlisten(page) -> None:  # noqa: F811
+def unlisten(page) -> None:
     page.remove_listener("console", page.__listener)
 
 
@@ -129,7 +125,7 @@ def note(locator, pseudo: str) -> str:
     )
 
 
-def change_preset(page, value: str) -> None:  # noqa: F811
+def change_preset(page, value: str) -> None:
     """Change the preset dropdown as ipywidgets hears a person do it (a ``change`` event): a
     disabled or hidden select cannot be picked from, so this is the most a page could send."""
     live(page).locator(".reasoning-nb-header select").evaluate(
@@ -138,7 +134,7 @@ def change_preset(page, value: str) -> None:  # noqa: F811
     )
 
 
-def started(page, lab, wire, name: str, reply: Reply) -> None:  # noqa: F811
+def started(page, lab, wire, name: str, reply: Reply) -> None:
     """``name``, a notebook of one ``%%think`` cell answered by ``reply``, open and running."""
     wire.route("POST", CHAT, reply)
     think_notebook(lab, wire, name)
@@ -147,7 +143,7 @@ def started(page, lab, wire, name: str, reply: Reply) -> None:  # noqa: F811
 
 
 @pytest.mark.parametrize("how", ["shutdown", "restart", "death"])
-def test_controls_go_dead_with_the_kernel(page, lab, wire, how):  # noqa: F811
+def test_controls_go_dead_with_the_kernel(page, lab, wire, how):
     reply = stream("A quick look: Rayleigh scattering.", "Blue **scatters**.")
     started(page, lab, wire, f"dead-{how}.ipynb", reply)
     wait_cell_done(page)
@@ -177,7 +173,7 @@ def test_controls_go_dead_with_the_kernel(page, lab, wire, how):  # noqa: F811
     assert not page.errors, page.errors
 
 
-def test_a_kernel_that_dies_mid_stream_leaves_a_widget_that_says_so(page, lab, wire):  # noqa: F811
+def test_a_kernel_that_dies_mid_stream_leaves_a_widget_that_says_so(page, lab, wire):
     """No static output yet: the widget itself stays, its controls disabled, and says why."""
     frames = wf.chat_sse("Thinking slowly about the sky " * 6, "never reached", done=False)
     stalled = Reply.sse(frames, pause=0.02, stall_after=20, stall=60)
@@ -229,7 +225,7 @@ REOPENED = {"as-saved": None, "default-lab": _without_widget_state, "untrusted":
 
 
 @pytest.mark.parametrize("saved_as", list(REOPENED))
-def test_a_reopened_notebook_logs_no_error(page, lab, wire, saved_as):  # noqa: F811
+def test_a_reopened_notebook_logs_no_error(page, lab, wire, saved_as):
     """Saved by Lab (this Lab saves widget state; by default Lab does not), reopened with no
     kernel: each run shows in its static output, and the console holds no error (a saved live
     view, missing its widget, logged "widget model not found" once per cell)."""
@@ -300,7 +296,7 @@ def test_a_reopened_notebook_logs_no_error(page, lab, wire, saved_as):  # noqa: 
         shot(page, f"reopened-{saved_as}-{theme.split()[-1].lower()}", cell(page, 3))
 
 
-def test_a_save_keeps_no_model_that_names_a_model_it_left_out(browser_page):  # noqa: F811
+def test_a_save_keeps_no_model_that_names_a_model_it_left_out(browser_page):
     """The save filter (``static/session.js``), run by the page's own script engine on a
     notebook whose dropped live view shares a model with a model nothing reaches: that model
     goes too, since restored it would fail with "widget model not found" (CI saw one such error

@@ -12,22 +12,18 @@ import re
 
 import pytest
 import wire_fixtures as wf
-from test_browser import (  # noqa: F401  (the fixtures)
+from test_browser import (
     BROWSER,
     LONG,
-    browser_page,
     cell,
     ended,
-    lab,
     open_notebook,
-    page,
     pane_title,
     run_all,
     set_theme,
     shot,
     wait_cell_done,
     wait_state,
-    wire,
     write_notebook,
 )
 from wire_server import Reply
@@ -130,7 +126,7 @@ WATCH = """(i) => {
 @pytest.mark.parametrize(
     "shape, theme", [("before", "JupyterLab Light"), ("after", "JupyterLab Dark")]
 )
-def test_math_reasoning_streams_as_a_markdown_cell_shows_it(page, lab, wire, shape, theme):  # noqa: F811
+def test_math_reasoning_streams_as_a_markdown_cell_shows_it(page, lab, wire, shape, theme):
     """In the live pane while thinking, each finished paragraph shows what a markdown cell
     shows for it: its math typeset (no raw ``$`` or ``\\(``), its prose as prose (no "for
     zenith angle" typeset as math), one paragraph each (none run into the next)."""

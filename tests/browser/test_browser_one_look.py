@@ -8,23 +8,21 @@ Shares ``test_browser``'s Lab, wire server and page; screenshots land in
 
 from __future__ import annotations
 
+import threading
 from itertools import pairwise
 
 import wire_fixtures as wf
 from playwright.sync_api import expect
-from test_browser import (  # noqa: F401 - the fixtures are used by name
+from test_browser import (
     BROWSER,
     CHAT,
     LONG,
     SUMMARY,
-    browser_page,
     cell,
     close_all,
     ended,
-    lab,
     live,
     open_notebook,
-    page,
     pane_title,
     run_all,
     save,
@@ -35,7 +33,6 @@ from test_browser import (  # noqa: F401 - the fixtures are used by name
     wait_cell_done,
     wait_for_lab,
     wait_state,
-    wire,
 )
 from wire_server import Reply
 
@@ -107,13 +104,14 @@ def moved(frames: list[dict], key: str) -> int:
     return max(abs(a - b) for spot in spots for a, b in zip(spot, spots[0], strict=True))
 
 
-def test_one_run_looks_the_same_live_ended_picked_and_reopened(page, lab, wire):  # noqa: F811
+def test_one_run_looks_the_same_live_ended_picked_and_reopened(page, lab, wire):
     frames = wf.chat_sse(REASONING, ANSWER, usage=True)
     fence = max(i for i, f in enumerate(frames) if "```" in f)  # the code block's end
+    looked = threading.Event()  # (held after the code block until it was read live)
     wire.route(
         "POST",
         CHAT,
-        Reply.sse(frames, pause=0.01, stall_after=fence + 4, stall=25),  # (held: read it live)
+        Reply.sse(frames, pause=0.01, stall_after=fence + 4, stall=LONG / 1000, resume=looked),
         Reply.sse(wf.chat_sse("A second look.", ANSWER, usage=True), pause=0.005),
     )
     path = think_notebook(lab, wire, "one_look.ipynb")
@@ -141,7 +139,8 @@ def test_one_run_looks_the_same_live_ended_picked_and_reopened(page, lab, wire):
         changes = [b for a, b in pairwise(spots) if a[0] != b[0]]
         assert moved(running, key) <= 3, (key, spots[0], changes[:8])
     seen = {"live": colours(page, code, "live")}
-    assert "print('blue'" in code.inner_text()  # (still live: the stall outlasted the looks)
+    assert "print('blue'" in code.inner_text()  # (still live: held until now)
+    looked.set()
 
     # Ended: the static output below shows the run
     wait_state(page, "s.status.startsWith('done') && s.twin")

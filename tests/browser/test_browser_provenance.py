@@ -8,16 +8,13 @@ from __future__ import annotations
 import nbformat
 from nbformat.sign import NotebookNotary
 from playwright.sync_api import expect
-from test_browser import (  # noqa: F401 - the fixtures are used by name
+from test_browser import (
     BROWSER,
     CHAT,
     LONG,
-    browser_page,
     cell,
-    lab,
     live,
     open_notebook,
-    page,
     run_all,
     save,
     set_theme,
@@ -27,7 +24,6 @@ from test_browser import (  # noqa: F401 - the fixtures are used by name
     think_notebook,
     wait_cell_done,
     wait_state,
-    wire,
 )
 
 pytestmark = BROWSER
@@ -44,9 +40,9 @@ def _twin(path) -> dict:
 
 
 def test_use_these_flags_rewrites_the_cell_line_and_the_twin_keeps_every_run(
-    page,  # noqa: F811
-    lab,  # noqa: F811
-    wire,  # noqa: F811
+    page,
+    lab,
+    wire,
 ):
     wire.route(
         "POST",

@@ -9,15 +9,12 @@ import re
 
 import wire_fixtures as wf
 from playwright.sync_api import expect
-from test_browser import (  # noqa: F401 - the fixtures are used by name
+from test_browser import (
     BROWSER,
     CHAT,
-    browser_page,
     cell,
-    lab,
     live,
     open_notebook,
-    page,
     run_all,
     set_theme,
     shot,
@@ -25,7 +22,6 @@ from test_browser import (  # noqa: F401 - the fixtures are used by name
     think_notebook,
     wait_cell_done,
     wait_state,
-    wire,
     write_notebook,
 )
 from test_subject import OPENAI_PARTS
@@ -46,9 +42,9 @@ def both_themes(tab, name: str, target) -> None:
 
 
 def test_a_run_that_lost_its_answer_offers_answer_now_which_answers(
-    page,  # noqa: F811
-    lab,  # noqa: F811
-    wire,  # noqa: F811
+    page,
+    lab,
+    wire,
 ):
     usage = {"prompt_tokens": 9, "completion_tokens": 300}
     wire.route(
@@ -88,7 +84,7 @@ def test_a_run_that_lost_its_answer_offers_answer_now_which_answers(
     assert not page.errors, page.errors
 
 
-def test_subject_cost_and_replay_in_the_status_line(page, lab, wire):  # noqa: F811
+def test_subject_cost_and_replay_in_the_status_line(page, lab, wire):
     more = (
         " Tens first, then units, and the carry where there is one.",
         " A second route would be 23 × 17 = 230 + 161, the same total.",

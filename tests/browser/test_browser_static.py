@@ -13,13 +13,11 @@ import json
 
 import pytest
 from playwright.sync_api import expect
-from test_browser import (  # noqa: F401 - the fixtures are used by name
+from test_browser import (
     ARTIFACTS,
     BROWSER,
-    browser_page,
     cell,
     close_all,
-    lab,
     open_notebook,
     run_all,
     set_theme,
@@ -122,7 +120,7 @@ GROUPS = {  # name -> (cell, selector)
 
 
 @pytest.fixture
-def page(browser_page, lab):  # noqa: F811
+def page(browser_page, lab):
     close_all(browser_page)
     browser_page.errors.clear()
     yield browser_page
@@ -137,7 +135,7 @@ def measure(page, index: int, selector: str) -> list[dict]:
     return page.evaluate(MEASURE, [f"[data-measure='{marker}']", selector])
 
 
-def test_static_views_typeset_math_and_read_in_light_and_dark(page, lab):  # noqa: F811
+def test_static_views_typeset_math_and_read_in_light_and_dark(page, lab):
     write_notebook(lab, "static.ipynb", *CELLS)
     open_notebook(page, "static.ipynb")
     run_all(page)
@@ -216,7 +214,7 @@ ERROR_BACKGROUND = """() => {  // Jupyter's error background in the theme, as a 
 }"""
 
 
-def test_static_tables_and_errors_read_as_lab_draws_them(page, lab):  # noqa: F811
+def test_static_tables_and_errors_read_as_lab_draws_them(page, lab):
     """The static view's table looks like the same table in a markdown cell (the rule under the
     head, the stripes, each column aligned as the markdown says), in Lab Light and Dark and on a
     bare page, light or dark; a failed run's error is a line of its own on Jupyter's error

@@ -16,14 +16,12 @@ import sys
 import nbformat
 import pytest
 from playwright.sync_api import expect
-from test_browser import (  # noqa: F401 - the fixtures are used by name
+from test_browser import (
     ARTIFACTS,
     BROWSER,
     KERNELSPEC,
-    browser_page,
     cell,
     close_all,
-    lab,
     open_notebook,
     set_theme,
     shot,
@@ -101,7 +99,7 @@ def saved_notebook(path) -> None:
 
 
 @pytest.fixture
-def page(browser_page, lab):  # noqa: F811
+def page(browser_page, lab):
     """The shared page with no notebook open; after the test, no kernel left running either
     (each notebook opened here starts one)."""
     close_all(browser_page)
@@ -142,7 +140,7 @@ def layout(page, index: int) -> dict:
     return page.evaluate(LAYOUT, cell(page, index).element_handle())
 
 
-def test_saved_stats_read_in_an_untrusted_notebook(page, lab):  # noqa: F811
+def test_saved_stats_read_in_an_untrusted_notebook(page, lab):
     """Item 2 and 3: the chart is a table of block bars that the sanitizer keeps; the table fits
     the output area, says the shared warning once, each row one line, text left, numbers right."""
     saved_notebook(lab.root / "stats-clone.ipynb")
@@ -196,7 +194,7 @@ def check(page, narrow: dict, found: dict) -> None:
     assert not page.errors, page.errors
 
 
-def test_saved_stats_in_the_nbconvert_html(page, lab, tmp_path):  # noqa: F811
+def test_saved_stats_in_the_nbconvert_html(page, lab, tmp_path):
     """The static HTML export (what GitHub-like viewers show): the same chart, no drawing, and
     it still reads with every inline style gone."""
     saved_notebook(tmp_path / "stats.ipynb")
@@ -245,7 +243,7 @@ WORD_BOXES = r"""(el) => {
 }"""
 
 
-def test_list_is_a_table_that_fits_the_output(page, lab):  # noqa: F811
+def test_list_is_a_table_that_fits_the_output(page, lab):
     """Item 9: ``%think --list`` in a real kernel shows a table (its key column aligned) that
     fits the output area; the demo's long line wraps between words, never inside one. Issue 25:
     it ends with the day of the shipped capability data."""

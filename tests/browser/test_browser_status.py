@@ -13,15 +13,12 @@ import threading
 
 import wire_fixtures as wf
 from playwright.sync_api import expect
-from test_browser import (  # noqa: F401 - the fixtures are used by name
+from test_browser import (
     BROWSER,
     CHAT,
-    browser_page,
     cell,
-    lab,
     live,
     open_notebook,
-    page,
     recorded,
     run_all,
     set_theme,
@@ -31,7 +28,6 @@ from test_browser import (  # noqa: F401 - the fixtures are used by name
     think_notebook,
     wait_cell_done,
     wait_state,
-    wire,
 )
 from wire_server import Reply
 
@@ -40,7 +36,7 @@ pytestmark = BROWSER  # (a real Lab and chromium, as test_browser)
 KERNEL = "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
 
 
-def kernel_status_while(page, start: str, end: str) -> list[str]:  # noqa: F811
+def kernel_status_while(page, start: str, end: str) -> list[str]:
     """Wait until the widget state ``start`` holds, then until ``end`` (JS conditions over
     ``s``, as ``wait_state`` takes); every kernel status the page had from one to the other:
     the one at ``start``, each change, and the one at ``end``. (Both mid-stream: the widget
@@ -60,12 +56,12 @@ def kernel_status_while(page, start: str, end: str) -> list[str]:  # noqa: F811
     )
 
 
-def indicator(page):  # noqa: F811
+def indicator(page):
     """The notebook toolbar's kernel indicator (the circle), as busy or idle as the kernel."""
     return page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator")
 
 
-def test_kernel_reads_busy_while_a_stream_runs(page, lab, wire):  # noqa: F811
+def test_kernel_reads_busy_while_a_stream_runs(page, lab, wire):
     paced = {"pause": 0.03}
     stalled = wf.chat_sse("Thinking slowly about the sky " * 6, "never reached", done=False)
     wire.route(
@@ -109,7 +105,7 @@ def test_kernel_reads_busy_while_a_stream_runs(page, lab, wire):  # noqa: F811
     assert not page.errors, page.errors
 
 
-def test_a_cold_model_load_reads_as_loading_the_model(page, lab, wire):  # noqa: F811
+def test_a_cold_model_load_reads_as_loading_the_model(page, lab, wire):
     release = threading.Event()
 
     def loading(_recorded) -> Reply:  # the server has the request, and loads the model...

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import test_browser as tb
 from playwright.sync_api import expect
-from test_browser import BROWSER, KERNELSPEC, browser_page, lab  # noqa: F401 - fixtures by name
+from test_browser import BROWSER, KERNELSPEC
 from test_browser_stats import page  # noqa: F401 - no notebook open, no kernel left after
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sweep"))

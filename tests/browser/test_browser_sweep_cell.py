@@ -1,5 +1,3 @@
-# ruff: noqa: F811  (test_browser's fixtures are imported, then named by each test)
-
 """A ``%%think --sweep`` cell as a user sees it in a real JupyterLab, Light and Dark: the live
 progress (the widget kit's bar, done/total, running, tokens, spend, ETA, Stop) while it runs,
 then the static result in its place, which a save and a reopen keep. Shares
@@ -7,26 +5,25 @@ then the static result in its place, which a save and a reopen keep. Shares
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+import threading
 
 from playwright.sync_api import expect
-from test_browser import (  # noqa: F401 - the fixtures are used by name
+from test_browser import (
     BROWSER,
     CHAT,
-    browser_page,
+    LONG,
     cell,
     close_all,
-    lab,
     open_notebook,
-    page,
     run_all,
     save,
     set_theme,
     shot,
     stream,
     wait_cell_done,
-    wire,
     write_notebook,
 )
 from test_browser_round2 import both_themes
@@ -42,18 +39,27 @@ LIVE = ".reasoning-nb-sweep-live"
 GRADED = [f"Q{i}: is {n} prime?" for i, n in enumerate((391, 97, 221, 7919))]
 
 
-def reply(rec):
-    """The cell's prompts: about 4 s a run, so the live view can be seen (and shot in both
-    themes). The file's: at once, right from `medium` on, and `high` thinks no more than it."""
-    effort, prompt = rec.json.get("reasoning_effort"), rec.json["messages"][-1]["content"]
-    if not prompt.startswith("Q"):
-        return stream(f"Thinking at {effort}. " * 40, f"Answer at {effort}.", pause=0.05)
-    steps = {"low": 30, "medium": 300, "high": 300}[effort]
-    return stream("Let me check each factor. " * steps, "No" if effort == "low" else "Yes")
+def replies(looked: threading.Event):
+    """The cell's prompts: the first two runs at once, the others held after a few frames
+    until the live view was seen (and shot in both themes). The file's: at once, right from
+    `medium` on, and `high` thinks no more than it."""
+    asked = itertools.count()
+
+    def reply(rec):
+        effort, prompt = rec.json.get("reasoning_effort"), rec.json["messages"][-1]["content"]
+        if not prompt.startswith("Q"):
+            held = next(asked) >= 2
+            hold = {"stall_after": 3, "stall": LONG / 1000, "resume": looked} if held else {}
+            return stream(f"Thinking at {effort}. " * 40, f"Answer at {effort}.", **hold)
+        steps = {"low": 30, "medium": 300, "high": 300}[effort]
+        return stream("Let me check each factor. " * steps, "No" if effort == "low" else "Yes")
+
+    return reply
 
 
 def test_a_sweep_shows_its_progress_live_then_its_result_which_a_reopen_keeps(page, lab, wire):
-    wire.route("POST", CHAT, reply)
+    looked = threading.Event()
+    wire.route("POST", CHAT, replies(looked))
     flags = f"--model llamacpp:m --base-url {wire.url} --refresh"
     cell_form = f"%%think --sweep {flags} --presets low,high --concurrency 2"
     (lab.root / "graded.jsonl").write_text(
@@ -79,6 +85,7 @@ def test_a_sweep_shows_its_progress_live_then_its_result_which_a_reopen_keeps(pa
         shot(page, "26-sweep-live-dark", cell(page, 1))
     finally:
         set_theme(page, "JupyterLab Light")
+        looked.set()
     wait_cell_done(page)
 
     result = cell(page, 1).locator(".reasoning-nb-sweep-result")

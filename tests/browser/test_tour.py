@@ -15,18 +15,14 @@ import sys
 import nbformat
 import pytest
 from playwright.sync_api import expect
-from test_browser import (  # noqa: F401  (fixtures, used by name)
+from test_browser import (
     ARTIFACTS,
     BROWSER,
     NOTEBOOKS,
-    browser_page,
     cell,
-    lab,
     open_notebook,
-    page,
     set_theme,
     shot,
-    wire,
 )
 
 pytestmark = BROWSER
@@ -55,7 +51,7 @@ def _traced(output) -> bool:
     return "reasoning_nb" in output.get("metadata", {})
 
 
-def copy_tour(lab, name: str):  # noqa: F811
+def copy_tour(lab, name: str):
     shutil.copy(NOTEBOOKS / f"{name}.ipynb", lab.root / f"{name}.ipynb")
     shutil.copytree(NOTEBOOKS / "gallery", lab.root / "gallery", dirs_exist_ok=True)
     return nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
@@ -63,7 +59,7 @@ def copy_tour(lab, name: str):  # noqa: F811
 
 @pytest.mark.parametrize("theme", THEMES)
 @pytest.mark.parametrize("name", TOUR)
-def test_saved_tour_reads_untrusted_in_lab(page, lab, name, theme):  # noqa: F811
+def test_saved_tour_reads_untrusted_in_lab(page, lab, name, theme):
     """Opened as a clone opens it (not trusted, not run): every %%think cell shows its saved
     answer as rendered text, and the reasoning's fold."""
     nb = copy_tour(lab, name)
@@ -90,7 +86,7 @@ def test_saved_tour_reads_untrusted_in_lab(page, lab, name, theme):  # noqa: F81
 
 @pytest.mark.parametrize("theme", THEMES)
 @pytest.mark.parametrize("name", TOUR)
-def test_saved_tour_through_nbconvert_html(browser_page, tmp_path, name, theme):  # noqa: F811
+def test_saved_tour_through_nbconvert_html(browser_page, tmp_path, name, theme):
     """nbconvert's plain HTML exporter, as GitHub would show the saved outputs: each %%think
     cell's answer reads as text. The whole page is pictured."""
     source = NOTEBOOKS / f"{name}.ipynb"
