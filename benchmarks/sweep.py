@@ -26,10 +26,17 @@ Measured for issue 26 (2 shared cores under other jobs, defaults): before, the r
 SQLite commits ran on the event loop (~24 ms each, every other stream held still meanwhile):
 sweep / loop 1.17, sweep / limit 1.20; with them in a worker thread (``Run._stored``), two
 runs gave 1.06 and 1.09 / loop, 1.08 and 1.12 / limit (the loop itself 1.02-1.03 / limit).
-Kernel CPU per token: single cell 171-175 µs, sweep cell 268-286 µs (1.56-1.63x). In-process,
-``asweep`` with ``cache=False`` costs what ``think()`` does on as many tokens (0.78 s against
-0.64-0.79 s for 4,800): the rest is the replay cache, ~7 ms CPU a run (each lookup and save opens
-its own SQLite connection and runs the schema script). Not met yet.
+Kernel CPU per token: single cell 171-175 µs, sweep cell 268-286 µs (1.56-1.63x); the cache
+opened an SQLite connection and ran the schema script for each lookup and save (~7 ms a run).
+
+Later: one kept connection for reads and one for writes (a lookup and save 0.22 ms
+CPU, not 2.4), sniffio installed (httpcore's failed import of it scanned sys.path on every
+connection), the recorder writing with orjson. Three runs of five: sweep / loop 1.006-1.011,
+sweep / limit 1.019-1.028. Kernel CPU: sweep / single 1.16-1.19 (one run under a parallel
+build: 1.19), sweep / single --cache 1.08-1.16. In-process, with the cache and log off, a
+sweep costs what one stream does (184 against 183 µs a token); the cache costs ~50 µs a token
+and the log ~15: about 3.5 ms a run, of which the store's own calls measure ~0.6 ms and the
+recorder ~1.3 ms. Not met yet: the rest is not found.
 """
 
 from __future__ import annotations
