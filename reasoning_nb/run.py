@@ -42,7 +42,7 @@ from .providers.base import RequestContext, StreamParser
 from .providers.discovery import default_model, discovered_caps, model_loaded, native_hint
 from .providers.profile import EndReasoning
 from .providers.protocols import protocol_module
-from .providers.transport import Clock, HttpRequest, Transport
+from .providers.transport import Clock, HttpRequest, Transport, drain
 from .store import db as store
 from .store.keys import address_of, ask_key, entry_key
 from .store.recording import Recorder, replay, restored
@@ -353,6 +353,7 @@ class Run:
                                 if parser.finished:
                                     break
                             if parser.finished:
+                                await drain(batches)  # (so its connection is kept)
                                 break
                     for event in _read(parser.close):
                         yield event

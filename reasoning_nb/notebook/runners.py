@@ -351,8 +351,10 @@ class WidgetRunner(Runner):
             view.finish(trace, error_in_cell=in_cell, render=False)
             self.runs.append(trace)
             self.magics.remember([trace], self.chat if len(self.runs) == 1 else None)
-            self._save(trace, error_in_cell=in_cell)
-            view.hand_over(trace)  # (after the static output shows it: no frame without it)
+            try:
+                self._save(trace, error_in_cell=in_cell)
+            finally:  # (after the static output shows it: no frame without it)
+                view.hand_over(trace)
         return trace
 
     def _save(self, trace: Trace, *, error_in_cell: bool = False) -> None:

@@ -183,7 +183,8 @@ class ThinkWidget:
 
     def finish(self, trace: Trace, *, error_in_cell: bool = False, render: bool = True) -> None:
         """The run ended. ``error_in_cell``: the cell's error line says its error (not twice).
-        ``render=False``: no final render, the static output is about to show it."""
+        ``render=False``: no final render, the static output is about to show it, and
+        ``hand_over`` settles the header after it."""
         run = next((r for r in self._all if r.trace is trace), None) or self.live
         if run is None:  # a trace with no live run (e.g. a saved one): show it as a run
             self.start_run(trace)
@@ -191,19 +192,29 @@ class ThinkWidget:
             assert run is not None
         with self.pacer.unpaced() as now:
             self._close(run, trace, now, error_in_cell, final=render)
-            self._follow_model(run)
-            self._update_selector()
-            self._update_actions()
-            self._render_status(now)
+            if render:
+                self._settle(run, now)
 
     def hand_over(self, trace: Trace) -> None:
         """The static output below shows ``trace`` in full from now on: while it is on screen
-        the widget shows only its header, selector and actions (``style.LIVE_PAIRING``)."""
+        the widget shows only its header, selector and actions (``style.LIVE_PAIRING``). The
+        status line says how the run ended only now, so no frame says "done" over the live text
+        the static output replaces."""
         self.handed_over = trace
         run = self._shown
-        if run is not None and self._handed_over(run):
-            with self.pacer.unpaced():
+        with self.pacer.unpaced() as now:
+            if run is not None and self._handed_over(run):
                 self._show(run)
+            ended = next((r for r in self._all if r.trace is trace), None)
+            if ended is not None:
+                self._settle(ended, now)
+
+    def _settle(self, run: RunView, now: float) -> None:
+        """A run ended: the label, selector, actions and status line say so."""
+        self._follow_model(run)
+        self._update_selector()
+        self._update_actions()
+        self._render_status(now)
 
     def _handed_over(self, run: RunView) -> bool:
         return run.finished and run.trace is self.handed_over

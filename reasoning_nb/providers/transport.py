@@ -285,6 +285,27 @@ class Transport:
             ) from None
 
 
+LEFTOVER_S = 0.05
+"""How long a stream its parser has finished may take to end its body. Servers end it right
+after their last event: read to its end, the response hands its connection back to the pool,
+for the next run of a sweep or a compare (no new connection, nor TLS handshake). A body that
+goes on is closed with its connection, as before."""
+LEFTOVER_READS = 16
+
+
+async def drain(batches: AsyncIterator[list[Frame]]) -> None:
+    """Read and drop what is left of a finished stream, briefly (``LEFTOVER_S``)."""
+    with anyio.move_on_after(LEFTOVER_S):
+        reads = 0
+        try:
+            async for _ in batches:
+                reads += 1
+                if reads == LEFTOVER_READS:
+                    return
+        except ProviderError:  # (everything the run needed has arrived)
+            return
+
+
 class Sending:
     """A request on its way. It is sent from a task of its own, so that its sender can say when
     the server has it (``delivered``), long before it answers (``response``): a local server

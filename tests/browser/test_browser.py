@@ -577,7 +577,8 @@ def test_live_text_grows_without_flashing(page, lab, wire):
     """Every frame painted is a prefix of the final text, and never shorter than the frame
     before: no paragraph flashes twice or disappears while the stream is live (a block freezes
     in place: the tail Output becomes it, then a fresh tail is appended), nor when the run ends
-    and each text's Outputs are joined into one (frames are recorded for 2 s more). Frames, not
+    and each text's Outputs are joined into one (frames are recorded for 2 s more); no frame
+    says "done" over text still partial. Frames, not
     every DOM state: the front end replaces an Output's content by clearing it and rendering
     the new markdown, within one task (so no frame shows the cleared tail)."""
     words = "about light, air and the colour of the sky"
@@ -601,6 +602,8 @@ def test_live_text_grows_without_flashing(page, lab, wire):
             text = squash(s[part])
             if not final.startswith(text) or len(text) < len(before):
                 problems.append(f"{part} at {s['t']} ms: {before[-60:]!r} -> {text[-120:]!r}")
+            elif s["status"].startswith("done") and text != final:  # (said done too early)
+                problems.append(f"{part} at {s['t']} ms: done over {text[-60:]!r}")
             before = text
     assert not problems, (
         "\n".join(problems)

@@ -52,6 +52,20 @@ async def test_every_prompt_model_and_preset_is_one_row_in_order(wire_server, an
     assert sorted(t["answer"] for t in logged) == sorted(r.answer for r in rows)
 
 
+async def test_runs_one_after_another_share_one_connection(wire_server, answers):
+    """A finished stream is read to its end, so its connection goes back to the pool: six runs
+    at concurrency 1 take one connection (no new connection, nor TLS handshake, per run)."""
+    result = await asweep(
+        ["Q1", "Q2", "Q3"],
+        models="llamacpp:m",
+        presets=["low", "high"],
+        concurrency=1,
+        base_url=wire_server.url,
+    )
+    assert [r.status for r in result.rows] == ["complete"] * 6
+    assert len(answers.asked) == 6 and wire_server.connections == 1
+
+
 async def test_expected_answers_are_graded_and_a_grader_sees_the_row(wire_server, answers):
     table = [{"prompt": "Q1", "expected": "a1", "weight": 2}, {"prompt": "Q2", "expected": "A3"}]
     kw = {"models": "llamacpp:m", "presets": "low", "base_url": wire_server.url}
