@@ -227,7 +227,8 @@ class Engine:
                 if reserved is not None:
                     self.budget.release(job.model, job.preset, reserved)
                 return
-            run = Run(job.prompt.text, self.options[job.model, job.preset], sleep=gate.back_off)
+            options = self.options[job.model, job.preset]
+            run = Run(job.prompt.text, options, sleep=gate.back_off, sample=job.prompt.sample)
             self.tally.started()
             try:
                 refused = await self._ask(run, last=attempt == ATTEMPTS)
