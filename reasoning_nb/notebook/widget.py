@@ -355,12 +355,13 @@ class ThinkWidget:
         return line_for(self.line, trace, first)
 
     def line_written(self, line: str) -> None:
-        """The page put ``line`` in place of the cell's line ("Use these flags")."""
-        with self.pacer.unpaced():
-            self.line = line
-            self._update_actions()
+        """The page put ``line`` in place of the cell's line ("Use these flags"). The saved
+        output is updated before the button goes: once it is gone, a save keeps the new line."""
+        self.line = line
         if self.actions.line_written is not None:
             self.actions.line_written(line)
+        with self.pacer.unpaced():
+            self._update_actions()
 
     def close(self) -> None:
         roots = [self.root, self.button_style, *self.action_row.widgets()]  # (Stop may be gone)
