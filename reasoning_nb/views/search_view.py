@@ -104,4 +104,10 @@ def _row(hit: Any) -> str:
         f'<span title="{e(hit.prompt, quote=True)}">{e(prompt)}</span>',
         found,
     ]
-    return "<tr>" + "".join(f'<td style="{_CELL}">{c}</td>' for c in cells) + "</tr>"
+    looks = [_CELL] * len(cells)
+    looks[3] += ";white-space:nowrap"  # (the source and its link: "log #2 · cell" on one line)
+    return (
+        "<tr>"
+        + "".join(f'<td style="{k}">{c}</td>' for k, c in zip(looks, cells, strict=True))
+        + "</tr>"
+    )
