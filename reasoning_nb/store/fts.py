@@ -12,6 +12,7 @@ Where this SQLite has no FTS5, or the file cannot be written, the log is scanned
 from __future__ import annotations
 
 import sqlite3
+from functools import cache
 
 TABLE = "runs_text"
 COLUMNS = ("prompt", "reasoning", "answer")
@@ -39,6 +40,7 @@ HOW_TO_QUERY = (
 )
 
 
+@cache
 def available() -> bool:
     """Whether this SQLite was built with FTS5 (Python's usually is)."""
     try:
@@ -79,11 +81,13 @@ def add_index(conn: sqlite3.Connection, version: int) -> bool:
     return True
 
 
+_QUERY_ERRORS = ("fts5: syntax error", "unterminated string", "no such column", "unknown special")
+"""What SQLite (3.40 here) says of a query it cannot parse; other errors are the file's."""
+
+
 def bad_query(query: str, exc: sqlite3.Error) -> str | None:
     """The one sentence for a query FTS5 cannot read, or None when ``exc`` is another error."""
     text = str(exc)
-    if not any(
-        sign in text for sign in ("fts5: syntax error", "unterminated string", "no such column")
-    ):
+    if not any(sign in text for sign in _QUERY_ERRORS):
         return None
     return f"The search {query!r} cannot be read as a query: {HOW_TO_QUERY}."

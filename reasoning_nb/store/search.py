@@ -1,10 +1,10 @@
 """Full-text search over prompt, reasoning and answer: the run log, or any set of texts.
 
 The query is FTS5's: words (all must occur), ``"a phrase"``, ``prefix*``, ``OR``, ``NOT``.
-The log is searched through its index (``fts``). A log that cannot get one (opened read-only,
-or a SQLite without FTS5 wrote it) and a notebook's traces are searched through an index built
-in memory for the one search, so a query means the same everywhere. (Python's SQLite comes with
-FTS5 from every usual source; where it does not, the search says so.)
+The log is searched through its index (``fts``). A log without one that cannot be given one
+(a read-only file: nothing is built in it) and a notebook's traces are searched through an
+index built in memory for the one search, so a query means the same everywhere. (Python's
+SQLite comes with FTS5 from every usual source; where it does not, the search says so.)
 
 Each match comes back with a snippet of every part it is in, the matched words between
 ``MARK`` and ``END`` (control characters: the view escapes the text, then marks them).

@@ -119,7 +119,7 @@ def test_reasoning_first_puts_hits_in_the_reasoning_ahead(log):
     assert [h.parts for h in first] == [("reasoning",), ("answer",), ("answer",)]
 
 
-@pytest.mark.parametrize("query", ['"unclosed', "AND", "gpt-4o", "foo:bar", "(", "  "])
+@pytest.mark.parametrize("query", ['"unclosed', "AND", "gpt-4o", "foo:bar", "(", "*", "  "])
 def test_a_bad_query_says_how_to_write_one(log, query):
     db.log_runs([trace("p", "r", "a")])
     with pytest.raises(QueryError) as caught:
