@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from ..core.trace import Trace, read_trace
 from ..store.log import LOG, is_log
-from ..store.search import search_log, search_texts
+from ..store.search import QueryError, search_log, search_texts
 from .search_view import html_view, plain, text_view
 from .stats import _load, _Reader
 
@@ -148,7 +149,9 @@ def search(
     for source in list(where) if many else [where]:
         try:
             found = _search_one(query, source, reasoning_first, limit)
-        except (FileNotFoundError, LookupError) as exc:
+        except QueryError:
+            raise
+        except (OSError, LookupError, ValueError) as exc:  # no log, no notebook, not one
             if not many:
                 raise
             notes.append(str(exc))
@@ -242,8 +245,8 @@ def _in_cell(hit: Hit, number: int | None, cell_id: str | None, notebook: Path |
     here = current_notebook()
     if cell_id and notebook is not None and here is not None:
         target = os.path.relpath(Path(notebook).resolve(), Path(here).resolve().parent)
-        link = f"{Path(target).as_posix()}#cell-id={cell_id}"
-    return Hit(**{**hit.__dict__, "cell": number, "cell_id": cell_id, "link": link})
+        link = f"{quote(Path(target).as_posix())}#cell-id={quote(cell_id)}"
+    return replace(hit, cell=number, cell_id=cell_id, link=link)
 
 
 def _shell() -> Any:

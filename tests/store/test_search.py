@@ -201,3 +201,20 @@ def test_the_log_and_a_notebook_together_keep_one_hit_per_run(tmp_path, log):
     assert "pass the notebook's path" in note
     with pytest.raises(LookupError, match="pass the notebook's path"):
         search("rayleigh", where="notebook")
+
+
+def test_a_hit_links_to_its_cell_relative_to_this_kernel_s_notebook(tmp_path, ip, monkeypatch):
+    path = tmp_path / "my notes #2.ipynb"
+    notebook_file(path, [("the-cell", trace("Q", "Rayleigh", "A."))])
+    (tmp_path / "sub").mkdir()
+    session = str(tmp_path / "sub" / "here.ipynb")
+    monkeypatch.setitem(ip.user_ns, "__session__", session)  # as ipykernel sets it
+    [hit] = search("rayleigh", where=str(path))
+    assert hit.link == "../my%20notes%20%232.ipynb#cell-id=the-cell"
+    monkeypatch.setitem(ip.user_ns, "__session__", str(path))
+    [hit] = search("rayleigh", where="notebook")  # this kernel's own notebook
+    assert (hit.source, hit.link) == ("cell 2", "my%20notes%20%232.ipynb#cell-id=the-cell")
+    assert (
+        'href="my%20notes%20%232.ipynb#cell-id=the-cell"'
+        in search("rayleigh", where="notebook")._repr_html_()
+    )
