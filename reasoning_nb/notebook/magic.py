@@ -34,7 +34,7 @@ from . import host, interrupts, kernel_status
 from .compare import CompareRunner, CompareWidgetRunner, parse_variants
 from .listing import listing
 from .runners import CellError, TextRunner, WidgetRunner
-from .search_cell import SEARCH, remember_cell, run_search
+from .search_cell import SEARCH_FLAGS, check_search, remember_cell, run_search
 from .sweep_cell import SWEEP_FLAGS, SweepRunner, check_alone, prepare
 
 _ASYNC_ENTRY = "__reasoning_nb_think__"
@@ -69,7 +69,7 @@ CELL_FLAGS = (
         bool,
     ),
     Flag(("--clear-cache",), "(line form) delete every cached run (the log is kept)", bool),
-    SEARCH,
+    *SEARCH_FLAGS,
     Flag(("--debug",), "show the full traceback on errors", bool),
 )
 FLAGS = (*option_flags(), *CELL_FLAGS, *SWEEP_FLAGS)  # in the order of its help and the docs
@@ -188,6 +188,7 @@ class ThinkMagics(Magics):
 
     def _line(self, args) -> None:
         check_alone(args)
+        check_search(args, None)
         if args.compare is not None:
             raise CellError("%think: --compare is for the cell form (%%think --compare low,high).")
         if args.list:
@@ -197,7 +198,7 @@ class ThinkMagics(Magics):
             display(session_stats(self.stats_rows))
             return
         if args.search is not None:
-            display(run_search(args.search))
+            display(run_search(args.search, args.reasoning_first))
             return
         if args.clear_cache:
             try:
@@ -234,8 +235,7 @@ class ThinkMagics(Magics):
         if not prompt:
             raise CellError("%%think: the cell is empty; write the prompt below the %%think line.")
         check_alone(args)
-        if args.search is not None:
-            raise CellError("%%think: --search is for the line form (%think --search QUERY).")
+        check_search(args, cell)
         options = self._options(args)
         defaults.cache_max_mb = self.cache_max_mb
         hide = args.hide_reasoning or self.session.get("hide_reasoning", False)

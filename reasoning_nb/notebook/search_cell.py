@@ -1,10 +1,11 @@
 """``%think --search QUERY``: the runs of the log and of this notebook that match, as a table.
 
-The flag is declared here (``SEARCH``); the magic adds it to its own. The rest of the line is
-the query, as written: ``%think --search "sky is blue" scatter*`` asks for the phrase and the
-prefix (the line is split as a shell splits it, so a quoted phrase comes back quoted). It
-searches the run log (where there is one) and the traces saved in this notebook's file; a run
-of this kernel, and any run saved in this notebook, links to its cell.
+The flags are declared here (``SEARCH_FLAGS``); the magic adds them to its own. The rest of
+the line is the query, as written: ``%think --search "sky is blue" scatter*`` asks for the
+phrase and the prefix (the line is split as a shell splits it, so a quoted phrase comes back
+quoted); ``--reasoning-first`` goes before ``--search``. It searches the run log (where there
+is one) and the traces saved in this notebook's file; a run of this kernel, and any run saved
+in this notebook, links to its cell.
 """
 
 from __future__ import annotations
@@ -33,6 +34,15 @@ SEARCH = _Rest(
     'match: words, `"a phrase"`, `prefix*`, `OR`; the rest of the line is the query',
     metavar="QUERY",
 )
+SEARCH_FLAGS = (
+    Flag(
+        ("--reasoning-first",),
+        "with `--search`, before it: the runs that match in the reasoning come first",
+        bool,
+    ),
+    SEARCH,
+)
+"""The search's flags (``--search`` last: it takes the rest of the line)."""
 
 
 def query_of(words: list[str]) -> str:
@@ -40,13 +50,21 @@ def query_of(words: list[str]) -> str:
     return " ".join(f'"{w}"' if " " in w.strip() and '"' not in w else w for w in words)
 
 
-def run_search(words: list[str]) -> SearchResult:
+def check_search(args: Any, cell: str | None) -> None:
+    """``--search`` in the cell form, or ``--reasoning-first`` without it: one line."""
+    if cell is not None and args.search is not None:
+        raise CellError("%%think: --search is for the line form (%think --search QUERY).")
+    if args.reasoning_first and args.search is None:
+        raise CellError("%think: --reasoning-first is for --search; put it before --search.")
+
+
+def run_search(words: list[str], reasoning_first: bool = False) -> SearchResult:
     """The hits of the log and this notebook; a query that cannot be read: one line."""
     query = query_of(words)
     if not query.strip():
         raise CellError('%think: --search needs a query, e.g. %think --search "sky is blue".')
     try:
-        return search(query, where=[LOG, NOTEBOOK])
+        return search(query, where=[LOG, NOTEBOOK], reasoning_first=reasoning_first)
     except (OSError, ValueError) as exc:  # QueryError; a log that is not one; not a notebook
         raise CellError(f"%think: {exc}") from None
 

@@ -59,8 +59,10 @@ def text_view(query: str, hits: list[Any], notes: list[str]) -> str:
     for n, hit in enumerate(hits, 1):
         head = [hit.started_at or "?", hit.model, hit.preset, _where(hit)]
         lines.append(f"{n}. " + "  ".join(h for h in head if h))
-        lines.append(f"   prompt: {clip(hit.prompt, PROMPT_CHARS)}")
-        lines.extend(f"   {part}: {plain(snippet)}" for part, snippet in hit.snippets)
+        found = dict(hit.snippets)  # the prompt once: marked where the query matched it
+        prompt = plain(found.pop("prompt")) if "prompt" in found else hit.prompt
+        lines.append(f"   prompt: {clip(prompt, PROMPT_CHARS)}")
+        lines.extend(f"   {part}: {plain(snippet)}" for part, snippet in found.items())
     lines.extend(f"! {clip(note, 300)}" for note in notes)
     return "\n".join(lines)
 

@@ -69,9 +69,21 @@ def test_search_shows_the_log_s_and_the_notebook_s_hits_linked_to_their_cells(
     assert text.startswith("2 runs match '\"have stripes\" zebra*':")
     assert "«Zebras have stripes»" not in text and "«have stripes»" in text
     assert "log #1" in text and "cell 2" in text  # the log's id; the saved cell's number
+    # the answer-only hit ("fast" in the prompt and the answer) ranks first, unless the runs
+    # that match in the reasoning (this kernel's, the saved one) are asked for first
+    for line in ("", "--reasoning-first "):
+        [table] = shown(notebook_kernel.run(f"%think {line}--search fast OR zebras"))
+        prompts = [
+            row[11:] for row in table["text/plain"].splitlines() if row[:11] == "   prompt: "
+        ]
+        assert len(prompts) == 3 and (prompts[0] == "How «fast»?") == (not line), prompts
+        if line:
+            assert set(prompts[:2]) == {"Old question", "Why stripes?"}
     # a query FTS5 cannot read: one line, how to write one
     [error] = errors(notebook_kernel.run("%think --search foo:bar"))
     assert "cannot be read as a query" in error and "sqlite" not in error.lower()
     # the cell form is not a search
     [error] = errors(notebook_kernel.run(f"%%think {flags} --search x\nQ"))
     assert "--search is for the line form" in error
+    [error] = errors(notebook_kernel.run("%think --reasoning-first"))
+    assert "--reasoning-first is for --search" in error
