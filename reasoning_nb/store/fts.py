@@ -5,8 +5,9 @@ copy of the text, and three triggers keep it in step with every insert, delete a
 ``runs``, whoever writes (another kernel, an older writer of the same file). A log written
 before the index gets it built once (``'rebuild'``) when the schema is set up (``db``).
 
-Where this SQLite has no FTS5, or the file cannot be written, the log is scanned instead
-(``store.search``): slower, never a failure.
+A log without the index that cannot be given one (a read-only file) is searched through an
+index built in memory for the one search (``store.search``). A SQLite without FTS5 builds no
+index, and its search says what it needs.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ from ..store.search import END, MARK
 from .theme import lab
 
 PROMPT_CHARS = 60
+TIP_CHARS = 1_000
+"""The prompt in full on hover, up to this many characters (a prompt may be a whole file)."""
 _PIECES = re.compile(f"({MARK}[^{MARK}{END}]*{END})")
 _SPACE = re.compile(r"[\s\x00-\x1f\x7f]+")
 _CELL = "padding:2px 6px;text-align:left;vertical-align:top"
@@ -103,7 +105,7 @@ def _row(hit: Any) -> str:
         e(hit.model),
         e(hit.preset),
         where,
-        f'<span title="{e(hit.prompt, quote=True)}">{e(prompt)}</span>',
+        f'<span title="{e(clip(hit.prompt, TIP_CHARS), quote=True)}">{e(prompt)}</span>',
         found,
     ]
     looks = [_CELL] * len(cells)
