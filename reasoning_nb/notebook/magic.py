@@ -314,8 +314,8 @@ class ThinkMagics(Magics):
         """A cell's runs ended: ``_think`` is the first (the chat's next turn), ``_compare``
         all of a --compare."""
         self.stats_rows.extend(row(trace) for trace in traces)
-        for trace in traces:
-            remember_cell(self.run_cells, trace, self._cell_id)
+        for trace in traces:  # (a run from a widget's button: no request names the cell)
+            remember_cell(self.run_cells, trace, host.executing_cell_id())
         if self.shell is not None:
             self.shell.user_ns["_think"] = traces[0]
             if len(traces) > 1:

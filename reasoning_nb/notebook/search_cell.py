@@ -69,8 +69,9 @@ def run_search(words: list[str], reasoning_first: bool = False) -> SearchResult:
         raise CellError(f"%think: {exc}") from None
 
 
-def remember_cell(cells: dict[tuple, str], trace: Any, cell_id: str | None) -> None:
-    """Note which cell ran ``trace`` (``Hit.key``), so a search links its logged run there."""
-    if cell_id is not None:
+def remember_cell(cells: dict[tuple, str], trace: Any, cell_id: str) -> None:
+    """Note which cell ran ``trace`` (``Hit.key``), so a search links its logged run there;
+    ``cell_id`` "": the front end did not say."""
+    if cell_id:
         key = (trace.started_at, trace.model or trace.provider, trace.preset, trace.prompt)
         cells[key] = cell_id
