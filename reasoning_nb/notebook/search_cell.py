@@ -19,6 +19,9 @@ from ..store.log import LOG
 from ..views.search import NOTEBOOK, SearchResult, search
 from .runners import CellError
 
+MAX_RUN_CELLS = 10_000
+"""Runs of this kernel whose cell a search can link to (as many as ``%think --stats`` keeps)."""
+
 
 @dataclass(frozen=True)
 class _Rest(Flag):
@@ -75,3 +78,5 @@ def remember_cell(cells: dict[tuple, str], trace: Any, cell_id: str) -> None:
     if cell_id:
         key = (trace.started_at, trace.model or trace.provider, trace.preset, trace.prompt)
         cells[key] = cell_id
+        if len(cells) > MAX_RUN_CELLS:  # the oldest first (a dict keeps its order)
+            del cells[next(iter(cells))]
