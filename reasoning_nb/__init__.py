@@ -39,6 +39,7 @@ __all__ = [
     "Waiting",
     "astream",
     "load_ipython_extension",
+    "search",
     "stats",
     "sweep",
     "think",
@@ -60,6 +61,10 @@ def __getattr__(name: str):
         from .views.stats import stats
 
         return stats
+    if name == "search":
+        from .views.search import search
+
+        return search
     raise AttributeError(f"module 'reasoning_nb' has no attribute {name!r}")
 
 

@@ -19,7 +19,7 @@ CONTRACT = {
     "load_ipython_extension",
 }
 EXTRA_EVENTS = {"Usage", "Notice", "Waiting", "Finish", "Reclassify", "ProviderState"}
-EXTRA_TOOLS = {"stats", "sweep"}  # trace analytics, and a prompt set's sweep (issue 26)
+EXTRA_TOOLS = {"stats", "sweep", "search"}  # analytics, a sweep (issue 26), search (issue 27)
 
 
 def test_stats_is_the_function():
@@ -36,6 +36,14 @@ def test_sweep_is_the_function_and_loads_nothing_heavy():
         "print(callable(s), s.__name__, 'httpx' in sys.modules, 'pandas' in sys.modules)"
     )
     assert printed(code) == "True reasoning_nb.sweep False False"
+
+
+def test_search_is_the_function_and_loads_nothing_heavy():
+    code = (
+        "import sys, reasoning_nb; s = reasoning_nb.search; "
+        "print(callable(s), s.__module__, 'httpx' in sys.modules, 'pandas' in sys.modules)"
+    )
+    assert printed(code) == "True reasoning_nb.views.search False False"
 
 
 def test_all_is_the_contract_plus_the_other_events_and_stats():

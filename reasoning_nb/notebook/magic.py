@@ -34,6 +34,7 @@ from . import host, interrupts, kernel_status
 from .compare import CompareRunner, CompareWidgetRunner, parse_variants
 from .listing import listing
 from .runners import CellError, TextRunner, WidgetRunner
+from .search_cell import SEARCH_FLAGS, check_search, remember_cell, run_search
 from .sweep_cell import SWEEP_FLAGS, SweepRunner, check_alone, prepare
 
 _ASYNC_ENTRY = "__reasoning_nb_think__"
@@ -68,6 +69,7 @@ CELL_FLAGS = (
         bool,
     ),
     Flag(("--clear-cache",), "(line form) delete every cached run (the log is kept)", bool),
+    *SEARCH_FLAGS,
     Flag(("--debug",), "show the full traceback on errors", bool),
 )
 FLAGS = (*option_flags(), *CELL_FLAGS, *SWEEP_FLAGS)  # in the order of its help and the docs
@@ -142,6 +144,7 @@ class ThinkMagics(Magics):
         self.stats_rows: deque[dict[str, Any]] = deque(maxlen=MAX_STATS_ROWS)  # --stats
         self._cell_id: str | None = None  # of the cell running now, where the front end says
         self._outputs: dict[str, Any] = {}  # cell id -> the runner of its %%think output
+        self.run_cells: dict[tuple, str] = {}  # a run (views.search.Hit.key) -> its cell id
 
     # -- the magic -----------------------------------------------------------------------------
 
@@ -185,6 +188,7 @@ class ThinkMagics(Magics):
 
     def _line(self, args) -> None:
         check_alone(args)
+        check_search(args, None)
         if args.compare is not None:
             raise CellError("%think: --compare is for the cell form (%%think --compare low,high).")
         if args.list:
@@ -192,6 +196,9 @@ class ThinkMagics(Magics):
             return
         if args.stats:
             display(session_stats(self.stats_rows))
+            return
+        if args.search is not None:
+            display(run_search(args.search, args.reasoning_first))
             return
         if args.clear_cache:
             try:
@@ -228,6 +235,7 @@ class ThinkMagics(Magics):
         if not prompt:
             raise CellError("%%think: the cell is empty; write the prompt below the %%think line.")
         check_alone(args)
+        check_search(args, cell)
         options = self._options(args)
         defaults.cache_max_mb = self.cache_max_mb
         hide = args.hide_reasoning or self.session.get("hide_reasoning", False)
@@ -306,6 +314,8 @@ class ThinkMagics(Magics):
         """A cell's runs ended: ``_think`` is the first (the chat's next turn), ``_compare``
         all of a --compare."""
         self.stats_rows.extend(row(trace) for trace in traces)
+        for trace in traces:  # (a run from a widget's button: no request names the cell)
+            remember_cell(self.run_cells, trace, host.executing_cell_id())
         if self.shell is not None:
             self.shell.user_ns["_think"] = traces[0]
             if len(traces) > 1:

@@ -67,7 +67,7 @@ SWEEP_FLAGS = (
 """The sweep's own flags, in the order the help lists them (argparse names each ``dest``)."""
 # flag dest -> asweep keyword
 _ENGINE = {"concurrency": "concurrency", "max_usd": "max_usd", "batch": "batch"}
-_NOT_WITH = ("compare", "chat", "list", "stats", "clear_cache")
+_NOT_WITH = ("compare", "chat", "list", "stats", "clear_cache", "search", "reasoning_first")
 
 
 def _flag_of(dest: str) -> str:

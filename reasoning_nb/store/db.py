@@ -25,6 +25,7 @@ from typing import Any
 
 from ..config import cache_dir, defaults
 from ..core.schema import TIMING_KEYS, USAGE_KEYS
+from .fts import add_index
 from .recording import decode
 
 DB_ENV = "REASONING_NB_DB"
@@ -38,6 +39,9 @@ SIZES_IN_BYTES = 1
 """``PRAGMA user_version`` from which ``entries.size`` counts UTF-8 bytes (before: characters)."""
 SWEEP_IDS = 2
 """``PRAGMA user_version`` from which ``runs`` has its ``sweep_id`` column."""
+SEARCH_INDEX = 3
+"""``PRAGMA user_version`` from which ``runs`` has its full-text index (``fts``): a log from
+before gets it built once, here."""
 _TRACE_COLUMNS = (
     "started_at",
     "provider",
@@ -129,6 +133,8 @@ def _connect(db: Path | None = None, busy_ms: int = BUSY_MS) -> sqlite3.Connecti
             _count_bytes(conn)
         if version < SWEEP_IDS:
             _add_sweep_ids(conn)
+        if version < SEARCH_INDEX:
+            add_index(conn, SEARCH_INDEX)
     except BaseException:
         conn.close()
         raise

@@ -106,6 +106,8 @@ class _Reader:
         self.rows: list[dict[str, Any]] = []
         self.notes: list[str] = []
         self.dropped = 0
+        self.cell_number: int | None = None  # of the notebook cell being read
+        self.cell_id: str | None = None
 
     def add_note(self, text: str) -> None:
         if len(self.notes) < MAX_NOTES:
@@ -136,6 +138,8 @@ class _Reader:
             for output in outputs if isinstance(outputs, list) else []:
                 meta = output.get("metadata") if isinstance(output, dict) else None
                 if isinstance(meta, dict) and METADATA_KEY in meta:
+                    found = cell.get("id")
+                    self.cell_number, self.cell_id = n, found if isinstance(found, str) else None
                     self.output(meta, f"cell {n}")
 
     def output(self, meta: dict[str, Any], cell: str) -> None:
