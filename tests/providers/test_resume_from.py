@@ -201,12 +201,12 @@ def test_a_server_without_apply_template_says_what_to_do(wire_server):
 REAL_EDIT = "The capital of France: I recall it is a city on the Seine, and"
 
 
-def _real_resume(model: str, **kw) -> tuple[Trace, Trace]:
+def _real_resume(model: str, **kw) -> Trace:
     first = think("What is the capital of France?", model=model, temperature=0, **kw)
     assert first.reasoning.strip(), "the first run should reason"
     at = min(12, len(first.reasoning))
     again = think(first.prompt, resume_from=first, at=at, edit=REAL_EDIT, temperature=0, **kw)
-    return first, again
+    return again
 
 
 @pytest.mark.real_server
@@ -214,7 +214,7 @@ def test_real_llama_server_goes_on_from_the_edited_prefix(real_llama_server):
     """Raw completion works the same whatever the server's ``--reasoning-format``: the text is
     read by our splitter. SmolLM2 may not close the block within the cap, so only the prefix
     and what follows it are asserted."""
-    first, again = _real_resume("llamacpp:smollm2", base_url=real_llama_server.url, max_tokens=48)
+    again = _real_resume("llamacpp:smollm2", base_url=real_llama_server.url, max_tokens=48)
     assert again.reasoning.startswith(REAL_EDIT)
     assert len(again.reasoning) > len(REAL_EDIT), "the model should think on"
     assert REAL_EDIT not in again.answer
@@ -227,7 +227,7 @@ def test_real_llama_server_goes_on_from_the_edited_prefix(real_llama_server):
 @pytest.mark.real_server
 def test_the_embedded_demo_goes_on_thinking_then_answers():
     """``local:``'s grammar closes the think block and asks for an answer: the whole shape."""
-    first, again = _real_resume("local:smollm2", preset="low")
+    again = _real_resume("local:smollm2", preset="low")
     assert again.reasoning.startswith(REAL_EDIT) and len(again.reasoning) > len(REAL_EDIT)
     assert again.answer.strip(), "the grammar makes the model answer"
     assert REAL_EDIT not in again.answer and not again.answer.startswith(REAL_EDIT[:20])
