@@ -72,6 +72,14 @@ class Continuation:
         edited = edit is not None and edit != trace.reasoning[:point]
         return cls(prefix, "", run, action="resume", at=point, edited=edited)
 
+    @classmethod
+    def edited_to(cls, trace: Trace, text: str, run: int | None = None) -> Continuation:
+        """Go on from the end of ``text``: ``trace``'s reasoning as the user left it (cut, and
+        perhaps changed); ``at`` is where it stops following the original."""
+        pairs = enumerate(zip(trace.reasoning, text, strict=False))
+        shared = next((i for i, (a, b) in pairs if a != b), min(len(trace.reasoning), len(text)))
+        return cls.resume(trace, shared, None if shared == len(text) else text, run)
+
     @property
     def prefix(self) -> str | None:
         """The reasoning the model goes on from (a resume), else None."""
