@@ -1,13 +1,11 @@
 """Continue a stopped run: ask again, with the reasoning that arrived kept and an optional hint.
 
-Resuming the reasoning block itself would take an assistant prefill that reopens the model's
-own thinking markup, and no provider offers that reliably: Anthropic takes thinking blocks back
-only with their signature, which a block cut short never got; OpenAI and Gemini return
-summaries; a llama.cpp server does continue a final assistant message (checked against build
-b10434), but the chat template's thinking markup is unseen by the client. So the partial
-reasoning is quoted in the user turn, after the original prompt, with the hint. The trace keeps
-the prompt as written and records the continuation beside it, so exports and ``stats()`` can
-tell a continued run apart, and stripping reasoning from a notebook cannot miss a copy of it.
+Continue works with every provider, so the partial reasoning is quoted in the user turn, after
+the original prompt, with the hint: a prefill of the model's own thinking is not something every
+provider takes (Anthropic wants thinking blocks back only with their signature, which a block
+cut short never got; OpenAI and Gemini return summaries). The trace keeps the prompt as written
+and records the continuation beside it, so exports and ``stats()`` can tell a continued run
+apart, and stripping reasoning from a notebook cannot miss a copy of it.
 
 Where the provider takes prefilled reasoning (its profile's ``resume``), a run can instead go on
 from a point in another run's reasoning: ``Continuation.resume`` keeps the reasoning up to that
