@@ -52,6 +52,9 @@ class Continuation:
     """A resume: the point in the earlier run's reasoning it goes on from (characters)."""
     edited: bool = False
     """A resume: the text before that point is the user's edit, not the model's words."""
+    source: str | None = None
+    """A resume: when the run it goes on from started (its ``started_at``), which names that
+    run where no run number does (``think()``, the run log)."""
 
     @classmethod
     def of(cls, trace: Trace, hint: str = "", run: int | None = None) -> Continuation:
@@ -68,7 +71,8 @@ class Continuation:
         point = end if at is None else max(0, min(at, end))
         prefix = trace.reasoning[:point] if edit is None else edit
         edited = edit is not None and edit != trace.reasoning[:point]
-        return cls(prefix, "", run, action="resume", at=point, edited=edited)
+        source = trace.started_at
+        return cls(prefix, "", run, action="resume", at=point, edited=edited, source=source)
 
     @classmethod
     def edited_to(cls, trace: Trace, text: str, run: int | None = None) -> Continuation:
@@ -106,4 +110,6 @@ class Continuation:
             saved["max_tokens"] = self.max_tokens
         if self.action == "resume":
             saved |= {"at": self.at, "edited": self.edited}
+            if self.source is not None:
+                saved["from_started_at"] = self.source
         return saved

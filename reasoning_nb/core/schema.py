@@ -276,6 +276,8 @@ def _continued(get: Callable[[str], Any]) -> dict[str, Any] | None:
     at, edited = get("at"), get("edited")
     if action == "resume" and _count(at) and isinstance(edited, bool):
         kept |= {"at": at, "edited": edited}  # (its prefix: the first reasoning_chars)
+        if is_time(source := get("from_started_at")):
+            kept["from_started_at"] = source
     return kept
 
 

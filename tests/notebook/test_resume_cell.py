@@ -53,7 +53,9 @@ def test_edit_and_continue_goes_on_from_the_edited_text(kernel, wire_server):
     trace = meta["reasoning_nb"]
     assert trace["reasoning"] == edited + " two in 'rry': three in all."
     assert trace["answer"] == "Three."
+    first = meta["reasoning_nb_history"][0]
     assert trace["continued"] == {
+        "from_started_at": first["started_at"],  # which run of the cell: run 1
         "run": 1,
         "hint": "",
         "reasoning_chars": len(edited),

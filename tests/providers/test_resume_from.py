@@ -24,6 +24,7 @@ EARLIER = Trace(
     reasoning="Spell it: s-t-r-a-w-b-e-r-r-y. I count the r's: one in 'str', two in 'rry'.",
     answer="There are 3.",
     status="complete",
+    started_at="2026-11-28T00:10:00Z",
 )
 RENDERED = f"<|im_start|>user\n{PROMPT}<|im_end|>\n<|im_start|>assistant\n<think>\n"
 EDIT = "Spell it: s-t-r-a-w-b-e-r-r-y. Careful: the r's are"
@@ -57,7 +58,8 @@ def test_llamacpp_renders_the_prompt_then_completes_it_from_the_edited_prefix(wi
     assert (trace.status, trace.finish_reason, trace.model) == ("complete", "stop", EARLIER.model)
     assert trace.usage["input_tokens"] == 31 and trace.usage["output_tokens"] == 12
     expected = {"run": None, "hint": "", "reasoning_chars": len(EDIT), "action": "resume"}
-    assert trace.continued == expected | {"at": 31, "edited": True}
+    origin = {"at": 31, "edited": True, "from_started_at": EARLIER.started_at}
+    assert trace.continued == expected | origin
 
 
 def test_the_continued_trace_is_saved_and_read_back_with_its_origin(wire_server):
@@ -73,12 +75,34 @@ def test_the_continued_trace_is_saved_and_read_back_with_its_origin(wire_server)
         "action": "resume",
         "at": 20,
         "edited": False,
+        "from_started_at": "2026-11-28T00:10:00Z",
     }
     again, warnings = read_trace(saved)
     assert warnings == [] and again.continued == saved["continued"]
     assert Trace.from_dict(saved).continued == saved["continued"]
     old = {k: v for k, v in saved.items() if k != "continued"}  # a trace from before: loads
     assert Trace.from_dict(old).continued is None
+
+
+def test_a_resume_replays_from_the_cache_only_for_the_same_prefix(
+    wire_server, tmp_path, monkeypatch
+):
+    from reasoning_nb.store import db as store
+
+    monkeypatch.setenv(store.DB_ENV, str(tmp_path / "cache.sqlite3"))
+    serve_llamacpp(wire_server, " more.</think>", "Three.")
+    kw = {"resume_from": EARLIER, "base_url": wire_server.url, "cache": True}
+    first = think(PROMPT, at=20, **kw)
+    again = think(PROMPT, at=20, **kw)
+    other = think(PROMPT, at=20, edit="Another start,", **kw)
+    assert again.replay is not None and first.replay is None and other.replay is None
+    assert (again.reasoning, again.answer) == (first.reasoning, first.answer)
+    assert again.reasoning.startswith(EARLIER.reasoning[:20]) and again.continued == first.continued
+    assert other.reasoning.startswith("Another start,")
+    assert len(wire_server.requests_to("/completion")) == 2  # the same resume was not sent again
+    wire_server.route("POST", "/v1/chat/completions", Reply.sse(wf.chat_sse("Hm.", "3")))
+    plain = think(PROMPT, base_url=wire_server.url, cache=True, model=EARLIER.model)
+    assert plain.replay is None and plain.answer == "3"  # a resume's answer is not a plain run's
 
 
 def test_a_template_that_does_not_open_the_block_gets_it_opened(wire_server):
