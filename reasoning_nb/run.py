@@ -71,10 +71,12 @@ class Run:
         continuation: Continuation | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[Any]] = anyio.sleep,
+        sample: int = 0,
         **keywords: Any,
     ):
         """``options``, or their fields as ``keywords`` (``Run(prompt, model=..., preset=...)``);
-        each is also an attribute (``run.model``, ``run.preset``, ...), the key excepted."""
+        each is also an attribute (``run.model``, ``run.preset``, ...), the key excepted.
+        ``sample``: the n-th time the same run is asked on purpose (``store.keys``)."""
         if not isinstance(prompt, str):
             raise ConfigError("The prompt must be a string.")
         check_sendable("prompt", prompt)
@@ -85,7 +87,7 @@ class Run:
             setattr(self, name, getattr(options, name))
         self._api_key = options.api_key
         self.prompt, self.history, self.continuation = prompt, list(history), continuation
-        self._sleep = sleep
+        self._sleep, self._sample = sleep, sample
         self._ask: str | None = None
         self._entry: str | None = None
         self._replayed: dict[str, Any] | None = None  # the recorded trace being replayed
@@ -219,6 +221,7 @@ class Run:
                 address=address_of(self._asked_address()),
                 messages=self.messages(),
                 options=options,
+                sample=self._sample,
             )
         return self._ask
 
@@ -317,7 +320,7 @@ class Run:
         request = proto.build_request(ctx)
         # the embedded server's port changes per start
         address = "embedded" if embedded is not None else address_of(base_url)
-        self._entry = entry_key(info.id, address, ref.full, request.body)
+        self._entry = entry_key(info.id, address, ref.full, request.body, self._sample)
         if lookups:
             recording = await self._stored(store.lookup, entry=self._entry)
             if recording is not None:  # the same request, asked another way: not sent

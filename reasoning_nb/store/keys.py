@@ -42,10 +42,11 @@ def address_of(base_url: str | None) -> str | None:
     return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
-def entry_key(provider: str, address: str | None, model: str, body: Any) -> str:
-    """The key of a recorded run: everything the request depends on, never the key."""
+def entry_key(provider: str, address: str | None, model: str, body: Any, sample: int = 0) -> str:
+    """The key of a recorded run: everything the request depends on, never the key. ``sample``:
+    the same request asked again on purpose (a prompt repeated in a sweep) is a run of its own."""
     parts = {"provider": provider, "address": address, "model": model, "body": body}
-    return _digest("entry", parts)
+    return _digest("entry", _sampled(parts, sample))
 
 
 def ask_key(
@@ -54,10 +55,16 @@ def ask_key(
     address: str | None,
     messages: list[dict[str, Any]],
     options: dict[str, Any],
+    sample: int = 0,
 ) -> str:
     """The key of what the user asked; ``model=None`` stands for the default model as
     configured (``config.configured_model``), else whatever discovery found
     when the run was recorded."""
     model = model or configured_model()[0]  # read per call: the session default can change
     parts = {"model": model, "address": address, "messages": messages, "options": options}
-    return _digest("ask", parts)
+    return _digest("ask", _sampled(parts, sample))
+
+
+def _sampled(parts: dict[str, Any], sample: int) -> dict[str, Any]:
+    """The first sample's key is the key of the run asked once (keys from before stay valid)."""
+    return {**parts, "sample": sample} if sample else parts

@@ -58,3 +58,7 @@ class Budget:
         pricing = self._pricing.pop(model, None)
         if pricing is not None:  # the waiting runs now know the price, or one of them finds it
             pricing.set()
+
+    def release(self, model: str, preset: str, reserved: float) -> None:
+        """A run admitted but never asked, or cut short before it could tell its cost."""
+        self.settle(model, preset, reserved, spent=0.0, cost=None)

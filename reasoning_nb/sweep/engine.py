@@ -225,17 +225,18 @@ class Engine:
             if reserved is None or self.tally.progress.stopped is not None:
                 self.tally.stop(STOPPED_BY_CAP)
                 if reserved is not None:
-                    self.budget.settle(job.model, job.preset, reserved, spent=0.0, cost=None)
+                    self.budget.release(job.model, job.preset, reserved)
                 return
-            run = Run(job.prompt.text, self.options[job.model, job.preset], sleep=gate.back_off)
+            options = self.options[job.model, job.preset]
+            run = Run(job.prompt.text, options, sleep=gate.back_off, sample=job.prompt.sample)
             self.tally.started()
             try:
                 refused = await self._ask(run, last=attempt == ATTEMPTS)
             except BaseException:
-                self.budget.settle(job.model, job.preset, reserved, spent=0.0, cost=None)
+                self.budget.release(job.model, job.preset, reserved)
                 raise
             if self._misuse is not None:
-                self.budget.settle(job.model, job.preset, reserved, spent=0.0, cost=None)
+                self.budget.release(job.model, job.preset, reserved)
                 return
             self._settle(job, reserved, run.trace)
             if refused is None:

@@ -7,8 +7,9 @@ from __future__ import annotations
 import csv
 import json
 import os
+from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,9 @@ class Prompt:
     text: str
     expected: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    sample: int = 0
+    """How many times the same text came before it in the set: a repeat is a sample of its own
+    (its own key in the replay cache), not a replay of the first."""
 
 
 def load(source: Any, expected: str | None = None) -> list[Prompt]:
@@ -45,7 +49,13 @@ def load(source: Any, expected: str | None = None) -> list[Prompt]:
         raise ConfigError(f"The prompts must be {WHAT}, not {type(source).__name__}.")
     if not records:
         raise ConfigError(f"The prompt set is empty: pass {WHAT}, with at least one prompt.")
-    return [_prompt(record, place, expected) for place, record in enumerate(records)]
+    prompts = [_prompt(record, place, expected) for place, record in enumerate(records)]
+    seen: Counter[str] = Counter()
+    for place, prompt in enumerate(prompts):
+        if seen[prompt.text]:
+            prompts[place] = replace(prompt, sample=seen[prompt.text])
+        seen[prompt.text] += 1
+    return prompts
 
 
 def _prompt(record: Any, place: int, expected: str | None) -> Prompt:

@@ -20,6 +20,7 @@ import re
 import shutil
 import socket
 import subprocess
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -1420,11 +1421,16 @@ def test_reasoning_pane_is_capped_and_follows_until_scrolled_up(page, lab, wire)
     newest text; scrolled up, it stays where the reader put it as text arrives; once done it is
     the whole reasoning again (when opened)."""
     reasoning = "\n\n".join(f"Step {i}: the model weighs one more small case." for i in range(90))
-    wire.route("POST", CHAT, stream(reasoning, "Done.", pause=0.02))
+    frames = wf.chat_sse(reasoning, "Done.", usage=True)
+    held = next(i for i, f in enumerate(frames) if '"Step"' in f and " 42" in frames[i + 1])
+    looked = threading.Event()  # (held at step 42 until the box was read and scrolled up)
+    wire.route("POST", CHAT, Reply.sse(frames, pause=0.005, stall_after=held, stall=LONG / 1000,
+                                       resume=looked))  # fmt: skip
     think_notebook(lab, wire, "follow.ipynb")
     open_notebook(page, "follow.ipynb")
     run_all(page)
-    wait_state(page, "s.reasoning.includes('Step 40:')")
+    wait_state(page, "s.reasoning.includes('Step 41: the model weighs one more small case.')")
+    page.wait_for_timeout(300)  # (the last update painted, the box scrolled after it)
     box = page.evaluate(SCROLL_BOX, 1)
     assert 15 <= box["lines"] <= 21 and box["overflow"] > 0, box
     assert box["lastVisible"], box  # it follows the newest text
@@ -1436,6 +1442,7 @@ def test_reasoning_pane_is_capped_and_follows_until_scrolled_up(page, lab, wire)
     page.wait_for_timeout(100)
     before = page.evaluate(SCROLL_BOX, 1)
     assert not before["lastVisible"], before
+    looked.set()
     wait_state(page, "s.reasoning.includes('Step 60:')")
     after = page.evaluate(SCROLL_BOX, 1)
     assert after["steps"] > before["steps"] + 10

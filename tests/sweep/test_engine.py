@@ -7,6 +7,8 @@ import sys
 from contextlib import closing
 
 import pytest
+import wire_fixtures as wf
+from wire_server import Reply
 
 import reasoning_nb
 from reasoning_nb.errors import ConfigError
@@ -64,6 +66,28 @@ async def test_runs_one_after_another_share_one_connection(wire_server, answers)
     )
     assert [r.status for r in result.rows] == ["complete"] * 6
     assert len(answers.asked) == 6 and wire_server.connections == 1
+
+
+async def test_a_repeated_prompt_is_a_sample_of_its_own_and_resumes_as_one(wire_server):
+    """The same prompt twice in a set is asked twice (two samples, two answers), not replayed
+    from the first; a sweep run again replays each sample its own answer."""
+    asked = []
+
+    def numbered(rec) -> Reply:  # each request gets an answer of its own
+        asked.append(rec.json["messages"][-1]["content"])
+        return Reply.sse(wf.llamacpp_sse("Thinking.", f"answer {len(asked)}"))
+
+    wire_server.route("POST", "/v1/chat/completions", numbered)
+    kw = {"models": "llamacpp:m", "presets": "low", "concurrency": 1, "base_url": wire_server.url}
+    first = await asweep(["Q", "R", "Q", "Q"], **kw)
+    assert [r.answer for r in first.rows] == ["answer 1", "answer 2", "answer 3", "answer 4"]
+    again = await asweep(["Q", "R", "Q", "Q"], **kw)
+    assert len(asked) == 4  # nothing asked twice
+    assert [r.answer for r in again.rows] == [r.answer for r in first.rows]
+    assert {r.cached for r in again.rows} == {True}
+    more = await asweep(["Q"] * 4, **kw)  # a fourth sample of Q: asked
+    assert len(asked) == 5 and more.rows[-1].answer == "answer 5"
+    assert [r.answer for r in more.rows[:3]] == ["answer 1", "answer 3", "answer 4"]
 
 
 async def test_expected_answers_are_graded_and_a_grader_sees_the_row(wire_server, answers):

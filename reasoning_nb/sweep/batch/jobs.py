@@ -56,6 +56,8 @@ class Job:
     is kept under it, so the same run asked again, live or in a batch, replays."""
     cache: bool = False
     """Keep its complete result in the replay cache (the run's ``cache`` or ``refresh``)."""
+    sample: int = 0
+    """``Prompt.sample``: a repeated prompt's own key in the replay cache."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,7 +101,9 @@ def prepare(
     ctx.temperature = options.temperature
     proto = protocol_module(ref.provider.protocol)
     request = proto.build_request(ctx)
-    job.entry = entry_key(ref.provider.id, address_of(base_url), ref.full, request.body)
+    job.entry = entry_key(
+        ref.provider.id, address_of(base_url), ref.full, request.body, job.sample
+    )
     job.cache = bool(options.cache or options.refresh)
     request.body = {**(request.body or {}), "stream": False}
     keys = (*ctx.plan.fields, *proto.REASONING_KEYS)

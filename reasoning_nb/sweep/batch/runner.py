@@ -151,6 +151,7 @@ def _prepare(
             max_tokens=run_options.max_tokens,
             expected=prompt.expected,
             extra=dict(prompt.extra),
+            sample=prompt.sample,
         )
         jobs[cid], request = job_rows.prepare(job, run_options, base_url, api_key)
         bodies[cid], options[cid], headers = request.body, run_options, request.headers
@@ -169,7 +170,7 @@ async def _replayed(
     for cid, job in list(group.jobs.items()):
         if job.entry not in held:
             continue
-        run = Run(job.prompt, group.options[cid])
+        run = Run(job.prompt, group.options[cid], sample=job.sample)
         tally.started()
         async for _ in run.events():  # found by its request: replayed, with no I/O
             pass
