@@ -286,14 +286,11 @@ def may_cut(text: str, at: int, math: list[Span], *, prose: bool = True) -> bool
             return False
         if prose and _indent(line) >= 4 > _indent(text[text.rfind("\n", 0, at - 1) + 1 : at]):
             return False
-    elif (
-        text[at].isspace()
-        or (
-            prose
-            and (
-                _OPENS_BLOCK.match(text, at)  # (the piece would open a block of its own)
-                or _indent(text[text.rfind("\n", 0, at) + 1 : at]) >= 4  # (a code block's line)
-            )
+    elif text[at].isspace() or (
+        prose
+        and (
+            _OPENS_BLOCK.match(text, at)  # (the piece would open a block of its own)
+            or _indent(text[text.rfind("\n", 0, at) + 1 : at]) >= 4  # (a code block's line)
         )
     ):
         return False  # mid-line: only before a word, in prose not one of those

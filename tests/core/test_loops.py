@@ -236,3 +236,5 @@ def test_a_think_cell_in_a_real_kernel_warns_and_stops_when_configured(kernel, w
     stopped = saved_trace(kernel.run(cell.replace("area?", "area, again?"), 60))
     assert stopped["status"] == "cancelled" and "stopped" in stopped["warnings"][-1]
     assert 0 < len(stopped["reasoning"]) < len(saved["reasoning"]) / 2
+
+

@@ -568,7 +568,7 @@ def test_a_replay_comes_back_while_another_thread_of_the_kernel_writes(wire_serv
 
 
 def test_the_file_deleted_while_the_kernel_runs_starts_over(wire_server, db):
-    """ "Delete the file to start over" (what a broken database's message says), the kernel
+    """"Delete the file to start over" (what a broken database's message says), the kernel
     running: the next run writes a new file, not the deleted one its open connection holds."""
     serve(wire_server)
     ask(wire_server, cache=True)
