@@ -257,3 +257,16 @@ def test_the_embedded_demo_goes_on_thinking_then_answers():
     assert REAL_EDIT not in again.answer and not again.answer.startswith(REAL_EDIT[:20])
     assert again.status == "complete" and again.continued["action"] == "resume"
     assert again.request.get("grammar"), "the demo's grammar shapes the continuation too"
+
+
+def test_the_text_area_s_text_says_the_point_and_whether_it_was_edited():
+    """Edit & continue hands over the text as the user left it: a cut only is the model's own
+    words up to that point; a change is an edit, from where it stops following the original."""
+    from reasoning_nb.core.continuation import Continuation
+
+    cut = Continuation.edited_to(EARLIER, EARLIER.reasoning[:25], run=2)
+    assert (cut.prefix, cut.at, cut.edited, cut.run) == (EARLIER.reasoning[:25], 25, False, 2)
+    changed = Continuation.edited_to(EARLIER, EARLIER.reasoning[:10] + "X and so", run=2)
+    assert (changed.at, changed.edited) == (10, True)
+    assert changed.prefix == EARLIER.reasoning[:10] + "X and so"
+    assert changed.saved()["reasoning_chars"] == len(changed.prefix)
