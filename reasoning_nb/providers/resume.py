@@ -72,7 +72,8 @@ async def render(ctx: RequestContext) -> str:
         async with httpx.AsyncClient(
             timeout=LOCAL_WAIT, trust_env=False, verify=ssl_context()
         ) as client:
-            response = await client.post(url, json={"messages": ctx.messages}, headers=headers)
+            body = {"model": ctx.ref.name, "messages": ctx.messages}  # (model: router mode)
+            response = await client.post(url, json=body, headers=headers)
     except httpx.HTTPError as exc:
         raise ProviderError(failed.format(f"failed: {type(exc).__name__}")) from None
     try:
@@ -100,6 +101,7 @@ def request(ctx: RequestContext, chat: HttpRequest) -> HttpRequest:
         return chat
     assert ctx.rendered is not None, "render() first"
     completion: dict[str, Any] = {
+        "model": ctx.ref.name,  # routes the request in llama-server's router mode
         "prompt": opened(ctx.rendered) + (ctx.prefix or ""),
         "stream": True,
         "cache_prompt": True,

@@ -48,10 +48,10 @@ def test_llamacpp_renders_the_prompt_then_completes_it_from_the_edited_prefix(wi
         PROMPT, resume_from=EARLIER, at=31, edit=EDIT, base_url=wire_server.url, max_tokens=99
     )
     template = wire_server.bodies("/apply-template")
-    assert template == [{"messages": [{"role": "user", "content": PROMPT}]}]
+    assert template == [{"model": "qwen3", "messages": [{"role": "user", "content": PROMPT}]}]
     (sent,) = wire_server.bodies("/completion")
     assert sent["prompt"] == RENDERED + EDIT  # the template opened <think> already
-    assert (sent["stream"], sent["n_predict"]) == (True, 99)
+    assert (sent["stream"], sent["n_predict"], sent["model"]) == (True, 99, "qwen3")
     assert not wire_server.requests_to("/v1/chat/completions")
     assert trace.reasoning == EDIT + " in 'str' and two in 'rry': three."
     assert trace.answer == "3 r's."
