@@ -16,7 +16,7 @@ from .core.continuation import Continuation
 from .core.events import Event
 from .core.trace import Trace
 from .errors import ConfigError
-from .options import keywords
+from .options import check_sendable, keywords
 from .providers import catalog
 from .run import Run
 
@@ -29,6 +29,9 @@ async def astream(
     hint: str = "",
     answer_now: bool = False,
     more_room: bool = False,
+    resume_from: Trace | None = None,
+    at: int | None = None,
+    edit: str | None = None,
     history: Sequence[dict[str, Any]] = (),
     sleep: Callable[[float], Awaitable[Any]] = anyio.sleep,
     **options: Any,
@@ -40,7 +43,10 @@ async def astream(
     fake one in tests. A ``ProviderError`` raised mid-stream carries the partial trace in
     ``.trace``.
     """
-    run = _prepare(prompt, options, continue_from, hint, answer_now, more_room, history, sleep)
+    resume = _resume(resume_from, at, edit, options)
+    run = _prepare(
+        prompt, options, continue_from, hint, answer_now, more_room, history, sleep, resume
+    )
     async with contextlib.aclosing(run.events()) as events:
         async for event in events:
             yield event
@@ -54,6 +60,9 @@ def think(
     hint: str = "",
     answer_now: bool = False,
     more_room: bool = False,
+    resume_from: Trace | None = None,
+    at: int | None = None,
+    edit: str | None = None,
     **options: Any,
 ) -> Trace:
     """Ask a reasoning model and wait for the whole answer; returns the ``Trace``.
@@ -72,6 +81,12 @@ def think(
     asks its question again with a larger ``max_tokens`` (twice the budget, within the model's
     output limit) unless one is given.
     Both use ``continue_from``'s model unless ``model`` is given (see ``core.rescue``).
+    ``resume_from``: a finished or stopped run's trace; the model goes on thinking from
+    character ``at`` of its reasoning (its end by default), the text before that point replaced
+    by ``edit`` when given, then answers. The new trace's reasoning starts with that text, and
+    ``trace.continued`` says where it came from (see ``core.continuation``). Only providers that
+    take prefilled reasoning can (llama.cpp, vLLM, ``local:``); the others raise a ConfigError
+    that says so, and Continue with a hint (``continue_from``) asks again instead.
 
     A key from the environment goes only to its provider's own address (its default, or the one
     in ``OLLAMA_HOST`` / ``OPENAI_BASE_URL``); ``LLAMACPP_API_KEY`` and ``VLLM_API_KEY`` go to
@@ -89,7 +104,39 @@ def think(
     ``max_chars`` characters is ended there (status ``truncated``, with a warning, keeping what
     arrived); ``None`` sets no limit.
     """
-    return run_blocking(_prepare(prompt, options, continue_from, hint, answer_now, more_room))
+    resume = _resume(resume_from, at, edit, options)
+    return run_blocking(
+        _prepare(prompt, options, continue_from, hint, answer_now, more_room, resume=resume)
+    )
+
+
+def _resume(
+    trace: Trace | None, at: int | None, edit: str | None, options: dict[str, Any]
+) -> Continuation | None:
+    """The continuation ``resume_from``, ``at`` and ``edit`` ask for, checked; the model is
+    ``resume_from``'s unless ``model`` is given (the same model thinks on)."""
+    if trace is None:
+        if at is not None or edit is not None:
+            raise ConfigError("at= and edit= need resume_from=, the trace to go on from.")
+        return None
+    if not isinstance(trace, Trace):
+        raise ConfigError(f"resume_from must be a Trace, not {type(trace).__name__}.")
+    end = len(trace.reasoning)
+    if at is not None and not (isinstance(at, int) and not isinstance(at, bool) and 0 <= at <= end):
+        raise ConfigError(
+            f"at must be a character position in the reasoning, 0 to {end}, not {at!r}."
+        )
+    if edit is not None and not isinstance(edit, str):
+        raise ConfigError(f"edit must be text, not {type(edit).__name__}.")
+    check_sendable("edit", edit)
+    continuation = Continuation.resume(trace, at, edit)
+    options["model"] = options.get("model") or trace.model or None
+    if not continuation.prefix:
+        raise ConfigError(
+            "There is no reasoning before that point to go on from: pick a later point, pass "
+            "edit= with some text, or ask again without resume_from."
+        )
+    return continuation
 
 
 def _prepare(
@@ -101,10 +148,24 @@ def _prepare(
     more_room: bool,
     history: Sequence[dict[str, Any]] = (),
     sleep: Callable[[float], Awaitable[Any]] = anyio.sleep,
+    resume: Continuation | None = None,
 ) -> Run:
-    """The run a call asks for: its options, and how it continues ``continue_from``."""
+    """The run a call asks for: its options, and how it continues ``continue_from`` (or goes on
+    from ``resume``, a point in an earlier run's reasoning)."""
     continuation = None
-    if answer_now or more_room:
+    if resume is not None:
+        if continue_from is not None or answer_now or more_room:
+            raise ConfigError(
+                "Pass resume_from= or continue_from= (with answer_now or more_room), not both: "
+                "a run goes on from one point."
+            )
+        if options.get("preset") == "off":
+            raise ConfigError(
+                "resume_from goes on thinking, so it cannot run with preset='off': leave the "
+                "preset out, or use continue_from= to ask again."
+            )
+        continuation = resume
+    elif answer_now or more_room:
         if continue_from is None or (answer_now and more_room):
             raise ConfigError(
                 "Pass answer_now=True or more_room=True (one of them) with continue_from=, the "

@@ -35,7 +35,7 @@ from .core.loops import LOOP_NOTICE, LoopWatch
 from .core.trace import Trace
 from .errors import ConfigError, ProviderError, ReasoningNBError
 from .options import RunOptions, check_sendable
-from .providers import catalog
+from .providers import catalog, resume
 from .providers import control as controls
 from .providers.address import api_key_for, base_url_for, normalise
 from .providers.base import RequestContext, StreamParser
@@ -214,6 +214,8 @@ class Run:
                 "max_tokens": self.max_tokens,
                 "temperature": self.temperature,
             }
+            if self.continuation is not None and self.continuation.prefix is not None:
+                options["resume"] = self.continuation.prefix  # (the prompt goes on from it)
             self._ask = ask_key(
                 model=self.model,
                 address=address_of(self._asked_address()),
@@ -282,6 +284,9 @@ class Run:
         ref = catalog.parse_model(model)
         info = ref.provider
         trace.model, trace.provider = ref.full, info.id
+        prefix = self.continuation.prefix if self.continuation is not None else None
+        if prefix is not None:
+            resume.check(info)  # before the request: a provider that cannot says so
         proto = protocol_module(info.protocol)
         embedded = proto.SERVER if self.base_url is None else None
         if embedded is not None:
@@ -308,7 +313,10 @@ class Run:
             api_key=api_key,
             max_tokens=self.max_tokens,
             temperature=self.temperature,
+            prefix=prefix,
         )
+        if resume.raw(ctx):
+            ctx.rendered = await resume.render(ctx)
         request = proto.build_request(ctx)
         # the embedded server's port changes per start
         address = "embedded" if embedded is not None else address_of(base_url)

@@ -1,13 +1,18 @@
 """Continue a stopped run: ask again, with the reasoning that arrived kept and an optional hint.
 
-Resuming the reasoning block itself would take an assistant prefill that reopens the model's
-own thinking markup, and no provider offers that reliably: Anthropic takes thinking blocks back
-only with their signature, which a block cut short never got; OpenAI and Gemini return
-summaries; a llama.cpp server does continue a final assistant message (checked against build
-b10434), but the chat template's thinking markup is unseen by the client. So the partial
-reasoning is quoted in the user turn, after the original prompt, with the hint. The trace keeps
-the prompt as written and records the continuation beside it, so exports and ``stats()`` can
-tell a continued run apart, and stripping reasoning from a notebook cannot miss a copy of it.
+Continue works with every provider, so the partial reasoning is quoted in the user turn, after
+the original prompt, with the hint: a prefill of the model's own thinking is not something every
+provider takes (Anthropic wants thinking blocks back only with their signature, which a block
+cut short never got; OpenAI and Gemini return summaries). The trace keeps the prompt as written
+and records the continuation beside it, so exports and ``stats()`` can tell a continued run
+apart, and stripping reasoning from a notebook cannot miss a copy of it.
+
+Where the provider takes prefilled reasoning (its profile's ``resume``), a run can instead go on
+from a point in another run's reasoning: ``Continuation.resume`` keeps the reasoning up to that
+point (or the user's edit of it) as the prefix the model continues, with the prompt as asked. The
+new trace's reasoning starts with that prefix, and ``saved()`` records where it came from (the
+run, the point ``at``, whether the text was edited): its first ``reasoning_chars`` characters
+of reasoning are the prefix, so a view can tell the user's part from the model's.
 """
 
 from __future__ import annotations
@@ -43,15 +48,48 @@ class Continuation:
     """One of ``core.schema.ACTIONS``."""
     max_tokens: int | None = None
     """The output budget an "answer now" or "more room" run asks for (``core.rescue``)."""
+    at: int | None = None
+    """A resume: the point in the earlier run's reasoning it goes on from (characters)."""
+    edited: bool = False
+    """A resume: the text before that point is the user's edit, not the model's words."""
+    source: str | None = None
+    """A resume: when the run it goes on from started (its ``started_at``), which names that
+    run where no run number does (``think()``, the run log)."""
 
     @classmethod
     def of(cls, trace: Trace, hint: str = "", run: int | None = None) -> Continuation:
         # A hint is one line: a pasted paragraph would drown the instruction around it.
         return cls(trace.reasoning, " ".join(hint.split()), run)
 
+    @classmethod
+    def resume(
+        cls, trace: Trace, at: int | None = None, edit: str | None = None, run: int | None = None
+    ) -> Continuation:
+        """Go on from character ``at`` of ``trace``'s reasoning (its end by default), the text
+        before it replaced by ``edit`` when given."""
+        end = len(trace.reasoning)
+        point = end if at is None else max(0, min(at, end))
+        prefix = trace.reasoning[:point] if edit is None else edit
+        edited = edit is not None and edit != trace.reasoning[:point]
+        source = trace.started_at
+        return cls(prefix, "", run, action="resume", at=point, edited=edited, source=source)
+
+    @classmethod
+    def edited_to(cls, trace: Trace, text: str, run: int | None = None) -> Continuation:
+        """Go on from the end of ``text``: ``trace``'s reasoning as the user left it (cut, and
+        perhaps changed); ``at`` is where it stops following the original."""
+        pairs = enumerate(zip(trace.reasoning, text, strict=False))
+        shared = next((i for i, (a, b) in pairs if a != b), min(len(trace.reasoning), len(text)))
+        return cls.resume(trace, shared, None if shared == len(text) else text, run)
+
+    @property
+    def prefix(self) -> str | None:
+        """The reasoning the model goes on from (a resume), else None."""
+        return self.reasoning if self.action == "resume" else None
+
     def user_turn(self, prompt: str) -> str:
         """The user message sent instead of ``prompt``."""
-        if self.action == "more_room":  # the same question, with more tokens
+        if self.action in ("more_room", "resume"):  # the same question (resume: prefilled)
             return prompt
         parts = [prompt, ""]
         if self.action == "answer_now" or self.reasoning:
@@ -70,4 +108,8 @@ class Continuation:
             saved["action"] = self.action
         if self.max_tokens is not None:
             saved["max_tokens"] = self.max_tokens
+        if self.action == "resume":
+            saved |= {"at": self.at, "edited": self.edited}
+            if self.source is not None:
+                saved["from_started_at"] = self.source
         return saved

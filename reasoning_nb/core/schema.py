@@ -23,7 +23,7 @@ USAGE_KEYS = ("input_tokens", "output_tokens", "reasoning_tokens")
 CACHE_KEYS = ("cache_read_tokens", "cache_write_tokens")
 """In ``usage`` only when the server reported some (the prices differ: see ``core.cost``)."""
 TIMING_KEYS = ("first_token_ms", "reasoning_ms", "total_ms")
-ACTIONS = ("continue", "answer_now", "more_room")
+ACTIONS = ("continue", "answer_now", "more_room", "resume")
 """What a continued run does (``core.continuation``, ``core.rescue``)."""
 PACES = ("instant", "recorded")
 MAX_USD = 1e6
@@ -262,7 +262,8 @@ class Record:
 
 def _continued(get: Callable[[str], Any]) -> dict[str, Any] | None:
     """``continued`` (see ``core.continuation``): a run number, a one-line hint, a count, and
-    Answer now or More room's action and tokens (``core.rescue``)."""
+    Answer now or More room's action and tokens (``core.rescue``), or a resume's point and
+    whether its prefix was edited."""
     run, hint, chars = get("run"), get("hint"), get("reasoning_chars")
     if not ((run is None or (_count(run) and run > 0)) and isinstance(hint, str) and _count(chars)):
         return None
@@ -272,6 +273,11 @@ def _continued(get: Callable[[str], Any]) -> dict[str, Any] | None:
         kept["action"] = action
     if _count(room) and room > 0:
         kept["max_tokens"] = room
+    at, edited = get("at"), get("edited")
+    if action == "resume" and _count(at) and isinstance(edited, bool):
+        kept |= {"at": at, "edited": edited}  # (its prefix: the first reasoning_chars)
+        if is_time(source := get("from_started_at")):
+            kept["from_started_at"] = source
     return kept
 
 

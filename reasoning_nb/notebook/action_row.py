@@ -1,6 +1,8 @@
 """The action row of a ``%%think`` widget: what a user can do next with the run on screen.
 
-Under an ended run: Continue and its hint, Answer now and More room (``core.rescue``), Pin.
+Under an ended run: Continue and its hint, Answer now and More room (``core.rescue``), Edit &
+continue (where the provider can go on from prefilled reasoning: a text area with the reasoning,
+whose end is the point the model thinks on from), Pin.
 Under a live run that loops: Answer now. Buttons are made when first offered, so a saved
 notebook holds no button never shown; Pin is there from the start (hidden until offered), as it
 brings the page its assets. Clicks go to the runner through :class:`Actions`.
@@ -17,11 +19,11 @@ import ipywidgets as W
 from ..core import rescue
 from ..core.loops import LOOP_NOTICE
 from ..core.trace import Trace
-from ..providers.catalog import output_limit
+from ..providers.catalog import PROVIDERS, output_limit
 from .pacing import Pacer
 from .pin import PinButton
 from .run_view import RunView
-from .style import ASSETS_CLASS, STEER_CLASS
+from .style import ASSETS_CLASS, EDIT_CLASS, STEER_CLASS
 
 # The statuses Continue picks up; also an error after text arrived (a dropped stream), never one
 # before (a 404, a refused connection: asking again would fail the same way).
@@ -38,6 +40,7 @@ class Actions:
     # (trace, "answer_now" or "more_room", run number)
     rescue: Callable[[Trace, str, int], object] | None = None
     line_written: Callable[[str], object] | None = None  # "Use these flags" wrote this line
+    resume: Callable[[Trace, str, int], object] | None = None  # (trace, edited text, run number)
 
 
 class Owner(Protocol):
@@ -54,6 +57,8 @@ class Owner(Protocol):
 
     def line_written(self, line: str) -> None: ...  # "Use these flags" wrote ``line``
 
+    def flags_line(self, trace: Trace) -> str: ...  # the line Pin offers to write
+
 
 class ActionRow:
     """``box``: the row; ``update`` sets its parts for the run on screen."""
@@ -66,6 +71,10 @@ class ActionRow:
         self.continue_button: W.Button | None = None
         self.answer_button: W.Button | None = None
         self.room_button: W.Button | None = None
+        self.edit_button: W.Button | None = None
+        self.editor: W.Textarea | None = None
+        self.resume_button: W.Button | None = None
+        self._editing: Trace | None = None  # the run whose reasoning the text area holds
         self.pin = PinButton(
             self._pinnable, owner.line_written, layout=self._layout, _dom_classes=(ASSETS_CLASS,)
         )
@@ -88,6 +97,8 @@ class ActionRow:
                 parts += self._rescues(run.trace)
             if actions.continue_run is not None and steerable(run.trace):
                 parts += self._steering()
+            if actions.resume is not None and resumable(run.trace):
+                parts += self._edit(run.trace)
             if run.trace.reasoning or run.trace.answer:
                 sent += self._meter.set(self.pin, line=flags_line(run.trace))
                 parts.append(self.pin)
@@ -97,8 +108,9 @@ class ActionRow:
         return sent + self._meter.set(self.box, children=kids)
 
     def widgets(self) -> list[W.Widget]:
-        made = [self.box, self.pin, self.continue_button, self.hint]
-        return [w for w in [*made, self.answer_button, self.room_button] if w is not None]
+        made = [self.box, self.pin, self.continue_button, self.hint, self.answer_button]
+        edits = [self.edit_button, self.editor, self.resume_button]
+        return [w for w in [*made, self.room_button, *edits] if w is not None]
 
     def _steering(self) -> list[W.Widget]:
         if self.hint is None or self.continue_button is None:
@@ -116,6 +128,51 @@ class ActionRow:
             self.continue_button.on_click(self._on_continue)
             self.hint.on_msg(self._on_hint_msg)  # Enter in the hint: Continue
         return [self.continue_button, self.hint]
+
+    def _edit(self, trace: Trace) -> list[W.Widget]:
+        """Edit & continue; once clicked, the text area with ``trace``'s reasoning and the
+        button that goes on from its end."""
+        if self.edit_button is None:
+            self.edit_button = W.Button(
+                description="Edit & continue",
+                icon="pencil",
+                tooltip="Cut or correct the reasoning, and let the model think on from its end",
+                **self._look,
+            )
+            self.edit_button.on_click(self._on_edit)
+        if self._editing is not trace or self.editor is None or self.resume_button is None:
+            return [self.edit_button]
+        return [self.edit_button, self.editor, self.resume_button]
+
+    def _on_edit(self, _button) -> None:
+        run, live = self._runs()
+        if live is not None or run is None:
+            return
+        if self.editor is None or self.resume_button is None:
+            self.editor = W.Textarea(
+                rows=8, layout=W.Layout(width="100%"), _dom_classes=(EDIT_CLASS,)
+            )
+            self.resume_button = W.Button(
+                description="Continue from here",
+                icon="play",
+                tooltip="The model thinks on from the end of this text, then answers",
+                **self._look,
+            )
+            self.resume_button.on_click(self._on_resume)
+        self._editing = None if self._editing is run.trace else run.trace  # (a second click: close)
+        with self._owner.pacer.unpaced():
+            self._meter.set(self.editor, value=run.trace.reasoning)
+            self.update(self._owner.flags_line)
+
+    def _on_resume(self, _button) -> None:
+        run, live = self._runs()
+        go = self._owner.actions.resume
+        if live is not None or run is None or go is None or self.editor is None:
+            return
+        if self._editing is not run.trace or not self.editor.value.strip():
+            return
+        self._editing = None
+        go(run.trace, self.editor.value, run.number)
 
     def _rescues(self, trace: Trace) -> list[W.Widget]:
         """Answer now, and More room unless ``trace`` had its model's whole output limit."""
@@ -167,6 +224,12 @@ class ActionRow:
     def _on_hint_msg(self, _widget, content, _buffers) -> None:
         if isinstance(content, dict) and content.get("event") == "submit":
             self._on_continue(None)
+
+
+def resumable(trace: Trace) -> bool:
+    """A run with reasoning, whose provider can go on from a point in it (``Profile.resume``)."""
+    profile = PROVIDERS.get(trace.provider)
+    return bool(trace.reasoning) and profile is not None and profile.resume is not None
 
 
 def steerable(trace: Trace) -> bool:

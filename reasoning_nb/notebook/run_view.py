@@ -18,7 +18,7 @@ from ..core.loops import REPETITION
 from ..core.rescue import lost_answer
 from ..core.subject import Subject
 from ..core.trace import Trace
-from ..views.cell_runs import continued_line, replay_line
+from ..views.cell_runs import continued_line, origin, replay_line
 from ..views.render import ERROR_CLASS
 from ..views.trace_labels import reasoning_summary, seconds_label, thought_label, tokens_label
 from .live_text import LiveText
@@ -309,8 +309,8 @@ class RunView:
         when = seconds_label(self.elapsed(self.t_end) * 1000) if self.finished else "running…"
         status = self.trace.status if self.finished else ""
         extra = f" · {status}" if status not in ("", "complete") else ""
-        origin = (self.trace.continued or {}).get("run")
-        extra += f" · continues run {origin}" if origin else ""
+        if (self.trace.continued or {}).get("run"):
+            extra += f" · {origin(self.trace.continued)}"
         return f"Run {self.number} · {self.trace.preset} · {when}{extra}"
 
     def status_html(self, now: float) -> str:

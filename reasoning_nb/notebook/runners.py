@@ -245,7 +245,9 @@ class WidgetRunner(Runner):
 
         self.prompt, self.options, self.chat = prompt, options, chat
         self.line = executing_cell_line()  # (read now: a re-run's request is a widget message)
-        actions = Actions(self._rerun, self.stop, self._continue, self._rescue, self._line_written)
+        actions = Actions(
+            self._rerun, self.stop, self._continue, self._rescue, self._line_written, self._resume
+        )
         self.view = ThinkWidget(
             model=options.get("model") or "(default model)",
             preset=options.get("preset") or "auto",
@@ -276,6 +278,12 @@ class WidgetRunner(Runner):
 
     def _continue(self, trace: Trace, hint: str, number: int) -> None:
         self._again({**self.options, "preset": trace.preset}, Continuation.of(trace, hint, number))
+
+    def _resume(self, trace: Trace, text: str, number: int) -> None:
+        """Edit & continue: the model thinks on from the end of ``text`` (the run's reasoning,
+        cut and perhaps corrected), then answers."""
+        options = {**self.options, "preset": trace.preset, "model": trace.model}
+        self._again(options, Continuation.edited_to(trace, text, number))
 
     def _rescue(self, trace: Trace, action: str, number: int) -> None:
         """Answer now or More room under a run that lost its answer (``core.rescue``); Answer

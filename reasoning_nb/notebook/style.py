@@ -28,6 +28,7 @@ COMPARE_CLASS = "reasoning-nb-compare-live"  # the root of --compare's live view
 HEADER_CLASS, STATUS_CLASS = "reasoning-nb-header", "reasoning-nb-status"
 MODEL_CLASS, RUNS_CLASS = "reasoning-nb-model", "reasoning-nb-runs"
 STEER_CLASS = "reasoning-nb-steer"
+EDIT_CLASS = "reasoning-nb-edit"  # Edit & continue's text area: the reasoning, cut at its end
 ASSETS_CLASS = "reasoning-nb-assets"  # a widget that brings the page its assets
 # Pin not offered now (hidden; set by its script: ipywidgets applies ``_dom_classes`` to a new
 # view after the script ran), and what became of a pin.
@@ -111,6 +112,9 @@ STYLE = "".join(
         f".{STEER_CLASS} .jupyter-widgets{{margin:0}}",
         f".{STEER_CLASS} :is(input,.jupyter-button){{height:24px;font-size:.9em}}",
         f".{STEER_CLASS} .jupyter-button{{width:auto;padding:0 1em}}",
+        f".{STEER_CLASS}:has(.{EDIT_CLASS}){{flex-wrap:wrap}}",  # the text area: a line of its own
+        f".{STEER_CLASS} .{EDIT_CLASS}{{flex:1 0 100%}}",
+        f".{EDIT_CLASS} textarea{{font-family:{lab('code-font-family')};font-size:.85em}}",
         f".{PIN_NOTE_CLASS}{{margin-left:.6em;font-size:.85em;color:{lab('ui-font-color2')}}}",
         # text: the front end's own markdown (math, code colours, tables), each block an Output
         # with no prompt and no padding of its own

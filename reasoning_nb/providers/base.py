@@ -33,6 +33,10 @@ class RequestContext:
     temperature: float | None = None
     warnings: list[str] = field(default_factory=list)
     """Warnings the request builder adds (dropped parameters...)."""
+    prefix: str | None = None
+    """A resume: the reasoning the model goes on from (``providers/resume.py``)."""
+    rendered: str | None = None
+    """A resume by raw completion: the chat prompt as the server's template renders it."""
 
 
 @dataclass(frozen=True)
@@ -71,26 +75,40 @@ class ReasoningSource:
     the first answer text, tags are the answer's own text (the splitter is told so).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str | None = None, *, preopened: bool = False) -> None:
         self.source: str | None = None
-        self._tags = InlineSplitter()
+        self._tags = InlineSplitter(preopened=preopened)
+        self._preopened = preopened
+        """The stream starts inside the reasoning (a resume): content is reasoning up to a
+        closing tag, unless the server sends its reasoning in a field of its own."""
+        self._prefix = prefix or ""
+        """A resume's reasoning so far: it comes first, with the first events of the stream
+        (not before: the first token's time stays the model's)."""
 
     def native(self, text: str | None) -> list[Event]:
         """Reasoning from the server's own field."""
         if not text or self.source == "inline":
             return []
         if self.source is None:
+            if self._preopened:  # the server split the reasoning off: content is the answer
+                self._tags = InlineSplitter()
             self._tags.tags_end_with_answer()
         self.source = "native"
-        return [ReasoningDelta(text)]
+        return self._first([ReasoningDelta(text)])
 
     def content(self, text: str) -> list[Event]:
         """A piece of the content: answer text, with any reasoning between tags split off."""
-        return self._inline(self._tags.feed(text))
+        return self._first(self._inline(self._tags.feed(text)))
 
     def close(self) -> list[Event]:
         """End of stream: what the splitter held back, and a warning for an unclosed block."""
-        return self._inline(self._tags.close())
+        return self._first(self._inline(self._tags.close()), always=True)
+
+    def _first(self, events: list[Event], *, always: bool = False) -> list[Event]:
+        if self._prefix and (events or always):
+            prefix, self._prefix = self._prefix, ""
+            return [ReasoningDelta(prefix), *events]
+        return events
 
     def _inline(self, events: list[Event]) -> list[Event]:
         if self.source == "native":

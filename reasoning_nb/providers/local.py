@@ -4,6 +4,10 @@ One server per process (per kernel), started on first use on a free loopback por
 every later call, and stopped when the process ends — even on SIGKILL, through the kernel's
 parent-death signal. It speaks Chat Completions; what differs is how reasoning is shaped.
 
+A run that goes on from a point in the reasoning (``providers/resume.py``) is a raw completion of
+the rendered prompt and the prefix, under the same grammar: the rest of the think block, the
+closing tag, the answer.
+
 SmolLM2 is not a reasoning model, and with a plain token budget it often stops inside the think
 block, leaving no answer. A GBNF grammar shapes the output instead: a think block of a length
 set by the preset, the closing tag, then a bounded answer. The thinking is therefore shaped by
@@ -24,7 +28,7 @@ import anyio
 from ..core.tokens import CHARS_PER_TOKEN
 from ..llama_server import choice as llama_choice
 from ..llama_server.process import LlamaServer
-from . import openai_chat
+from . import openai_chat, resume
 from .base import EmbeddedServer, RequestContext
 from .transport import HttpRequest
 
@@ -135,5 +139,5 @@ def build_request(ctx: RequestContext) -> HttpRequest:
     body["grammar"] = grammar(chars)
     body.pop("thinking_budget_tokens", None)  # the grammar bounds the block instead
     body.pop("reasoning_effort", None)
-    body.setdefault("max_tokens", max_tokens(chars))
+    body.setdefault(resume.tokens_field(request), max_tokens(chars))
     return request

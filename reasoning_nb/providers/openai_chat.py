@@ -23,6 +23,7 @@ from ..core.events import Event, Finish, Notice, ProviderState
 from ..core.presets import merge
 from ..errors import ProviderError
 from . import openai_responses as openai
+from . import resume
 from .address import refused_key
 from .base import ReasoningSource, RequestContext, StreamParser, UsageCounts, decode_json
 from .http_errors import server_message
@@ -54,7 +55,8 @@ def build_request(ctx: RequestContext) -> HttpRequest:
     merge(body, ctx.plan.fields)
     _dialect(ctx, body)
     headers = {"authorization": f"Bearer {ctx.api_key}"} if ctx.api_key else {}
-    return HttpRequest(f"{ctx.base_url}/chat/completions", body, headers, framing=FRAMING)
+    request = HttpRequest(f"{ctx.base_url}/chat/completions", body, headers, framing=FRAMING)
+    return request if ctx.prefix is None else resume.request(ctx, request)
 
 
 def fallback(error: ProviderError, body: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
@@ -103,12 +105,19 @@ def explain(error: ProviderError, ctx: RequestContext) -> str | None:
     return None
 
 
-class Parser(StreamParser):
+def Parser(ctx: RequestContext) -> StreamParser:
+    """The parser of one response: a chat stream, or a resume's raw completion."""
+    return resume.CompletionParser(ctx) if resume.raw(ctx) else ChatParser(ctx)
+
+
+class ChatParser(StreamParser):
     def __init__(self, ctx: RequestContext):
         # Its splitter is not ``preopened`` even for templates that pre-open <think>: servers
         # with a reasoning parser send the answer as plain content, and a lone </think> is
-        # reclassified anyway.
-        self._reasoning = ReasoningSource()
+        # reclassified anyway. A resume starts inside the reasoning: its text up to a closing
+        # tag is reasoning, where the server does not split it off itself.
+        prefix = ctx.prefix if ctx is not None else None
+        self._reasoning = ReasoningSource(prefix, preopened=prefix is not None)
         self._usage_seen = False
         self._hosted = HostedStream(ctx)
 

@@ -85,6 +85,11 @@ class Profile:
     end_reasoning: EndReasoning | None = None
     """How to end a running stream's reasoning (Answer now with no second request), where the
     server has it (``providers/control.py``); None: Answer now asks again."""
+    resume: str | None = None
+    """How it goes on from prefilled reasoning (``think(resume_from=...)``, ``providers/resume``):
+    ``completion`` (the chat prompt rendered by the server, then a raw completion of it and the
+    reasoning: llama-server), ``final_message`` (a last assistant turn the server continues:
+    vLLM's ``continue_final_message``); None: it cannot, and says so."""
     notice: str = ""
     """Said at the start of every run (the demo server's nature)."""
     hints: Mapping[int, str] = field(default_factory=dict)

@@ -83,9 +83,7 @@ def run_label(number: int, trace: Trace, total: int | None = None) -> str:
     """``Run 2 of 3 · preset medium · continues run 1`` (``Run 2 · …`` without a total)."""
     parts = [f"Run {number}" + (f" of {total}" if total else "")]
     parts.append(f"preset {one_line(trace.preset)[:24]}")
-    if trace.continued:
-        run = trace.continued.get("run")
-        parts.append(f"continues run {run}" if run else "continues a stopped run")
+    parts.append(origin(trace.continued))
     parts.append("replay" if trace.replay else "")
     return " · ".join(p for p in parts if p)
 
@@ -108,8 +106,7 @@ def continued_line(continued: dict | None, *, short: bool = False) -> str:
     (see ``core.continuation``); ``short``: the hint cut to a status line's length."""
     if not continued:
         return ""
-    run = continued.get("run")
-    note = f"continues run {run}" if run else "continues a stopped run"
+    note = origin(continued)
     action = ACTION_NOTES.get(continued.get("action"))
     if action:
         note += f" · {action}"
@@ -119,6 +116,20 @@ def continued_line(continued: dict | None, *, short: bool = False) -> str:
     if short and hint:  # (one word longer than a line: its start)
         hint = shorten(hint) or hint[:LIMIT] + "…"
     return f"{note} · hint: {hint}" if hint else note
+
+
+def origin(continued: dict | None) -> str:
+    """Where a continued run came from: ``continues run 1``, or for a run that went on from a
+    point in another's reasoning ``continued from run 2 at char 120, edited``; "" for none."""
+    if not continued:
+        return ""
+    run = continued.get("run")
+    if continued.get("action") != "resume":
+        return f"continues run {run}" if run else "continues a stopped run"
+    at = continued.get("at")
+    where = f" at char {at:,}" if isinstance(at, int) else ""
+    edited = ", edited" if continued.get("edited") is True else ""
+    return f"continued from {f'run {run}' if run else 'an earlier run'}{where}{edited}"
 
 
 def recorded_at(value: object) -> str:

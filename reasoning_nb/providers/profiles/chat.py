@@ -58,6 +58,7 @@ LLAMACPP = local_server(
     # every template's spelling, `preserve_thinking` reaches Qwen's on builds before it.
     replay=Replay(TEXT, "reasoning_content", str),
     keeps_reasoning=("preserve_reasoning", "preserve_thinking"),
+    resume="completion",  # its template renders the prompt, /completion goes on (resume.py)
 )
 
 LMSTUDIO = local_server(
@@ -78,6 +79,7 @@ VLLM = local_server(
     # It reads past reasoning as `reasoning` only (#38488) and hands the template both names.
     replay=Replay(TEXT, "reasoning", str),
     keeps_reasoning=("preserve_thinking",),
+    resume="final_message",  # continue_final_message (resume.py)
 )
 
 OPENAI_COMPATIBLE = local_server(

