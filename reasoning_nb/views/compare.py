@@ -1,7 +1,7 @@
 """The static views of a ``--compare`` output: summary table, each variant's section, the answer
-diff, in one of ``render``'s modes. Shared by the notebook and the exporters, so it imports
-nothing heavy (no anyio, no ipywidgets). A variant's name comes from its trace (:func:`label`),
-so outputs carry no labels of their own and old outputs read the same way.
+diff and where the reasoning parts, in one of ``render``'s modes. Shared by the notebook and the
+exporters, so it imports nothing heavy (no anyio, no ipywidgets). A variant's name comes from its
+trace (:func:`label`), so outputs carry no labels of their own and old outputs read the same way.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import re
 from typing import TYPE_CHECKING
 
 from . import code_look, render
+from .diverge_view import first_against_others, parting_html, parting_markdown, parting_plain
 from .markdown_safety import md_escape
 from .math_text import IGNORE
 from .stats import row
@@ -208,6 +209,10 @@ def bundle(traces: list[Trace], mode: str = "collapsible") -> dict[str, str]:
         fenced = render.safe_markdown(f"```diff\n{diff}\n```")  # a strict fence, or HTML
         md_parts.append(f"**Answer diff**\n\n{fenced}")
         plain_parts.append(f"== answer diff ==\n{diff}")
+    for parting in first_against_others(traces) if mode != "strip" else ():
+        html_parts.append(parting_html(parting, opened=mode == "inline"))
+        md_parts.append(parting_markdown(parting, opened=mode == "inline"))
+        plain_parts.append(parting_plain(parting))
     return {
         "text/html": _page(html_parts),
         "text/markdown": "\n\n".join(md_parts),
@@ -217,7 +222,8 @@ def bundle(traces: list[Trace], mode: str = "collapsible") -> dict[str, str]:
 
 def cell_bundle(traces: list[Trace]) -> dict[str, str]:
     """What a ``--compare`` cell saves beside its traces (see ``render.cell_bundle``): the
-    table, each variant's section and the answer diff (where it is short enough) once, as
+    table, each variant's section, the answer diff (where it is short enough) and where the
+    reasoning parts (``diverge_view``, folded) once, as
     ``text/html``; ``text/markdown`` and ``text/plain``: the table."""
     sections = [render.to_html(t, highlight=False, with_subject=False) for t in traces]
     columns = columns_html(traces, sections)
@@ -225,7 +231,8 @@ def cell_bundle(traces: list[Trace]) -> dict[str, str]:
     text = sum(len((t.reasoning + t.answer).encode()) for t in traces)
     if len(diff.encode()) > max(DIFF_SAVED * text, DIFF_SAVED_ALWAYS):
         diff = f'<p class="reasoning-nb-meta">{html.escape(DIFF_ELSEWHERE)}</p>'
-    html_view = _page([table_html(traces), columns, diff])
+    partings = [parting_html(p) for p in first_against_others(traces)]
+    html_view = _page([table_html(traces), columns, diff, *partings])
     return {
         "text/html": render.flat(html_view),
         "text/markdown": f"{table_markdown(traces)}\n\n*{md_escape(render.FULL_TEXT)}*",

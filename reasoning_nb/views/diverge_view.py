@@ -46,29 +46,33 @@ class Parting(Alignment):
     names: tuple[str, str] = ("A", "B")
 
     def _repr_html_(self) -> str:
-        return parting_html(self, self.names, opened=True)
+        return parting_html(self, opened=True)
 
     def _repr_markdown_(self) -> str:
-        return parting_markdown(self, self.names, opened=True)
+        return parting_markdown(self, opened=True)
 
     def __str__(self) -> str:
-        return parting_plain(self, self.names)
+        return parting_plain(self)
 
 
-def diverge(a: Trace | str, b: Trace | str) -> Parting:
+def diverge(a: Trace | str, b: Trace | str, *, names: tuple[str, str] | None = None) -> Parting:
     """Where two runs' reasoning parts (or two texts): the shared start, the first fork, and
-    each point where they meet again, at sentence level, in time linear in the text."""
-    sides = ((a, "A"), (b, "B"))
-    name_a, name_b = (side if isinstance(x, str) else label(x) for x, side in sides)
-    if name_a == name_b:  # (two runs of one preset and model)
-        name_a, name_b = f"A: {name_a}", f"B: {name_b}"
+    each point where they meet again, at sentence level, in time linear in the text.
+    ``names``: what to call the two sides (else each trace's preset and model, or A and B)."""
+    if names is None:
+        sides = ((a, "A"), (b, "B"))
+        names = tuple(side if isinstance(x, str) else label(x) for x, side in sides)
+        if names[0] == names[1]:  # (two runs of one preset and model)
+            names = (f"A: {names[0]}", f"B: {names[1]}")
     found = align(*(x if isinstance(x, str) else x.reasoning for x in (a, b)))
-    return Parting(found.a, found.b, found.segments, names=(name_a, name_b))
+    return Parting(found.a, found.b, found.segments, names=names)
 
 
-def both_reasoned(a: Trace, b: Trace) -> bool:
-    """Whether there is reasoning on both sides to compare."""
-    return bool(a.reasoning.strip() and b.reasoning.strip())
+def first_against_others(traces: list[Trace]) -> list[Parting]:
+    """The first trace that reasoned against each later one that did (as the answer diff
+    compares the first variant with each other one)."""
+    reasoned = [t for t in traces if t.reasoning.strip()]
+    return [diverge(reasoned[0], other) for other in reasoned[1:]]
 
 
 def headline(found: Alignment) -> str:
@@ -128,13 +132,17 @@ def _count(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
+def _title(found: Parting) -> str:
+    return f"{TITLE}: {found.names[0]} vs {found.names[1]} — {headline(found)}"
+
+
 # -- HTML ---------------------------------------------------------------------------------------
 
 
-def parting_html(found: Alignment, names: tuple[str, str], *, opened: bool = False) -> str:
+def parting_html(found: Parting, *, opened: bool = False) -> str:
     """The fold, closed unless ``opened`` (an export where nothing can be clicked opens it)."""
-    head = html.escape(f"{TITLE}: {names[0]} · {names[1]} — {headline(found)}")
-    body = "".join(_body_html(found, names))
+    head = html.escape(_title(found))
+    body = "".join(_body_html(found, found.names))
     return (
         f'<details class="{CSS_CLASS} {IGNORE}"{" open" if opened else ""}>'
         f'<summary style="{_SUMMARY}">{head}</summary>{body}</details>'
@@ -192,17 +200,18 @@ def _meeting_html(found: Alignment, meeting: Segment) -> str:
 # -- markdown and plain text -------------------------------------------------------------------
 
 
-def parting_markdown(found: Alignment, names: tuple[str, str], *, opened: bool = False) -> str:
+def parting_markdown(found: Parting, *, opened: bool = False) -> str:
     """The fold for a markdown file: ``<details>`` around one HTML block of escaped text (its
     ``$`` and backslashes references too: a markdown renderer reads math before HTML)."""
-    head = html_label(f"{TITLE}: {names[0]} · {names[1]} — {headline(found)}")
-    body = "".join(_body_html(found, names)).replace("$", "&#36;").replace("\\", "&#92;")
+    head = html_label(_title(found))
+    body = "".join(_body_html(found, found.names)).replace("$", "&#36;").replace("\\", "&#92;")
     block = f"\n\n{html_block(body, f'{CSS_CLASS}-md')}" if body else ""
     return f"<details{' open' if opened else ''}>\n<summary>{head}</summary>{block}\n\n</details>"
 
 
-def parting_plain(found: Alignment, names: tuple[str, str]) -> str:
-    out = [f"== {TITLE.lower()}: {names[0]} · {names[1]} ==", headline(found)]
+def parting_plain(found: Parting) -> str:
+    names = found.names
+    out = [f"== {TITLE.lower()}: {names[0]} vs {names[1]} ==", headline(found)]
     start = found.shared_start
     if start is not None and not found.same:
         out.append(f"[shared start, its end]\n{_cut(found.a[start.a[0] : start.a[1]], end=True)}")
@@ -221,8 +230,8 @@ def parting_plain(found: Alignment, names: tuple[str, str]) -> str:
 
 __all__ = [
     "Parting",
-    "both_reasoned",
     "diverge",
+    "first_against_others",
     "headline",
     "parting_html",
     "parting_markdown",
