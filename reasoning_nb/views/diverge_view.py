@@ -38,7 +38,7 @@ _NOTE = f"font-size:0.85em;color:{lab('content-font-color2')};margin:0.4em 0 0.1
 _SUMMARY = f"cursor:pointer;color:{lab('content-font-color2')}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Parting(Alignment):
     """:class:`~reasoning_nb.core.diverge.Alignment` with the two runs' names, shown in a
     notebook as the fold (open)."""
@@ -53,6 +53,12 @@ class Parting(Alignment):
 
     def __str__(self) -> str:
         return parting_plain(self)
+
+    def __repr__(self) -> str:  # (not the two texts: they may be long)
+        return f"<Parting {self.names[0]!r} vs {self.names[1]!r}: {headline(self)}>"
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:  # IPython's text/plain: the view
+        printer.text(parting_plain(self))
 
 
 def diverge(a: Trace | str, b: Trace | str, *, names: tuple[str, str] | None = None) -> Parting:

@@ -106,6 +106,10 @@ def test_repr_is_the_fold_open():
     assert parting._repr_html_() == parting_html(parting, opened=True)
     assert parting._repr_markdown_().startswith("<details open>")
     assert str(parting).startswith(f"== {TITLE.lower()}: A vs B ==")
+    assert repr(parting) == (
+        "<Parting 'A' vs 'B': shared start: 1 sentence (17 characters) · parts at sentence 2 · "
+        "meets again twice>"
+    )
 
 
 # -- where the static views put it ---------------------------------------------------------------
