@@ -31,8 +31,10 @@ MAX_FORKS = 6
 """Forks shown after the first; the rest are counted."""
 
 _GRID = "display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:0.3em 1em"
-_TEXT = f"{DIFF_BOX};white-space:pre-wrap;overflow-wrap:anywhere;margin:0.2em 0"
+_TEXT = f"{DIFF_BOX};white-space:pre-wrap;margin:0.2em 0"
 """A text box: the answer diff's (``compare``), its long lines wrapped."""
+_BODY = f"border-left:3px solid {lab('border-color2')};padding-left:0.8em;margin:0.3em 0"
+"""The open fold's body, set off as the folded reasoning's is (``render``)."""
 _MARK = "display:block;text-decoration:none;color:inherit"
 _NOTE = f"font-size:0.85em;color:{lab('content-font-color2')};margin:0.4em 0 0.1em"
 _SUMMARY = f"cursor:pointer;color:{lab('content-font-color2')}"
@@ -149,6 +151,7 @@ def parting_html(found: Parting, *, opened: bool = False) -> str:
     """The fold, closed unless ``opened`` (an export where nothing can be clicked opens it)."""
     head = html.escape(_title(found))
     body = "".join(_body_html(found, found.names))
+    body = f'<div style="{_BODY}">{body}</div>' if body else ""
     return (
         f'<details class="{CSS_CLASS} {IGNORE}"{" open" if opened else ""}>'
         f'<summary style="{_SUMMARY}">{head}</summary>{body}</details>'
