@@ -12,7 +12,13 @@ import re
 from typing import TYPE_CHECKING
 
 from . import code_look, render
-from .diverge_view import first_against_others, parting_html, parting_markdown, parting_plain
+from .diverge_view import (
+    first_against_others,
+    parting_html,
+    parting_markdown,
+    parting_plain,
+    saved_html,
+)
 from .markdown_safety import md_escape
 from .math_text import IGNORE
 from .stats import row
@@ -223,15 +229,15 @@ def bundle(traces: list[Trace], mode: str = "collapsible") -> dict[str, str]:
 def cell_bundle(traces: list[Trace]) -> dict[str, str]:
     """What a ``--compare`` cell saves beside its traces (see ``render.cell_bundle``): the
     table, each variant's section, the answer diff (where it is short enough) and where the
-    reasoning parts (``diverge_view``, folded) once, as
-    ``text/html``; ``text/markdown`` and ``text/plain``: the table."""
+    reasoning parts (folded; its first fork where there is room: ``diverge_view.saved_html``)
+    once, as ``text/html``; ``text/markdown`` and ``text/plain``: the table."""
     sections = [render.to_html(t, highlight=False, with_subject=False) for t in traces]
     columns = columns_html(traces, sections)
     diff = diff_html(traces)
     text = sum(len((t.reasoning + t.answer).encode()) for t in traces)
     if len(diff.encode()) > max(DIFF_SAVED * text, DIFF_SAVED_ALWAYS):
         diff = f'<p class="reasoning-nb-meta">{html.escape(DIFF_ELSEWHERE)}</p>'
-    partings = [parting_html(p) for p in first_against_others(traces)]
+    partings = saved_html(first_against_others(traces), text, len(diff.encode()))
     html_view = _page([table_html(traces), columns, diff, *partings])
     return {
         "text/html": render.flat(html_view),

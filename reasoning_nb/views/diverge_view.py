@@ -24,20 +24,55 @@ if TYPE_CHECKING:
 
 CSS_CLASS = "reasoning-nb-parting"
 TITLE = "Where the reasoning parts"
-SHOWN = 1_500
-"""At most this many characters of each side of a fork, of a meeting and of the shared start's
-end are shown (the whole texts are in the runs themselves)."""
-MAX_FORKS = 6
-"""Forks shown after the first; the rest are counted."""
 
-_GRID = "display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:0.3em 1em"
-_TEXT = f"{DIFF_BOX};white-space:pre-wrap;margin:0.2em 0"
-"""A text box: the answer diff's (``compare``), its long lines wrapped."""
-_BODY = f"border-left:3px solid {lab('border-color2')};padding-left:0.8em;margin:0.3em 0"
-"""The open fold's body, set off as the folded reasoning's is (``render``)."""
-_MARK = "display:block;text-decoration:none;color:inherit"
-_NOTE = f"font-size:0.85em;color:{lab('content-font-color2')};margin:0.4em 0 0.1em"
-_SUMMARY = f"cursor:pointer;color:{lab('content-font-color2')}"
+
+@dataclass(frozen=True)
+class Room:
+    """How much of the texts a fold quotes: at most ``shown`` characters of each side of a fork,
+    of a meeting and of the shared start's end (the whole texts are in the runs themselves), and
+    ``forks`` forks after the first (the rest are counted)."""
+
+    shown: int
+    forks: int
+
+
+FULL = Room(1_500, 6)
+"""An export's fold, and ``diverge()``'s."""
+SAVED = Room(240, 0)
+"""A notebook cell's fold: the first fork, a short quote each; the exports show more."""
+BRIEF = Room(0, -1)
+"""A fold that only says where: its headline, and where to see the rest."""
+SAVED_PART, SAVED_ALWAYS = 0.05, 3_000
+"""A cell saves the :data:`SAVED` folds where they (and the answer diff) take at most this part
+of the runs' text, or this many bytes; else :data:`BRIEF` ones: so a cell run twice and a
+``--compare`` keep the notebook's size budget (at most 2.5x its text, past a few KB)."""
+ELSEWHERE = (
+    "(where they part, in full: jupyter nbconvert --to reasoning-html, or reasoning_nb.diverge)"
+)
+SHOWN, MAX_FORKS = FULL.shown, FULL.forks
+
+_SCOPE = f"details.{CSS_CLASS}"
+_LOOK = (
+    # a text box: the answer diff's (``compare``), its long lines wrapped; the fold's class twice,
+    # to be as specific as Lab's ``.jp-OutputArea-output.jp-RenderedHTMLCommon pre``
+    (f"{_SCOPE}.{CSS_CLASS} pre", f"{DIFF_BOX};white-space:pre-wrap;margin:0.2em 0"),
+    (f"{_SCOPE} :is(ins,del)", "display:block;text-decoration:none;color:inherit"),
+    (f"{_SCOPE} summary", f"cursor:pointer;color:{lab('content-font-color2')}"),
+    # the open fold's body, set off as the folded reasoning's is (``render``)
+    (f".{CSS_CLASS}-body", f"border-left:3px solid {lab('border-color2')};padding-left:0.8em"),
+    (f".{CSS_CLASS}-note", f"font-size:.85em;color:{lab('content-font-color2')};margin-top:.4em"),
+    (f".{CSS_CLASS}-sides", "display:grid;grid-template-columns:1fr 1fr;gap:0 1em"),
+    (f".{CSS_CLASS}-sides>div", "min-width:0"),
+    (
+        f".{CSS_CLASS}-sides b",
+        "display:block;overflow:hidden;text-overflow:ellipsis;white-space:nowrap",
+    ),
+)
+# One stylesheet a fold: where a notebook drops it (untrusted), the fold still reads, its parts
+# still tinted (inline), as the answer diff's lines are still a line each.
+STYLE = "<style>" + "".join(f"{s}{{{r}}}" for s, r in _LOOK) + "</style>"
+_BRIEF_SUMMARY = f"color:{lab('content-font-color2')}"
+_BRIEF_NOTE = "font-size:.85em;opacity:.7"
 
 
 @dataclass(frozen=True, repr=False)
@@ -128,12 +163,21 @@ def _forks(found: Alignment) -> list[_Fork]:
     return forks
 
 
-def _cut(text: str, *, end: bool = False) -> str:
-    """At most :data:`SHOWN` characters of ``text``: its start, or its ``end``."""
+def _cut(text: str, shown: int, *, end: bool = False) -> str:
+    """At most ``shown`` characters of ``text``: its start, or its ``end``."""
     text = text.strip()
-    if len(text) <= SHOWN:
+    if len(text) <= shown:
         return text
-    return "…" + text[-SHOWN:] if end else text[:SHOWN] + "…"
+    return "…" + text[-shown:] if end else text[:shown] + "…"
+
+
+def _more(forks: list[_Fork], room: Room) -> str:
+    """``… and 3 more forks`` past what ``room`` shows, or ""."""
+    more = len(forks) - room.forks - 1
+    if more <= 0:
+        return ""
+    elsewhere = " (every one: an export, or reasoning_nb.diverge)" if room != FULL else ""
+    return f"… and {_count(more, 'more fork')}{elsewhere}"
 
 
 def _count(n: int, word: str) -> str:
@@ -147,62 +191,66 @@ def _title(found: Parting) -> str:
 # -- HTML ---------------------------------------------------------------------------------------
 
 
-def parting_html(found: Parting, *, opened: bool = False) -> str:
+def parting_html(found: Parting, *, opened: bool = False, room: Room = FULL) -> str:
     """The fold, closed unless ``opened`` (an export where nothing can be clicked opens it)."""
-    head = html.escape(_title(found))
-    body = "".join(_body_html(found, found.names))
-    body = f'<div style="{_BODY}">{body}</div>' if body else ""
-    return (
-        f'<details class="{CSS_CLASS} {IGNORE}"{" open" if opened else ""}>'
-        f'<summary style="{_SUMMARY}">{head}</summary>{body}</details>'
-    )
+    head, fold = html.escape(_title(found)), f'<details class="{CSS_CLASS} {IGNORE}"'
+    if room == BRIEF:  # (no stylesheet: its few styles inline)
+        note = "" if found.same else f'<div style="{_BRIEF_NOTE}">{html.escape(ELSEWHERE)}</div>'
+        return f'{fold}><summary style="{_BRIEF_SUMMARY}">{head}</summary>{note}</details>'
+    body = "".join(_body_html(found, found.names, room))
+    body = f'<div class="{CSS_CLASS}-body">{body}</div>' if body else ""
+    return f"{fold}{' open' if opened else ''}>{STYLE}<summary>{head}</summary>{body}</details>"
 
 
-def _body_html(found: Alignment, names: tuple[str, str]) -> list[str]:
+def saved_html(partings: list[Parting], text: int, used: int = 0) -> list[str]:
+    """The folds a notebook cell saves, for runs of ``text`` bytes whose answer diff took
+    ``used`` (see :data:`SAVED_PART`)."""
+    folds = [parting_html(p, room=SAVED) for p in partings]
+    room = max(SAVED_PART * text, SAVED_ALWAYS) - used
+    if sum(len(fold.encode()) for fold in folds) <= room:
+        return folds
+    return [parting_html(p, room=BRIEF) for p in partings]
+
+
+def _body_html(found: Alignment, names: tuple[str, str], room: Room) -> list[str]:
     out = []
     start = found.shared_start
     if start is not None and not found.same:
-        text = html.escape(_cut(found.a[start.a[0] : start.a[1]], end=True))
+        text = html.escape(_cut(found.a[start.a[0] : start.a[1]], room.shown, end=True))
         size = f"{_count(start.units, 'sentence')}, {start.a[1] - start.a[0]:,} characters"
         out.append(
-            f'<details class="{CSS_CLASS}-start"><summary style="{_SUMMARY}">'
-            f"Shared start: {size}</summary>"
-            f'<pre style="{_TEXT}">{text}</pre></details>'
+            f'<details class="{CSS_CLASS}-start"><summary>Shared start: {size}</summary>'
+            f"<pre>{text}</pre></details>"
         )
     forks = _forks(found)
-    for n, fork in enumerate(forks[: MAX_FORKS + 1]):
+    for n, fork in enumerate(forks[: room.forks + 1]):
         where = "They part here" if n == 0 else "They part again"
-        out.append(f'<div class="{CSS_CLASS}-fork" style="{_NOTE}">{where}</div>')
-        out.append(_side_by_side(fork, names))
+        out.append(f'<div class="{CSS_CLASS}-note {CSS_CLASS}-fork">{where}</div>')
+        out.append(_side_by_side(fork, names, room.shown))
         if fork.meeting is not None:
-            out.append(_meeting_html(found, fork.meeting))
-    if len(forks) > MAX_FORKS + 1:
-        more = _count(len(forks) - MAX_FORKS - 1, "more fork")
-        out.append(f'<div style="{_NOTE}">… and {more}</div>')
+            out.append(_meeting_html(found, fork.meeting, room.shown))
+    more = _more(forks, room)
+    out += [f'<div class="{CSS_CLASS}-note">{html.escape(more)}</div>'] if more else []
     return out
 
 
-def _side_by_side(fork: _Fork, names: tuple[str, str]) -> str:
+def _side_by_side(fork: _Fork, names: tuple[str, str], shown: int) -> str:
     cells = []
     sides = ((names[0], fork.a, "del", REMOVED), (names[1], fork.b, "ins", ADDED))
     for name, text, tag, tint in sides:
-        shown = html.escape(_cut(text)) if text.strip() else "(nothing here)"
-        mark = f'<{tag} style="{_MARK};background:{tint}">{shown}</{tag}>'
+        quoted = html.escape(_cut(text, shown)) if text.strip() else "(nothing here)"
+        mark = f'<{tag} style="background:{tint}">{quoted}</{tag}>'
         title = html.escape(name)
-        cells.append(
-            f'<div style="min-width:0"><b title="{title}" style="display:block;overflow:hidden;'
-            f'text-overflow:ellipsis;white-space:nowrap">{title}</b>'
-            f'<pre style="{_TEXT}">{mark}</pre></div>'
-        )
-    return f'<div class="{CSS_CLASS}-sides" style="{_GRID}">{"".join(cells)}</div>'
+        cells.append(f'<div><b title="{title}">{title}</b><pre>{mark}</pre></div>')
+    return f'<div class="{CSS_CLASS}-sides">{"".join(cells)}</div>'
 
 
-def _meeting_html(found: Alignment, meeting: Segment) -> str:
-    text = html.escape(_cut(found.a[meeting.a[0] : meeting.a[1]]))
+def _meeting_html(found: Alignment, meeting: Segment, shown: int) -> str:
+    text = html.escape(_cut(found.a[meeting.a[0] : meeting.a[1]], shown))
     size = _count(meeting.units, "sentence")
     return (
-        f'<div class="{CSS_CLASS}-meet" style="{_NOTE}">They meet again ({size}):</div>'
-        f'<pre style="{_TEXT}">{text}</pre>'
+        f'<div class="{CSS_CLASS}-note {CSS_CLASS}-meet">They meet again ({size}):</div>'
+        f"<pre>{text}</pre>"
     )
 
 
@@ -213,7 +261,9 @@ def parting_markdown(found: Parting, *, opened: bool = False) -> str:
     """The fold for a markdown file: ``<details>`` around one HTML block of escaped text (its
     ``$`` and backslashes references too: a markdown renderer reads math before HTML)."""
     head = html_label(_title(found))
-    body = "".join(_body_html(found, found.names)).replace("$", "&#36;").replace("\\", "&#92;")
+    body = (
+        "".join(_body_html(found, found.names, FULL)).replace("$", "&#36;").replace("\\", "&#92;")
+    )
     block = f"\n\n{html_block(body, f'{CSS_CLASS}-md')}" if body else ""
     return f"<details{' open' if opened else ''}>\n<summary>{head}</summary>{block}\n\n</details>"
 
@@ -223,26 +273,30 @@ def parting_plain(found: Parting) -> str:
     out = [f"== {TITLE.lower()}: {names[0]} vs {names[1]} ==", headline(found)]
     start = found.shared_start
     if start is not None and not found.same:
-        out.append(f"[shared start, its end]\n{_cut(found.a[start.a[0] : start.a[1]], end=True)}")
+        shared = _cut(found.a[start.a[0] : start.a[1]], SHOWN, end=True)
+        out.append(f"[shared start, its end]\n{shared}")
     forks = _forks(found)
     for n, fork in enumerate(forks[: MAX_FORKS + 1]):
         out.append("-- they part here --" if n == 0 else "-- they part again --")
-        out += [f"[{names[0]}]\n{_cut(fork.a)}", f"[{names[1]}]\n{_cut(fork.b)}"]
+        out += [f"[{names[0]}]\n{_cut(fork.a, SHOWN)}", f"[{names[1]}]\n{_cut(fork.b, SHOWN)}"]
         if fork.meeting is not None:
             m = fork.meeting
             size = _count(m.units, "sentence")
-            out.append(f"-- they meet again ({size}) --\n{_cut(found.a[m.a[0] : m.a[1]])}")
-    if len(forks) > MAX_FORKS + 1:
-        out.append(f"… and {_count(len(forks) - MAX_FORKS - 1, 'more fork')}")
+            out.append(f"-- they meet again ({size}) --\n{_cut(found.a[m.a[0] : m.a[1]], SHOWN)}")
+    out += [_more(forks, FULL)] if len(forks) > MAX_FORKS + 1 else []
     return "\n\n".join(out)
 
 
 __all__ = [
+    "FULL",
+    "SAVED",
     "Parting",
+    "Room",
     "diverge",
     "first_against_others",
     "headline",
     "parting_html",
     "parting_markdown",
     "parting_plain",
+    "saved_html",
 ]

@@ -19,7 +19,14 @@ from markdown_it import MarkdownIt
 
 from .cell_runs import CellRuns, run_label
 from .code_look import CODE_PREFIX, CODE_STYLE, code_html
-from .diverge_view import Parting, diverge, parting_html, parting_markdown, parting_plain
+from .diverge_view import (
+    Parting,
+    diverge,
+    parting_html,
+    parting_markdown,
+    parting_plain,
+    saved_html,
+)
 from .markdown_safety import SAFE_LINK, html_block, html_label, is_inert, md_escape
 from .math_text import IGNORE, PROCESS, dollar_math, holds_math, math_plugin, prose_html
 from .theme import lab
@@ -131,13 +138,15 @@ def to_html(
     highlight: bool = True,
     runs: CellRuns | None = None,
     with_subject: bool = True,
+    saved: bool = False,
 ) -> str:
     """``with_subject=False``: the footer leaves out the model and preset (a ``--compare``
-    column's title says them)."""
+    column's title says them); ``saved``: as a notebook cell saves it (where the runs part
+    quotes less: ``diverge_view.saved_html``)."""
     out = [f'<div class="{CSS_CLASS} {CSS_CLASS}-export {CSS_CLASS}-{mode} {IGNORE}">']
     out += _which_run_html(trace, runs) if runs else []
     out += _run_html(trace, mode, highlight, with_subject)
-    out += [parting_html(p, opened=mode == "inline") for p in _parted(trace, runs, mode)]
+    out += _parted_html(trace, runs, mode, saved)
     out += _earlier_html(runs.earlier, mode, highlight) if runs and runs.earlier else []
     out.append("</div>")
     out.insert(1, page_style("".join(out)))
@@ -154,6 +163,14 @@ def _parted(trace: Trace, runs: CellRuns | None, mode: str) -> list[Parting]:
         return []
     names = (run_label(total - 1, before), run_label(total, trace))
     return [diverge(before, trace, names=names)]
+
+
+def _parted_html(trace: Trace, runs: CellRuns | None, mode: str, saved: bool) -> list[str]:
+    partings = _parted(trace, runs, mode)
+    if saved and partings:
+        text = sum(len((t.reasoning + t.answer).encode()) for t in (trace, runs.earlier[-1]))
+        return saved_html(partings, text)
+    return [parting_html(p, opened=mode == "inline") for p in partings]
 
 
 def _which_run_html(trace: Trace, runs: CellRuns) -> list[str]:
@@ -326,7 +343,7 @@ def cell_bundle(trace: Trace, runs: CellRuns | None = None) -> dict[str, str]:
     once, as ``text/html`` (code highlighted by class, as the live view and the export show it);
     ``text/markdown`` and ``text/plain``, which only a console or a LaTeX export reads, sum the
     run up. The exporters rebuild all three in full from the trace (:func:`bundle`)."""
-    html_view = flat(to_html(trace, runs=runs))
+    html_view = flat(to_html(trace, runs=runs, saved=True))
     return {"text/html": html_view, **outline(trace, runs)}
 
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.kernel
 CHAT = "/v1/chat/completions"
 SHARED_START = "First I read the question. Light from the sun holds every colour. "
 FORK = {
-    "low": "Blue scatters more, so PART-LOW the sky looks blue. ",
+    "low": "Blue scatters more, <b>so</b> PART-LOW the sky looks blue. ",
     "high": "Rayleigh scattering goes as one over the wavelength to the fourth, PART-HIGH. ",
 }
 MEETING = "Air molecules are small next to visible light. "
@@ -72,10 +72,12 @@ def test_compare_saves_where_the_reasoning_parts(tmp_path):
     )
     assert " open" not in fold[:80]  # one click opens it
     assert "Shared start: 2 sentences" in fold
-    assert re.search(r"<del [^>]*>Blue scatters more, so PART-LOW the sky looks blue\.</del>", fold)
+    low = r"Blue scatters more, &lt;b&gt;so&lt;/b&gt; PART-LOW the sky looks blue\."
+    assert re.search(rf"<del [^>]*>{low}</del>", fold) and "<b>so" not in page  # text, escaped
     assert re.search(r"<ins [^>]*>Rayleigh scattering goes as[^<]*PART-HIGH\.</ins>", fold)
     assert "They meet again (1 sentence):" in fold and MEETING.strip() in fold
-    assert "That is enough &lt;b&gt;here&lt;/b&gt;." in fold and "<b>here" not in page
+    assert "… and 1 more fork (every one: an export, or reasoning_nb.diverge)" in fold
+    assert "enough" not in fold  # (the second fork: in the exports)
 
 
 def test_diverge_in_a_cell_shows_the_fold_open(tmp_path):

@@ -3,6 +3,7 @@ the static views put it (a --compare output, a cell's run history)."""
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -12,7 +13,10 @@ from reasoning_nb.core.trace import Trace
 from reasoning_nb.views import compare, render
 from reasoning_nb.views.cell_runs import CellRuns
 from reasoning_nb.views.diverge_view import (
+    ELSEWHERE,
     MAX_FORKS,
+    SAVED,
+    SAVED_ALWAYS,
     SHOWN,
     TITLE,
     diverge,
@@ -20,6 +24,7 @@ from reasoning_nb.views.diverge_view import (
     parting_html,
     parting_markdown,
     parting_plain,
+    saved_html,
 )
 from reasoning_nb.views.theme import ADDED, DIFF_BOX, REMOVED
 
@@ -151,3 +156,19 @@ def test_no_fold_when_one_run_has_no_reasoning():
     runs = CellRuns("", (trace(""),))
     assert TITLE not in render.to_html(trace(B), runs=runs)
     assert TITLE not in compare.bundle([trace(A), trace("  ")])["text/html"]
+
+
+def test_a_saved_cell_quotes_the_first_fork_where_there_is_room_else_says_where():
+    a = "Start here. " + "".join(f"Left {i} {'x' * 400}. Mid {i}. " for i in range(9))
+    b = "Start here. " + "".join(f"Right {i}. Mid {i}. " for i in range(9))
+    [fold] = saved_html([diverge(a, b)], text=len(a) + len(b))
+    assert fold.count("They part") == 1 and "Left 0 " + "x" * (SAVED.shown - 7) + "…" in fold
+    assert "… and 8 more forks (every one: an export, or reasoning_nb.diverge)" in fold
+    assert len(fold.encode()) <= SAVED_ALWAYS
+    [brief] = saved_html([diverge(a, b)], text=len(a) + len(b), used=2_000)  # the diff took it
+    assert "They part" not in brief and "Left 0" not in brief
+    assert html.escape(ELSEWHERE) in brief and headline(diverge(a, b)) in brief
+    assert "<style>" not in brief and len(brief.encode()) < 600
+    big = a * 60, b  # 5% of a long text is room enough
+    [fold] = saved_html([diverge(*big)], text=len(big[0]) + len(big[1]), used=2_000)
+    assert "They part here" in fold
