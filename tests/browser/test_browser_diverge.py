@@ -6,22 +6,10 @@ Dark) land in ``test-artifacts/browser/``."""
 
 from __future__ import annotations
 
+import test_browser as lab_ui
 from playwright.sync_api import expect
-from test_browser import (
-    BROWSER,
-    CHAT,
-    cell,
-    live,
-    open_notebook,
-    run_all,
-    shot,
-    stream,
-    think_notebook,
-    wait_cell_done,
-    wait_state,
-    wait_until,
-    write_notebook,
-)
+from test_browser import BROWSER, CHAT, cell, live, stream
+from test_browser_compare_look import compared
 from test_browser_round2 import both_themes
 
 pytestmark = BROWSER
@@ -83,17 +71,13 @@ def check_fold(fold, names: tuple[str, str]) -> None:
 
 
 def test_compare_shows_where_the_reasoning_parts(page, lab, wire):
-    wire.route("POST", CHAT, parted)
-    line = f"--model llamacpp:m --base-url {wire.url} --compare low,high"
-    write_notebook(lab, "parted-compare.ipynb", "%load_ext reasoning_nb", f"%%think {line}\nWhy?")
-    open_notebook(page, "parted-compare.ipynb")
-    run_all(page)
-    wait_cell_done(page)
-    out = cell(page, 1).locator(".reasoning-nb-compare")
+    out = compared(page, lab, wire, "parted-compare.ipynb", "--compare low,high", parted)
     fold = out.locator("details.reasoning-nb-parting")
     expect(fold).to_have_count(1)
     fold.scroll_into_view_if_needed()
-    shot(page, "27-2-compare-parting-closed-light", out)  # where it sits: below the answer diff
+    lab_ui.shot(
+        page, "27-2-compare-parting-closed-light", out
+    )  # where it sits: below the answer diff
     check_fold(fold, ("low · llamacpp:m", "high · llamacpp:m"))
     fold.scroll_into_view_if_needed()
     both_themes(page, "27-2-compare-parting", fold)
@@ -107,13 +91,13 @@ def test_a_rerun_shows_where_it_parts_from_the_run_before(page, lab, wire):
         stream(reasoning("low"), "Blue, at **low**.", pause=0.005),
         stream(reasoning("high"), "Blue, at **high**.", pause=0.005),
     )
-    think_notebook(lab, wire, "parted-rerun.ipynb")
-    open_notebook(page, "parted-rerun.ipynb")
-    run_all(page)
-    wait_cell_done(page)
+    lab_ui.think_notebook(lab, wire, "parted-rerun.ipynb")
+    lab_ui.open_notebook(page, "parted-rerun.ipynb")
+    lab_ui.run_all(page)
+    lab_ui.wait_cell_done(page)
     live(page).locator(".reasoning-nb-header select").select_option("high")
-    wait_until(lambda: len(wire.requests_to(CHAT)) == 2, what="the re-run request")
-    wait_state(page, "s.answer.includes('at high') && s.status.startsWith('done')")
+    lab_ui.wait_until(lambda: len(wire.requests_to(CHAT)) == 2, what="the re-run request")
+    lab_ui.wait_state(page, "s.answer.includes('at high') && s.status.startsWith('done')")
     fold = cell(page, 1).locator("details.reasoning-nb-parting")
     expect(fold).to_have_count(1)
     check_fold(fold, ("Run 1 · preset low", "Run 2 · preset high"))

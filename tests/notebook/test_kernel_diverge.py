@@ -10,8 +10,8 @@ from pathlib import Path
 import nbformat
 import pytest
 import wire_fixtures as wf
-from nbclient import NotebookClient
-from wire_server import Reply, WireServer
+from test_export import compare_notebook
+from wire_server import Reply
 
 from reasoning_nb.core.schema import METADATA_KEY, saved_variants
 from reasoning_nb.views.diverge_view import TITLE
@@ -41,19 +41,9 @@ def parted_reply(recorded) -> Reply:
 def parted_notebook(path: Path) -> nbformat.NotebookNode:
     """A real ``%%think --compare low,high`` run, then ``reasoning_nb.diverge`` of its two
     traces as a cell's value, executed and written to ``path``."""
-    with WireServer() as server:
-        server.route("POST", CHAT, parted_reply)
-        nb = nbformat.v4.new_notebook()
-        nb.cells = [
-            nbformat.v4.new_code_cell("%load_ext reasoning_nb"),
-            nbformat.v4.new_code_cell(
-                f"%%think --model llamacpp:m --base-url {server.url} --compare low,high\nWhy?"
-            ),
-            nbformat.v4.new_code_cell("import reasoning_nb\nreasoning_nb.diverge(*_compare)"),
-        ]
-        NotebookClient(nb, timeout=60, kernel_name="python3", record_timing=False).execute()
-    nbformat.write(nb, path)
-    return nb
+    return compare_notebook(
+        path, parted_reply, "import reasoning_nb\nreasoning_nb.diverge(*_compare)"
+    )
 
 
 def test_compare_saves_where_the_reasoning_parts(tmp_path):
