@@ -197,7 +197,7 @@ def parting_html(found: Parting, *, opened: bool = False, room: Room = FULL) -> 
     if room == BRIEF:  # (no stylesheet: its few styles inline)
         note = "" if found.same else f'<div style="{_BRIEF_NOTE}">{html.escape(ELSEWHERE)}</div>'
         return f'{fold}><summary style="{_BRIEF_SUMMARY}">{head}</summary>{note}</details>'
-    body = "".join(_body_html(found, found.names, room))
+    body = "".join(_body_html(found, found.names, room, opened))
     body = f'<div class="{CSS_CLASS}-body">{body}</div>' if body else ""
     return f"{fold}{' open' if opened else ''}>{STYLE}<summary>{head}</summary>{body}</details>"
 
@@ -212,14 +212,18 @@ def saved_html(partings: list[Parting], text: int, used: int = 0) -> list[str]:
     return [parting_html(p, room=BRIEF) for p in partings]
 
 
-def _body_html(found: Alignment, names: tuple[str, str], room: Room) -> list[str]:
+def _body_html(
+    found: Alignment, names: tuple[str, str], room: Room, opened: bool = False
+) -> list[str]:
+    """``opened``: the shared start open too (where nothing can be clicked)."""
     out = []
     start = found.shared_start
     if start is not None and not found.same:
         text = html.escape(_cut(found.a[start.a[0] : start.a[1]], room.shown, end=True))
         size = f"{_count(start.units, 'sentence')}, {start.a[1] - start.a[0]:,} characters"
         out.append(
-            f'<details class="{CSS_CLASS}-start"><summary>Shared start: {size}</summary>'
+            f'<details class="{CSS_CLASS}-start"{" open" if opened else ""}>'
+            f"<summary>Shared start: {size}</summary>"
             f"<pre>{text}</pre></details>"
         )
     forks = _forks(found)
@@ -262,7 +266,9 @@ def parting_markdown(found: Parting, *, opened: bool = False) -> str:
     ``$`` and backslashes references too: a markdown renderer reads math before HTML)."""
     head = html_label(_title(found))
     body = (
-        "".join(_body_html(found, found.names, FULL)).replace("$", "&#36;").replace("\\", "&#92;")
+        "".join(_body_html(found, found.names, FULL, opened))
+        .replace("$", "&#36;")
+        .replace("\\", "&#92;")
     )
     block = f"\n\n{html_block(body, f'{CSS_CLASS}-md')}" if body else ""
     return f"<details{' open' if opened else ''}>\n<summary>{head}</summary>{block}\n\n</details>"

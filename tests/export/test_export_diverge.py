@@ -12,6 +12,7 @@ import sys
 
 import nbformat
 import pytest
+from test_export import ARTIFACTS, CHROMIUM
 from test_kernel_diverge import MEETING, SHARED_START, parted_notebook
 
 from reasoning_nb.core.schema import HISTORY_KEY, METADATA_KEY
@@ -75,6 +76,8 @@ def test_html_exports_show_both_folds(exported, mode):
     for fold, shown_open in ((compare, opened), (value, True), (history, opened)):
         attributes = fold.split(">", 1)[0]  # (nbconvert writes open="")
         assert (" open" in attributes) == shown_open, attributes
+        start = fold.split('<details class="reasoning-nb-parting-start"', 1)[1].split(">", 1)[0]
+        assert (" open" in start) == shown_open, start  # (print: nothing to click open)
     assert "low · llamacpp:m vs high · llamacpp:m — shared start: 2 sentences" in compare
     assert "PART-LOW" in compare and "PART-HIGH" in compare and MEETING.strip() in compare
     assert f"{TITLE}: Run 1 · preset low vs Run 2 · preset high" in history
@@ -108,3 +111,22 @@ def test_strip_drops_the_fold_and_what_it_quotes(exported, fmt):
     assert "Blue, at low." in text and "Blue (high)." in text  # the answers stay
     if fmt != "notebook":
         assert "[reasoning removed]" in text  # what diverge() showed in a cell of its own
+
+
+def test_the_inline_export_in_headless_chromium(exported, tmp_path):
+    """The inline export as a reader sees it (every fold open), for looking at:
+    ``test-artifacts/export-27-2-parting-inline.png``."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / "export-27-2-parting-inline.png"
+    shot.unlink(missing_ok=True)
+    page = exported[("inline", "html")]
+    at = page.index('<details class="reasoning-nb-parting ')  # scrolled to the first fold
+    page = page[:at] + '<a id="parting"></a>' + page[at:]
+    (tmp_path / "inline.html").write_text(page)
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+    subprocess.run(
+        [CHROMIUM, *flags, "--window-size=1000,1400", f"--screenshot={shot}",
+         (tmp_path / "inline.html").as_uri() + "#parting"],
+        capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert shot.exists() and shot.stat().st_size > 10_000, shot
