@@ -38,6 +38,7 @@ __all__ = [
     "Usage",
     "Waiting",
     "astream",
+    "diverge",
     "load_ipython_extension",
     "search",
     "stats",
@@ -57,6 +58,10 @@ def __getattr__(name: str):
         from importlib import import_module  # (not "from . import": that asks this hook again)
 
         return import_module(f"{__name__}.sweep")
+    if name == "diverge":
+        from .views.diverge_view import diverge
+
+        return diverge
     if name == "stats":
         from .views.stats import stats
 

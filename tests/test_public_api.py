@@ -19,7 +19,7 @@ CONTRACT = {
     "load_ipython_extension",
 }
 EXTRA_EVENTS = {"Usage", "Notice", "Waiting", "Finish", "Reclassify", "ProviderState"}
-EXTRA_TOOLS = {"stats", "sweep", "search"}  # analytics, a sweep (issue 26), search (issue 27)
+EXTRA_TOOLS = {"stats", "sweep", "search", "diverge"}  # analytics; a sweep; search, diverge
 
 
 def test_stats_is_the_function():
@@ -28,6 +28,16 @@ def test_stats_is_the_function():
         "print(callable(reasoning_nb.stats), type(reasoning_nb.stats([])) is TraceStats)"
     )
     assert printed(code) == "True True"
+
+
+def test_diverge_is_the_function_and_loads_no_network_stack():
+    code = (
+        "import sys, reasoning_nb; from reasoning_nb import Trace; "
+        "a, b = Trace(reasoning='We add. It is 4.'), Trace(reasoning='We add. It is 5.'); "
+        "p = reasoning_nb.diverge(a, b); "
+        "print(p.parts_at, 'They part here' in p._repr_html_(), 'httpx' in sys.modules)"
+    )
+    assert printed(code) == "1 True False"
 
 
 def test_sweep_is_the_function_and_loads_nothing_heavy():

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..core.diverge import units
 from ..views import render
 from ..views.live_markdown import live_markdown
 from ..views.selection import pinned, source_blocks
@@ -35,6 +36,10 @@ class Redactor:
                     pieces |= {line, html.escape(line), html.escape(line, False), repr(line)[1:-1]}
             if len(whole) >= MIN:
                 pieces |= {p for p in _rendered(whole) | _pinned(whole) if len(p) >= MIN}
+            for start, end in units(text):  # each sentence alone: where two runs part quotes it
+                unit = text[start:end].strip()
+                if len(unit) >= MIN:
+                    pieces |= {unit, html.escape(unit), html.escape(unit, False)}
         self._by_head: dict[str, list[str]] = {}
         for piece in sorted(pieces, key=len, reverse=True):  # the whole before its parts
             self._by_head.setdefault(piece[:MIN], []).append(piece)

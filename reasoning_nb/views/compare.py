@@ -1,7 +1,7 @@
 """The static views of a ``--compare`` output: summary table, each variant's section, the answer
-diff, in one of ``render``'s modes. Shared by the notebook and the exporters, so it imports
-nothing heavy (no anyio, no ipywidgets). A variant's name comes from its trace (:func:`label`),
-so outputs carry no labels of their own and old outputs read the same way.
+diff and where the reasoning parts, in one of ``render``'s modes. Shared by the notebook and the
+exporters, so it imports nothing heavy (no anyio, no ipywidgets). A variant's name comes from its
+trace (:func:`label`), so outputs carry no labels of their own and old outputs read the same way.
 """
 
 from __future__ import annotations
@@ -11,13 +11,20 @@ import html
 import re
 from typing import TYPE_CHECKING
 
-from ..core.text import one_line
 from . import code_look, render
+from .diverge_view import (
+    first_against_others,
+    parting_html,
+    parting_markdown,
+    parting_plain,
+    saved_html,
+)
 from .markdown_safety import md_escape
 from .math_text import IGNORE
 from .stats import row
 from .stats_table import cell_text, markdown_lines, plain_lines
-from .theme import lab
+from .theme import ADDED, DIFF_BOX, REMOVED, lab
+from .trace_labels import label
 
 if TYPE_CHECKING:
     from ..core.trace import Trace
@@ -30,20 +37,15 @@ COLUMNS = (
     ("tokens_per_s", "tok/s"),
     ("status", "status"),
 )
-LABEL_LIMIT = 120
 _TABLE = "border-collapse:collapse;font-size:0.9em;margin:0.5em 0"
 _CELL = f"border:1px solid {lab('border-color1')};padding:2px 8px;text-align:left"
-_DIFF = (
-    f"font-size:0.85em;background:{lab('layout-color2')};"
-    f"color:{lab('content-font-color1')};padding:0.5em 0.8em;overflow-x:auto"
-)
 _GRID = "display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,16em),1fr));gap:0 1.5em"
 # Added and removed lines are <ins> and <del>, each holding its line end: tinted blocks here,
 # and where a notebook drops the <style> (untrusted), still a line each, underlined or struck.
 STYLE = (
     "<style>.reasoning-nb-compare-diff :is(ins,del){display:block;text-decoration:none}"
-    ".reasoning-nb-compare-diff ins{background:rgba(46,160,67,0.22)}"
-    ".reasoning-nb-compare-diff del{background:rgba(248,81,73,0.22)}"
+    f".reasoning-nb-compare-diff ins{{background:{ADDED}}}"
+    f".reasoning-nb-compare-diff del{{background:{REMOVED}}}"
     # a fold's label on one line in every column, so the columns' answers start level
     ".reasoning-nb-compare-columns summary"
     "{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}"
@@ -58,12 +60,6 @@ _HUNK_START = re.compile(r"(?<=[-+])\d+")
 SHARED_FOR_DIFF = 0.5
 """A line diff is shown when the answers share at least this part of their (non-blank) lines;
 below that it would only repeat both answers, which the output shows side by side."""
-
-
-def label(trace: Trace) -> str:
-    """``high · ollama:qwen3``: one line, of sane length (a saved trace is anyone's text)."""
-    text = f"{one_line(trace.preset)} · {one_line(trace.model) or '(default model)'}"
-    return text if len(text) <= LABEL_LIMIT else text[: LABEL_LIMIT - 1] + "…"
 
 
 def table_rows(traces: list[Trace]) -> list[list[str]]:
@@ -181,7 +177,7 @@ def diff_html(traces: list[Trace], diff: str | None = None) -> str:
     lines = "".join(_diff_line(line) for line in diff.split("\n"))
     return (
         '<div class="reasoning-nb-compare-diff"><b>Answer diff</b>'
-        f'<pre style="{_DIFF}">{lines}</pre></div>'
+        f'<pre style="{DIFF_BOX}">{lines}</pre></div>'
     )
 
 
@@ -219,6 +215,10 @@ def bundle(traces: list[Trace], mode: str = "collapsible") -> dict[str, str]:
         fenced = render.safe_markdown(f"```diff\n{diff}\n```")  # a strict fence, or HTML
         md_parts.append(f"**Answer diff**\n\n{fenced}")
         plain_parts.append(f"== answer diff ==\n{diff}")
+    for parting in first_against_others(traces) if mode != "strip" else ():
+        html_parts.append(parting_html(parting, opened=mode == "inline"))
+        md_parts.append(parting_markdown(parting, opened=mode == "inline"))
+        plain_parts.append(parting_plain(parting))
     return {
         "text/html": _page(html_parts),
         "text/markdown": "\n\n".join(md_parts),
@@ -228,15 +228,17 @@ def bundle(traces: list[Trace], mode: str = "collapsible") -> dict[str, str]:
 
 def cell_bundle(traces: list[Trace]) -> dict[str, str]:
     """What a ``--compare`` cell saves beside its traces (see ``render.cell_bundle``): the
-    table, each variant's section and the answer diff (where it is short enough) once, as
-    ``text/html``; ``text/markdown`` and ``text/plain``: the table."""
+    table, each variant's section, the answer diff (where it is short enough) and where the
+    reasoning parts (folded; its first fork where there is room: ``diverge_view.saved_html``)
+    once, as ``text/html``; ``text/markdown`` and ``text/plain``: the table."""
     sections = [render.to_html(t, highlight=False, with_subject=False) for t in traces]
     columns = columns_html(traces, sections)
     diff = diff_html(traces)
     text = sum(len((t.reasoning + t.answer).encode()) for t in traces)
     if len(diff.encode()) > max(DIFF_SAVED * text, DIFF_SAVED_ALWAYS):
         diff = f'<p class="reasoning-nb-meta">{html.escape(DIFF_ELSEWHERE)}</p>'
-    html_view = _page([table_html(traces), columns, diff])
+    partings = saved_html(first_against_others(traces), text, len(diff.encode()))
+    html_view = _page([table_html(traces), columns, diff, *partings])
     return {
         "text/html": render.flat(html_view),
         "text/markdown": f"{table_markdown(traces)}\n\n*{md_escape(render.FULL_TEXT)}*",

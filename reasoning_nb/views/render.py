@@ -19,6 +19,14 @@ from markdown_it import MarkdownIt
 
 from .cell_runs import CellRuns, run_label
 from .code_look import CODE_PREFIX, CODE_STYLE, code_html
+from .diverge_view import (
+    Parting,
+    diverge,
+    parting_html,
+    parting_markdown,
+    parting_plain,
+    saved_html,
+)
 from .markdown_safety import SAFE_LINK, html_block, html_label, is_inert, md_escape
 from .math_text import IGNORE, PROCESS, dollar_math, holds_math, math_plugin, prose_html
 from .theme import lab
@@ -130,16 +138,39 @@ def to_html(
     highlight: bool = True,
     runs: CellRuns | None = None,
     with_subject: bool = True,
+    saved: bool = False,
 ) -> str:
     """``with_subject=False``: the footer leaves out the model and preset (a ``--compare``
-    column's title says them)."""
+    column's title says them); ``saved``: as a notebook cell saves it (where the runs part
+    quotes less: ``diverge_view.saved_html``)."""
     out = [f'<div class="{CSS_CLASS} {CSS_CLASS}-export {CSS_CLASS}-{mode} {IGNORE}">']
     out += _which_run_html(trace, runs) if runs else []
     out += _run_html(trace, mode, highlight, with_subject)
+    out += _parted_html(trace, runs, mode, saved)
     out += _earlier_html(runs.earlier, mode, highlight) if runs and runs.earlier else []
     out.append("</div>")
     out.insert(1, page_style("".join(out)))
     return "".join(out)
+
+
+def _parted(trace: Trace, runs: CellRuns | None, mode: str) -> list[Parting]:
+    """Where the reasoning of a cell's latest run parts from the run before it (none for a
+    cell run once, or where either has no reasoning to show)."""
+    if not runs or not runs.earlier or mode == "strip":
+        return []
+    before, total = runs.earlier[-1], len(runs.earlier) + 1
+    if not (before.reasoning.strip() and trace.reasoning.strip()):
+        return []
+    names = (run_label(total - 1, before), run_label(total, trace))
+    return [diverge(before, trace, names=names)]
+
+
+def _parted_html(trace: Trace, runs: CellRuns | None, mode: str, saved: bool) -> list[str]:
+    partings = _parted(trace, runs, mode)
+    if saved and partings:
+        text = sum(len((t.reasoning + t.answer).encode()) for t in (trace, runs.earlier[-1]))
+        return saved_html(partings, text)
+    return [parting_html(p, opened=mode == "inline") for p in partings]
 
 
 def _which_run_html(trace: Trace, runs: CellRuns) -> list[str]:
@@ -255,6 +286,7 @@ def to_markdown(trace: Trace, mode: str = "collapsible", *, runs: CellRuns | Non
         parts.append(answer)
     lines = [*notes(trace), error_label(trace)]
     parts.append("  \n".join(f"*{md_escape(n)}*" for n in lines if n))
+    parts += [parting_markdown(p, opened=mode == "inline") for p in _parted(trace, runs, mode)]
     if runs and runs.earlier:
         opened = " open" if mode == "inline" else ""
         parts.append(f"<details{opened}>\n<summary>Earlier runs ({len(runs.earlier)})</summary>")
@@ -281,6 +313,7 @@ def to_plain(trace: Trace, mode: str = "collapsible", *, runs: CellRuns | None =
     parts.append(trace.answer)
     lines = [*notes(trace), error_label(trace)]
     parts.extend(f"({n})" if i == 0 else n for i, n in enumerate(lines) if n)
+    parts += [parting_plain(p) for p in _parted(trace, runs, mode)]
     for number, earlier in enumerate(runs.earlier if runs else (), 1):
         parts.append(f"[Earlier: {run_label(number, earlier)}]\n\n{to_plain(earlier, mode)}")
     return "\n\n".join(p for p in parts if p)
@@ -310,7 +343,7 @@ def cell_bundle(trace: Trace, runs: CellRuns | None = None) -> dict[str, str]:
     once, as ``text/html`` (code highlighted by class, as the live view and the export show it);
     ``text/markdown`` and ``text/plain``, which only a console or a LaTeX export reads, sum the
     run up. The exporters rebuild all three in full from the trace (:func:`bundle`)."""
-    html_view = flat(to_html(trace, runs=runs))
+    html_view = flat(to_html(trace, runs=runs, saved=True))
     return {"text/html": html_view, **outline(trace, runs)}
 
 

@@ -31,4 +31,14 @@ def lab(name: str) -> str:
     return f"var(--jp-{name},{_FALLBACKS[name]})"
 
 
-__all__ = ["lab"]
+ADDED, REMOVED = "rgba(46,160,67,0.22)", "rgba(248,81,73,0.22)"
+"""The tints of a diff's added and removed text: translucent, so they read on Light and Dark."""
+DIFF_BOX = (
+    f"font-size:0.85em;background:{lab('layout-color2')};"
+    f"color:{lab('content-font-color1')};padding:0.5em 0.8em;overflow-x:auto;"
+    "word-break:normal;overflow-wrap:anywhere"
+)
+"""The box a diff's text is in (the answers' diff, where two reasonings part): where a line
+wraps, between words (Lab's ``pre`` breaks anywhere, mid-word)."""
+
+__all__ = ["ADDED", "DIFF_BOX", "REMOVED", "lab"]

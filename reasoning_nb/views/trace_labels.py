@@ -15,6 +15,16 @@ if TYPE_CHECKING:
     from ..core.trace import Trace
 
 
+LABEL_LIMIT = 120
+
+
+def label(trace: Trace) -> str:
+    """``high · ollama:qwen3``: a variant's name, on one line, of sane length (a saved trace is
+    anyone's text)."""
+    text = f"{one_line(trace.preset)} · {one_line(trace.model) or '(default model)'}"
+    return text if len(text) <= LABEL_LIMIT else text[: LABEL_LIMIT - 1] + "…"
+
+
 def tokens_label(
     count: int | None, chars: int, *, output: int | None = None, answer_chars: int = 0
 ) -> str:

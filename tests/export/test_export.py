@@ -69,21 +69,25 @@ def compare_reply(recorded) -> Reply:
 COMPARE_MARKERS = ("COMPARE-LOW-REASONING", "COMPARE-HIGH-REASONING", "weighing the")
 
 
-def compare_notebook(root: Path) -> None:
-    """``compare.ipynb``: a real ``%%think --compare low,high`` run, then a cell that prints
-    the second variant's reasoning."""
+def compare_notebook(
+    path: Path, reply=compare_reply, then: str = "print(_compare[1].reasoning)"
+) -> nbformat.NotebookNode:
+    """``compare.ipynb`` (``path``): a real ``%%think --compare low,high`` run (the wire server
+    answering with ``reply``), then a cell ``then`` (by default printing the second variant's
+    reasoning); executed and written."""
     with WireServer() as server:
-        server.route("POST", CHAT, compare_reply)
+        server.route("POST", CHAT, reply)
         nb = nbformat.v4.new_notebook()
         nb.cells = [
             nbformat.v4.new_code_cell("%load_ext reasoning_nb"),
             nbformat.v4.new_code_cell(
                 f"%%think --model llamacpp:m --base-url {server.url} --compare low,high\nWhy?"
             ),
-            nbformat.v4.new_code_cell("print(_compare[1].reasoning)"),
+            nbformat.v4.new_code_cell(then),
         ]
         NotebookClient(nb, timeout=60, kernel_name="python3", record_timing=False).execute()
-    nbformat.write(nb, root / "compare.ipynb")
+    nbformat.write(nb, path)
+    return nb
 
 
 @pytest.fixture(scope="session")
@@ -91,7 +95,7 @@ def notebooks(tmp_path_factory) -> Path:
     """``demo.ipynb`` and ``compare.ipynb`` (executed by a real kernel, widgets and all) and
     ``hostile.ipynb``."""
     root = tmp_path_factory.mktemp("export")
-    compare_notebook(root)
+    compare_notebook(root / "compare.ipynb")
     with WireServer() as server:
         server.route(
             "POST",

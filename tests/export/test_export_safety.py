@@ -24,7 +24,7 @@ from markdown_it import MarkdownIt
 from reasoning_nb.core.schema import KNOWN_FIELDS
 from reasoning_nb.core.trace import Trace, read_trace
 from reasoning_nb.export import exporters
-from reasoning_nb.views import code_look, render, trace_labels
+from reasoning_nb.views import code_look, diverge_view, render, trace_labels
 from reasoning_nb.views import compare as compare_view
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -73,10 +73,12 @@ class _LiveFinder(HTMLParser):
 
 def live_html(text: str) -> list[object]:
     """Active content an attacker put there: scripts with the payload, event handlers,
-    script URLs, embedding tags. nbconvert's own template scripts do not match, nor does the
-    package's own stylesheets for highlighted code and for a comparison (constants)."""
+    script URLs, embedding tags. nbconvert's own template scripts do not match, nor do the
+    package's own stylesheets for highlighted code, a comparison and where runs part (constants)."""
     finder = _LiveFinder()
-    finder.feed(text.replace(code_look.CODE_STYLE, "").replace(compare_view.STYLE, ""))
+    for style in (code_look.CODE_STYLE, compare_view.STYLE, diverge_view.STYLE):
+        text = text.replace(style, "")
+    finder.feed(text)
     return finder.found
 
 
