@@ -26,6 +26,7 @@ import httpx
 
 from ..core.events import Event, Finish
 from ..errors import ConfigError, ProviderError
+from .address import shown
 from .base import ReasoningSource, RequestContext, StreamParser, UsageCounts, decode_json
 from .profile import Profile
 from .transport import LOCAL_WAIT, HttpRequest, ssl_context
@@ -64,7 +65,7 @@ async def render(ctx: RequestContext) -> str:
     url = f"{server_root(ctx.base_url)}/apply-template"
     headers = {"authorization": f"Bearer {ctx.api_key}"} if ctx.api_key else {}
     failed = (
-        f"The server at {server_root(ctx.base_url)} could not render the chat prompt "
+        f"The server at {shown(server_root(ctx.base_url))} could not render the chat prompt "
         "(POST /apply-template {}), which continuing from a point in the reasoning needs: "
         "update llama-server, or use Continue with a hint (continue_from=trace)."
     )

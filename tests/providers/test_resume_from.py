@@ -211,13 +211,13 @@ def test_at_and_edit_need_resume_from():
 
 def test_a_server_without_apply_template_says_what_to_do(wire_server):
     wire_server.route("POST", "/apply-template", Reply.json({"error": "not found"}, status=404))
-    trace = None
+    with_password = wire_server.url.replace("://", "://me:s3cret-pass@")
     with pytest.raises(Exception) as caught:
-        think(PROMPT, resume_from=EARLIER, base_url=wire_server.url)
+        think(PROMPT, resume_from=EARLIER, base_url=with_password)
     message = str(caught.value)
     assert "could not render the chat prompt" in message and "answered 404" in message
-    assert "continue_from" in message
-    assert trace is None and not wire_server.requests_to("/completion")
+    assert "continue_from" in message and "s3cret-pass" not in message  # (never the password)
+    assert not wire_server.requests_to("/completion")
 
 
 # -- against the real llama-server (SmolLM2 and the thinking template) ---------------------------
