@@ -54,6 +54,8 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 LONG = 60_000  # ms: generous, for a loaded 2-core CI machine
+CONTINUE = "button[title^='Ask again with this run']"
+"""Continue (not Edit & continue, whose name holds the word too)."""
 
 BROWSER = [
     pytest.mark.browser,
@@ -887,7 +889,7 @@ def test_continue_after_stop_keeps_the_reasoning_and_the_hint(page, lab, wire):
     sent = wire.bodies(CHAT)[1]["messages"][-1]["content"]
     assert sent.startswith("Why is the sky blue?")
     assert "Thinking slowly about the sky" in sent and "think about the ocean" in sent
-    expect(steer.locator("button", has_text="Continue")).to_be_hidden()  # run 2 is complete
+    expect(steer.locator(CONTINUE)).to_be_hidden()  # run 2 is complete
     expect(steer.locator("button", has_text="Pin")).to_be_visible()
     shot(page, "08-continued", cell(page))
     assert not page.errors, page.errors

@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 from test_browser import (
     BROWSER,
     CHAT,
+    CONTINUE,
     cell,
     live,
     open_notebook,
@@ -94,7 +95,7 @@ def test_kernel_reads_busy_while_a_stream_runs(page, lab, wire):
     expect(indicator(page)).to_have_attribute("data-status", "idle")
 
     # Continue streams the same way.
-    live(page).locator(".reasoning-nb-steer button", has_text="Continue").click()
+    live(page).locator(".reasoning-nb-steer").locator(CONTINUE).click()
     seen = kernel_status_while(
         page, "s.runs.length === 3 && s.reasoning.length > 0", "s.reasoning.length > 150"
     )

@@ -242,7 +242,8 @@ def test_continue_after_stop_sends_the_partial_reasoning_and_the_hint(kernel, wi
     button = kernel.find("ButtonModel", description="Continue")
     hint = kernel.find("TextModel", placeholder="Hint for the model (optional)")
     pin = kernel.find("AnyModel", part="pin")
-    assert steer_parts(kernel, steer) == [button, hint, pin]  # under the stopped run
+    edit = kernel.find("ButtonModel", description="Edit & continue")  # (llama.cpp can go on)
+    assert steer_parts(kernel, steer) == [button, hint, edit, pin]  # under the stopped run
 
     kernel.set_state(hint, value="count the letters")
     kernel.click(button)
