@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
 import pytest
@@ -49,20 +50,24 @@ def exported(tmp_path_factory) -> dict[tuple[str, str], str]:
     nb = parted_notebook(root / "parted.ipynb")
     nb.cells.append(run_twice_cell())
     nbformat.write(nb, root / "parted.ipynb")
-    out = {}
-    for mode in ("collapsible", "inline", "strip"):
-        for fmt in FORMATS if mode != "inline" else ("html",):
-            target = root / f"{mode}-{fmt}"
-            done = subprocess.run(
-                [sys.executable, "-m", "jupyter", "nbconvert", f"--to=reasoning-{fmt}",
-                 str(root / "parted.ipynb"), f"--ReasoningPreprocessor.mode={mode}",
-                 f"--output-dir={target}"],
-                capture_output=True, text=True, timeout=120,
-            )  # fmt: skip
-            assert done.returncode == 0, done.stderr
-            assert "WARNING" not in done.stderr, done.stderr
-            out[(mode, fmt)] = (target / f"parted{FORMATS[fmt]}").read_text()
-    return out
+
+    def convert(job: tuple[str, str]) -> tuple[tuple[str, str], str]:
+        mode, fmt = job
+        target = root / f"{mode}-{fmt}"
+        done = subprocess.run(
+            [sys.executable, "-m", "jupyter", "nbconvert", f"--to=reasoning-{fmt}",
+             str(root / "parted.ipynb"), f"--ReasoningPreprocessor.mode={mode}",
+             f"--output-dir={target}"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "WARNING" not in done.stderr, done.stderr
+        return job, (target / f"parted{FORMATS[fmt]}").read_text()
+
+    jobs = [(mode, fmt) for mode in ("collapsible", "inline", "strip")
+            for fmt in (FORMATS if mode != "inline" else ("html",))]  # fmt: skip
+    with ThreadPoolExecutor(3) as pool:  # (as test_export's: 2 cores, more only thrashes)
+        return dict(pool.map(convert, jobs))
 
 
 @pytest.mark.parametrize("mode", ["collapsible", "inline"])
