@@ -37,6 +37,16 @@ build: 1.19), sweep / single --cache 1.08-1.16. In-process, with the cache and l
 sweep costs what one stream does (184 against 183 µs a token); the cache costs ~50 µs a token
 and the log ~15: about 3.5 ms a run, of which the store's own calls measure ~0.6 ms and the
 recorder ~1.3 ms. Not met yet: the rest is not found.
+
+Then: a finished stream is read to its end (``transport.drain``), so its connection goes back to
+the pool (a profile had shown a connect and a close per run). Median of 5: sweep / loop 1.006,
+sweep / limit 1.017; kernel CPU sweep / single 1.10 (runs of 100 tokens; the single cell's own
+five runs spread 195-242 µs a token, the sweep's 191-252). With ``--prompts 8 --tokens 600``
+(runs of a more usual length): sweep / single 1.02, sweep / single --cache 1.06, each within
+the run-to-run spread (±15%). A yappi profile of both cells shows the same per-token path (the
+sweep has no live view to render, ~85 µs a token in the single cell); what is left is each
+run's fixed cost (its request, cache lookups and save, log row: ~2 ms), which a single cell of
+one run pays once.
 """
 
 from __future__ import annotations
