@@ -361,8 +361,10 @@ class WidgetRunner(Runner):
             self.magics.remember([trace], self.chat if len(self.runs) == 1 else None)
             try:
                 self._save(trace, error_in_cell=in_cell)
-            finally:  # (after the static output shows it: no frame without it)
-                view.hand_over(trace)
+            except BaseException:
+                view.settle(trace)  # (no static output: the live text stays, its header says)
+                raise
+            view.hand_over(trace)  # (after the static output shows it: no frame without it)
         return trace
 
     def _save(self, trace: Trace, *, error_in_cell: bool = False) -> None:

@@ -184,7 +184,7 @@ class ThinkWidget:
     def finish(self, trace: Trace, *, error_in_cell: bool = False, render: bool = True) -> None:
         """The run ended. ``error_in_cell``: the cell's error line says its error (not twice).
         ``render=False``: no final render, the static output is about to show it, and
-        ``hand_over`` settles the header after it."""
+        ``hand_over`` (or ``settle``, should there be none) settles the header after it."""
         run = next((r for r in self._all if r.trace is trace), None) or self.live
         if run is None:  # a trace with no live run (e.g. a saved one): show it as a run
             self.start_run(trace)
@@ -202,12 +202,17 @@ class ThinkWidget:
         the static output replaces."""
         self.handed_over = trace
         run = self._shown
-        with self.pacer.unpaced() as now:
-            if run is not None and self._handed_over(run):
+        if run is not None and self._handed_over(run):
+            with self.pacer.unpaced():
                 self._show(run)
-            ended = next((r for r in self._all if r.trace is trace), None)
-            if ended is not None:
-                self._settle(ended, now)
+        self.settle(trace)
+
+    def settle(self, trace: Trace) -> None:
+        """The header says how the run of ``trace`` ended (after ``finish(render=False)``)."""
+        run = next((r for r in self._all if r.trace is trace), None)
+        if run is not None:
+            with self.pacer.unpaced() as now:
+                self._settle(run, now)
 
     def _settle(self, run: RunView, now: float) -> None:
         """A run ended: the label, selector, actions and status line say so."""
