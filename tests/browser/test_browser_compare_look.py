@@ -5,6 +5,8 @@ fixture and helpers; screenshots (Light and Dark) land in ``test-artifacts/brows
 
 from __future__ import annotations
 
+import threading
+
 from playwright.sync_api import expect
 from test_browser import (
     BROWSER,
@@ -79,9 +81,12 @@ def test_a_columns_preset_runs_that_column_alone_again(page, lab, wire):
     another preset for the second column asks the server once more, with that preset's knob,
     and the static output shows the new run there, the first column kept."""
 
-    def slow_medium(rec):  # (the re-run streams long enough to be seen live)
+    looked = threading.Event()  # (the re-run is held until it was seen live)
+
+    def slow_medium(rec):
         if rec.json.get("reasoning_effort") == "medium":
-            return stream("Step at medium. " * 60, "Blue, at medium.", pause=0.04)
+            return stream("Step at medium. " * 60, "Blue, at medium.", pause=0.005,
+                          stall_after=20, stall=60, resume=looked)  # fmt: skip
         return by_effort(rec)
 
     out = compared(page, lab, wire, "compare-rerun.ipynb", "--compare low,high", slow_medium)
@@ -105,6 +110,7 @@ def test_a_columns_preset_runs_that_column_alone_again(page, lab, wire):
     expect(heads.locator("b[title]").nth(1)).to_have_text("medium · llamacpp:m")
     assert abs(selects.nth(1).bounding_box()["y"] - at["y"]) <= 1  # Stop kept its room
     shot(page, "24-6-compare-rerun-live-light", cell(page, 1))
+    looked.set()
     titles = out.locator(".reasoning-nb-compare-columns > div h4")
     expect(titles.nth(1)).to_have_text("medium · llamacpp:m", timeout=30_000)
     expect(titles.nth(0)).to_have_text("low · llamacpp:m")
